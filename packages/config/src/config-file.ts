@@ -1,0 +1,90 @@
+/**
+ * Parsing and checking the declarative config file. Everything is checked before anything is
+ * applied, so a bad file changes nothing.
+ */
+import { ConfigError } from './errors.js';
+import type { EventrelayConfig } from './generated/eventrelay-config.js';
+import { describeSchemaErrors, validateConfigShape } from './schemas.js';
+import { webhookHeaderProblems } from './webhook-headers.js';
+
+export interface ValidConfig {
+  readonly sources: NonNullable<EventrelayConfig['sources']>;
+  readonly destinations: NonNullable<EventrelayConfig['destinations']>;
+  readonly audiences: NonNullable<EventrelayConfig['audiences']>;
+}
+
+/** `origin` names the file in messages. */
+export function parseConfigText(text: string, origin: string): ValidConfig {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError('invalid_config', `${origin}: not valid JSON (${(err as Error).message})`);
+  }
+  return checkConfig(value, origin);
+}
+
+export function checkConfig(value: unknown, origin: string): ValidConfig {
+  if (!validateConfigShape(value)) {
+    throw new ConfigError('invalid_config', `${origin}: ${describeSchemaErrors(validateConfigShape.errors).join('; ')}`);
+  }
+  const config: ValidConfig = { sources: value.sources ?? [], destinations: value.destinations ?? [], audiences: value.audiences ?? [] };
+  const problems = [...uniqueness(config), ...references(config)];
+  config.destinations.forEach((d, i) =>
+    d.settings.webhooks.forEach((w, j) => {
+      problems.push(...webhookHeaderProblems(w.headers, `destinations[${i}].settings.webhooks[${j}]`));
+      if (!isHttpUrl(w.url)) problems.push(`destinations[${i}].settings.webhooks[${j}].url must be an absolute http or https URL`);
+    }),
+  );
+  if (problems.length > 0) throw new ConfigError('invalid_config', `${origin}: ${problems.join('; ')}`);
+  return config;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+function uniqueness(config: ValidConfig): string[] {
+  const problems: string[] = [];
+  const seen = (list: readonly { id: string }[], what: string) => {
+    const ids = new Set<string>();
+    list.forEach((item, i) => {
+      if (ids.has(item.id)) problems.push(`${what}[${i}].id "${item.id}" is used twice`);
+      ids.add(item.id);
+    });
+  };
+  seen(config.sources, 'sources');
+  seen(config.destinations, 'destinations');
+  seen(config.audiences, 'audiences');
+  const keys = new Set<string>();
+  config.sources.forEach((s, i) => {
+    if (keys.has(s.writeKey)) problems.push(`sources[${i}].writeKey is used by another source`);
+    keys.add(s.writeKey);
+  });
+  return problems;
+}
+
+function references(config: ValidConfig): string[] {
+  const sourceIds = new Set(config.sources.map((s) => s.id));
+  const destinationIds = new Set(config.destinations.map((d) => d.id));
+  const problems: string[] = [];
+  config.destinations.forEach((d, i) =>
+    d.sourceIds.forEach((id, j) => {
+      if (!sourceIds.has(id)) problems.push(`destinations[${i}].sourceIds[${j}] "${id}" names no source in this file`);
+    }),
+  );
+  config.audiences.forEach((a, i) => {
+    a.sourceIds.forEach((id, j) => {
+      if (!sourceIds.has(id)) problems.push(`audiences[${i}].sourceIds[${j}] "${id}" names no source in this file`);
+    });
+    a.destinationIds.forEach((id, j) => {
+      if (!destinationIds.has(id)) problems.push(`audiences[${i}].destinationIds[${j}] "${id}" names no destination in this file`);
+    });
+  });
+  return problems;
+}

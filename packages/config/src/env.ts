@@ -1,0 +1,146 @@
+/**
+ * A small typed env toolkit: each service declares its variables once, `loadEnv` parses every one,
+ * reports all bad values together (each message names its variable), and returns a frozen object.
+ * `process.env` is passed in by the composition root and read nowhere else.
+ */
+import { ConfigError } from './errors.js';
+
+export type EnvSource = Readonly<Record<string, string | undefined>>;
+
+export interface EnvVar<T> {
+  readonly describe: string;
+  readonly secret?: boolean;
+  parse(raw: string | undefined, name: string): T;
+}
+
+type Spec = Record<string, EnvVar<unknown>>;
+export type EnvOf<S extends Spec> = { readonly [K in keyof S]: S[K] extends EnvVar<infer T> ? T : never };
+
+class EnvValueError extends Error {}
+const bad = (name: string, why: string): never => {
+  throw new EnvValueError(`${name} ${why}`);
+};
+const blank = (raw: string | undefined): raw is undefined => raw === undefined || raw.trim() === '';
+
+export function integer(opts: { default: number; min: number; max: number; describe: string }): EnvVar<number> {
+  return {
+    describe: opts.describe,
+    parse(raw, name) {
+      if (blank(raw)) return opts.default;
+      const text = raw.trim();
+      if (!/^-?\d+$/.test(text)) return bad(name, `must be a whole number, got "${raw}"`);
+      const n = Number(text);
+      if (n < opts.min || n > opts.max) return bad(name, `must be between ${opts.min} and ${opts.max}, got ${n}`);
+      return n;
+    },
+  };
+}
+
+export function port(opts: { default: number; describe: string }): EnvVar<number> {
+  return integer({ ...opts, min: 0, max: 65535 });
+}
+
+export function text(opts: { default?: string; pattern?: RegExp; hint?: string; secret?: boolean; describe: string }): EnvVar<string | undefined> {
+  return {
+    describe: opts.describe,
+    secret: opts.secret,
+    parse(raw, name) {
+      if (blank(raw)) return opts.default;
+      if (opts.pattern && !opts.pattern.test(raw)) return bad(name, `must be ${opts.hint ?? `of the form ${opts.pattern}`}, got "${raw}"`);
+      return raw;
+    },
+  };
+}
+
+export function required<T>(inner: EnvVar<T | undefined>): EnvVar<T> {
+  return {
+    ...inner,
+    parse(raw, name) {
+      const value = inner.parse(raw, name);
+      return value === undefined ? bad(name, 'is required') : value;
+    },
+  };
+}
+
+export function oneOf<const T extends string>(values: readonly T[], opts: { default: T; describe: string }): EnvVar<T> {
+  return {
+    describe: opts.describe,
+    parse(raw, name) {
+      if (blank(raw)) return opts.default;
+      const v = raw.trim() as T;
+      return values.includes(v) ? v : bad(name, `must be one of ${values.join(', ')}, got "${raw}"`);
+    },
+  };
+}
+
+export function redisUrl(opts: { default: string; describe: string }): EnvVar<string> {
+  return {
+    describe: opts.describe,
+    secret: true,
+    parse(raw, name) {
+      const value = blank(raw) ? opts.default : raw.trim();
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        return bad(name, `must be a redis:// or rediss:// URL, got "${value}"`);
+      }
+      if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return bad(name, `must use redis:// or rediss://, got "${url.protocol}"`);
+      return value;
+    },
+  };
+}
+
+/** Parses every variable of `spec`; throws one ConfigError naming each bad variable. */
+export function loadEnvFrom<S extends Spec>(spec: S, source: EnvSource): EnvOf<S> {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, variable] of Object.entries(spec)) {
+    try {
+      out[name] = variable.parse(source[name], name);
+    } catch (err) {
+      if (!(err instanceof EnvValueError)) throw err;
+      problems.push(err.message);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError('invalid_env', `invalid environment: ${problems.join('; ')}`);
+  return Object.freeze(out) as EnvOf<S>;
+}
+
+/** The effective config for the start-up log line, secrets masked. */
+export function describeEnv<S extends Spec>(spec: S, env: EnvOf<S>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(spec)) {
+    const value = (env as Record<string, unknown>)[name];
+    out[name] = variable.secret && value !== undefined ? redact(name, String(value)) : value;
+  }
+  return out;
+}
+
+function redact(name: string, value: string): string {
+  if (name.endsWith('_URL')) {
+    try {
+      const url = new URL(value);
+      if (url.password) url.password = '***';
+      return url.toString();
+    } catch {
+      return '***';
+    }
+  }
+  return '***';
+}
+
+/** The variables every process reads (SPEC section 1). */
+export const commonEnv = {
+  REDIS_URL: redisUrl({ default: 'redis://127.0.0.1:6379', describe: 'Redis to keep queues, config and dedupe state in' }),
+  EVENTRELAY_PREFIX: required(
+    text({
+      default: 'eventrelay',
+      pattern: /^[A-Za-z0-9_{}.-]{1,64}$/,
+      hint: 'letters, digits, _ . - and a {hash tag}, without ":" (1 to 64 characters)',
+      describe: 'prefix of every Redis key and queue; wrap it in {} for Redis Cluster',
+    }),
+  ),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info', describe: 'pino log level' }),
+  EVENTRELAY_CONFIG: text({ describe: 'path of a declarative config file applied at start (idempotent upsert)' }),
+} as const;

@@ -1,0 +1,69 @@
+/**
+ * Every error eventrelay raises on purpose carries a stable snake_case `code`, says whether trying
+ * again can succeed (`retryable`), and, where it reaches an HTTP client, the status to answer with.
+ * The registry below is the one list of codes; docs/errors.md mirrors it and a test keeps them equal.
+ */
+export const errorCodes = {
+  invalid_request: { retryable: false, httpStatus: 400, summary: 'The request body is not a JSON object of the expected shape (invalid JSON, invalid UTF-8, `batch` not an array, nesting too deep, unknown encoding).' },
+  invalid_event: { retryable: false, httpStatus: 400, summary: 'A call is missing a required field or has a field of the wrong type; the message names the field.' },
+  payload_too_large: { retryable: false, httpStatus: 400, summary: 'A single call over 32 KB, a batch over 500 KB or over 2500 items (sizes measured after inflation).' },
+  missing_write_key: { retryable: false, httpStatus: 400, summary: 'No write key in HTTP Basic auth nor in the body.' },
+  unknown_write_key: { retryable: false, httpStatus: 401, summary: 'The write key names no source.' },
+  rate_limited: { retryable: true, httpStatus: 429, summary: "Over the source's requests-per-second limit; retry after `Retry-After` seconds." },
+  service_unavailable: { retryable: true, httpStatus: 503, summary: 'Redis is unreachable or the router queue is over its depth limit; nothing was stored; retry after `Retry-After` seconds.' },
+  not_found: { retryable: false, httpStatus: 404, summary: 'No route at that path.' },
+  method_not_allowed: { retryable: false, httpStatus: 405, summary: 'The path exists but not for that HTTP method.' },
+  internal_error: { retryable: true, httpStatus: 500, summary: 'A defect in eventrelay; the request may be retried.' },
+  invalid_env: { retryable: false, httpStatus: undefined, summary: 'An environment variable has a bad value; the process stops and names it.' },
+  invalid_config: { retryable: false, httpStatus: undefined, summary: 'The declarative config file (EVENTRELAY_CONFIG) is unreadable or invalid; the message names the path and field. Nothing is applied.' },
+} as const satisfies Record<string, { retryable: boolean; httpStatus: number | undefined; summary: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export class EventrelayError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly httpStatus: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = errorCodes[code].retryable;
+    this.httpStatus = errorCodes[code].httpStatus;
+  }
+}
+
+/** The caller sent something we will never accept as it is. */
+export class ValidationError extends EventrelayError {
+  constructor(code: 'invalid_request' | 'invalid_event' | 'payload_too_large', message: string) {
+    super(code, message);
+  }
+}
+
+export class AuthError extends EventrelayError {
+  constructor(code: 'missing_write_key' | 'unknown_write_key', message: string) {
+    super(code, message);
+  }
+}
+
+/** Nothing was stored; the same request can succeed later. */
+export class UnavailableError extends EventrelayError {
+  constructor(
+    code: 'rate_limited' | 'service_unavailable',
+    message: string,
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown; resetAtEpochSeconds?: number },
+  ) {
+    super(code, message, options);
+    this.resetAtEpochSeconds = options?.resetAtEpochSeconds;
+  }
+  readonly resetAtEpochSeconds: number | undefined;
+}
+
+/** Bad start-up input (env or config file): the process must not start. */
+export class ConfigError extends EventrelayError {
+  constructor(code: 'invalid_env' | 'invalid_config', message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The one catalog of queues: name, payload type and default job options. Producers and workers are
+ * typed from it, so renaming a queue or changing a payload breaks the build wherever it is used.
+ * Names contain no ":" because BullMQ joins prefix, name and key parts with ":".
+ */
+import type { RouteJob } from './generated/route-job.js';
+
+export interface QueueDefinition<Payload> {
+  readonly name: string;
+  readonly jobName: string;
+  readonly defaultJobOptions: {
+    readonly attempts: number;
+    readonly backoff: { readonly type: 'exponential'; readonly delay: number };
+    readonly removeOnComplete: { readonly age: number; readonly count: number };
+    readonly removeOnFail: { readonly age: number };
+  };
+  /** Type-level only: ties the payload type to the queue. */
+  readonly payload?: Payload;
+}
+
+const DAY_S = 24 * 60 * 60;
+
+export const queueCatalog = {
+  /** ingest → router: one job per accepted intake request. */
+  route: {
+    name: 'route',
+    jobName: 'route',
+    defaultJobOptions: {
+      // The router's work is Redis-only, so a failure means Redis trouble: retry for about 17 minutes.
+      attempts: 12,
+      backoff: { type: 'exponential', delay: 500 },
+      // Ingest dedupes messageIds itself, so finished route jobs need not be kept long.
+      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnFail: { age: 7 * DAY_S },
+    },
+  } satisfies QueueDefinition<RouteJob> as QueueDefinition<RouteJob>,
+} as const;
+
+export type QueueKey = keyof typeof queueCatalog;
+export type PayloadOf<K extends QueueKey> = (typeof queueCatalog)[K] extends QueueDefinition<infer P> ? P : never;

@@ -1,0 +1,14 @@
+import { Registry, collectDefaultMetrics } from 'prom-client';
+
+export { Counter, Histogram, Gauge, Registry } from 'prom-client';
+
+/** One registry per process, built in the composition root and passed to whatever records metrics. */
+export function createMetricsRegistry(service: string): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry, prefix: 'eventrelay_process_' });
+  return registry;
+}
+
+/** Latency buckets for request-sized work, in seconds. */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];

@@ -1,0 +1,45 @@
+/**
+ * One factory for every Redis connection, so each role gets the options it needs:
+ * - `worker`: BullMQ workers block on Redis and must survive reconnects, so commands wait
+ *   (maxRetriesPerRequest: null) instead of failing.
+ * - `hot-path`: the intake answers 503 when Redis is away rather than buffering calls in memory,
+ *   so nothing is queued offline and a command fails fast.
+ * - `control`: config polling and admin work; ordinary retries, bounded.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+
+export type RedisRole = 'worker' | 'hot-path' | 'control';
+
+export function redisOptions(role: RedisRole): RedisOptions {
+  const common: RedisOptions = {
+    // Reconnect forever, backing off to 2 s: Redis coming back must heal every process.
+    retryStrategy: (times) => Math.min(times * 100, 2000),
+    connectTimeout: 5000,
+    lazyConnect: false,
+  };
+  switch (role) {
+    case 'worker':
+      return { ...common, maxRetriesPerRequest: null, enableReadyCheck: true };
+    case 'hot-path':
+      return { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 2000 };
+    case 'control':
+      return { ...common, maxRetriesPerRequest: 2, commandTimeout: 5000 };
+  }
+}
+
+export function createRedis(url: string, role: RedisRole, name: string): Redis {
+  const client = new Redis(url, { ...redisOptions(role), connectionName: name });
+  // ioredis emits 'error' on every failed reconnect; without a listener Node would crash the process.
+  client.on('error', () => undefined);
+  return client;
+}
+
+/** Quits gracefully, or drops the socket when Redis is not answering. */
+export async function closeRedis(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  await client.quit().catch(() => client.disconnect());
+}

@@ -1,0 +1,58 @@
+/**
+ * Write key → source, served from memory. A key added to Redis is found at once (a miss asks
+ * Redis); changes and removals are seen within `refreshMs` through the config version counter.
+ * Misses are remembered briefly so that a client hammering with a bad key costs one lookup a second.
+ */
+import type { ConfigStore } from '@eventrelay/runtime';
+import type { Source } from '@eventrelay/config';
+
+const MAX_NEGATIVE_ENTRIES = 10_000;
+
+export class SourceDirectory {
+  private byWriteKey = new Map<string, Source>();
+  private misses = new Map<string, number>();
+  private version = -1;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: ConfigStore,
+    private readonly clock: () => number,
+    private readonly refreshMs = 1000,
+  ) {}
+
+  /** Loads every source; rejects when Redis cannot be read. */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async lookup(writeKey: string): Promise<Source | undefined> {
+    const hit = this.byWriteKey.get(writeKey);
+    if (hit) return hit;
+    const missedAt = this.misses.get(writeKey);
+    if (missedAt !== undefined && this.clock() - missedAt < this.refreshMs) return undefined;
+    const found = await this.store.sourceByWriteKey(writeKey);
+    if (found) {
+      this.byWriteKey.set(writeKey, found);
+      this.misses.delete(writeKey);
+    } else {
+      if (this.misses.size >= MAX_NEGATIVE_ENTRIES) this.misses.clear();
+      this.misses.set(writeKey, this.clock());
+    }
+    return found;
+  }
+
+  private async refresh(): Promise<void> {
+    const version = await this.store.version();
+    if (version === this.version) return;
+    const sources = await this.store.sources();
+    this.byWriteKey = new Map(sources.map((s) => [s.writeKey, s]));
+    this.misses.clear();
+    this.version = version;
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * From a parsed request body to the calls to accept and the ones to reject (SPEC section 2).
+ * A single call that is invalid fails the request; a batch keeps its valid items and lists the rest.
+ */
+import type { NormalizedCall } from '@eventrelay/config';
+import { ValidationError } from '@eventrelay/config';
+import type { IntakeRoute } from './routes.js';
+import { isCallType, CALL_TYPES } from './routes.js';
+import { checkCall, isPlainObject } from './validate.js';
+import { normalizeCall } from './normalize.js';
+import { MAX_BATCH_ITEMS, MAX_CALL_BYTES } from './limits.js';
+
+export interface Rejection {
+  readonly index: number;
+  readonly code: 'invalid_event' | 'payload_too_large';
+  readonly message: string;
+}
+
+export interface Interpretation {
+  readonly accepted: NormalizedCall[];
+  readonly rejected: Rejection[];
+}
+
+export interface InterpretContext {
+  readonly receivedAt: number;
+  readonly newMessageId: () => string;
+}
+
+export function interpretBody(route: IntakeRoute, body: Record<string, unknown>, ctx: InterpretContext): Interpretation {
+  if (route.kind === 'single') {
+    const checked = checkCall(body, route.type);
+    if (!checked.ok) throw new ValidationError('invalid_event', checked.problem.message);
+    return { accepted: [normalizeCall(checked.call, route.type, ctx)], rejected: [] };
+  }
+
+  const items = body['batch'];
+  if (!Array.isArray(items)) throw new ValidationError('invalid_request', 'batch must be an array');
+  if (items.length > MAX_BATCH_ITEMS) throw new ValidationError('payload_too_large', `batch has ${items.length} items; at most ${MAX_BATCH_ITEMS} are allowed`);
+
+  const envelopeContext = isPlainObject(body['context']) ? body['context'] : undefined;
+  const envelopeIntegrations = isPlainObject(body['integrations']) ? body['integrations'] : undefined;
+  const accepted: NormalizedCall[] = [];
+  const rejected: Rejection[] = [];
+  items.forEach((item: unknown, index) => {
+    if (!isPlainObject(item)) {
+      rejected.push({ index, code: 'invalid_event', message: 'batch item must be an object' });
+      return;
+    }
+    const size = Buffer.byteLength(JSON.stringify(item));
+    if (size > MAX_CALL_BYTES) {
+      rejected.push({ index, code: 'payload_too_large', message: `call is ${size} bytes; at most ${MAX_CALL_BYTES} are allowed` });
+      return;
+    }
+    const type = item['type'];
+    if (!isCallType(type)) {
+      rejected.push({ index, code: 'invalid_event', message: `type must be one of ${CALL_TYPES.join(', ')}` });
+      return;
+    }
+    const merged = mergeEnvelope(item, envelopeContext, envelopeIntegrations);
+    const checked = checkCall(merged, type);
+    if (!checked.ok) {
+      rejected.push({ index, code: 'invalid_event', message: checked.problem.message });
+      return;
+    }
+    accepted.push(normalizeCall(checked.call, type, { ...ctx, envelopeSentAt: body['sentAt'] }));
+  });
+  return { accepted, rejected };
+}
+
+/** The envelope's context and integrations sit under the item's own: the item's keys win. */
+function mergeEnvelope(item: Record<string, unknown>, context: Record<string, unknown> | undefined, integrations: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!context && !integrations) return item;
+  const merged = { ...item };
+  if (context) merged['context'] = isPlainObject(item['context']) ? { ...context, ...item['context'] } : (item['context'] ?? context);
+  if (integrations) merged['integrations'] = isPlainObject(item['integrations']) ? { ...integrations, ...item['integrations'] } : (item['integrations'] ?? integrations);
+  return merged;
+}
+
+/** Calls that repeat a messageId earlier in the same request are duplicates of it. */
+export function firstOfEachMessageId(calls: readonly NormalizedCall[]): { unique: NormalizedCall[]; repeats: number } {
+  const seen = new Set<string>();
+  const unique: NormalizedCall[] = [];
+  for (const call of calls) {
+    if (seen.has(call.messageId)) continue;
+    seen.add(call.messageId);
+    unique.push(call);
+  }
+  return { unique, repeats: calls.length - unique.length };
+}

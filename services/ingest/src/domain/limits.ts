@@ -1,0 +1,10 @@
+/**
+ * Size limits of SPEC section 2, in bytes of the inflated body. They protect the queue and the
+ * receivers from oversized calls, and match what Segment-style SDKs already split their batches by.
+ */
+export const MAX_CALL_BYTES = 32 * 1024;
+export const MAX_BATCH_BYTES = 500 * 1024;
+export const MAX_BATCH_ITEMS = 2500;
+export const MAX_MESSAGE_ID_LENGTH = 100;
+/** Deeper JSON is refused before parsing: re-serializing it later could exhaust the stack. */
+export const MAX_JSON_DEPTH = 64;

@@ -1,0 +1,39 @@
+/**
+ * Lenient timestamp parsing (SPEC section 2): RFC 3339, ISO 8601 without a colon in the offset as
+ * Go v2 clients send (`2016-04-26T11:14:48-0700`), fractions of any length, a space for the `T`.
+ * A value without an offset is taken as UTC. Anything else counts as absent, never as an error:
+ * a bad client clock must not cost the call.
+ */
+const ISO = /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d+))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+const MAX_EPOCH_MS = 8.64e15;
+
+/** Epoch milliseconds, or undefined when the value is not a timestamp we understand. */
+export function parseTimestamp(value: unknown): number | undefined {
+  if (typeof value !== 'string' || value.length > 64) return undefined;
+  const m = ISO.exec(value.trim());
+  if (!m) return undefined;
+  const [, date, time = '00:00:00', fraction = '', zone = 'Z'] = m;
+  const hms = time.length === 5 ? `${time}:00` : time;
+  const ms = (fraction + '000').slice(0, 3);
+  const offset = zone === 'Z' || zone === 'z' ? 'Z' : `${zone.slice(0, 3)}:${zone.length > 3 ? zone.slice(-2) : '00'}`;
+  const epoch = Date.parse(`${date}T${hms}.${ms}${offset}`);
+  return Number.isFinite(epoch) ? epoch : undefined;
+}
+
+/** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T09:30:00.000Z. */
+export function isoUtc(epochMs: number): string {
+  return new Date(epochMs).toISOString();
+}
+
+/**
+ * Clock-skew correction: the time the call took from its client's clock to ours is taken as the
+ * client clock's error. `timestamp = receivedAt - (sentAt - originalTimestamp)`.
+ */
+export function correctedTimestamp(receivedAt: number, originalTimestamp: number | undefined, sentAt: number | undefined): number {
+  if (originalTimestamp === undefined) return receivedAt;
+  if (sentAt === undefined) return originalTimestamp;
+  const corrected = receivedAt - (sentAt - originalTimestamp);
+  // Absurd client clocks can push the result outside what a Date can hold.
+  return Math.abs(corrected) <= MAX_EPOCH_MS ? corrected : originalTimestamp;
+}

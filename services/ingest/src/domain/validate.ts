@@ -1,0 +1,76 @@
+/**
+ * Per-call validation (SPEC section 2). Messages name the field, because SDK users read them in
+ * their logs. Ids sent as numbers are accepted as their decimal text, as Segment does.
+ */
+import type { CallType } from './routes.js';
+import { MAX_MESSAGE_ID_LENGTH } from './limits.js';
+
+export type RawCall = Record<string, unknown>;
+export type CallProblem = { readonly field: string; readonly message: string };
+
+const ID_FIELDS = ['userId', 'anonymousId', 'groupId', 'previousId'] as const;
+const OBJECT_FIELDS = ['properties', 'traits', 'context', 'integrations'] as const;
+const STRING_FIELDS = ['event', 'name', 'category'] as const;
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Returns the call with ids coerced to strings and null fields dropped, or the first problem.
+ * The input is not modified.
+ */
+export function checkCall(raw: RawCall, type: CallType): { ok: true; call: RawCall } | { ok: false; problem: CallProblem } {
+  const call: RawCall = { ...raw };
+  for (const [key, value] of Object.entries(call)) if (value === null) delete call[key];
+
+  for (const field of ID_FIELDS) {
+    const value = call[field];
+    if (value === undefined) continue;
+    if (typeof value === 'number' && Number.isFinite(value)) call[field] = String(value);
+    else if (typeof value !== 'string') return fail(field, `${field} must be a string`);
+    if (call[field] === '') delete call[field];
+  }
+  for (const field of OBJECT_FIELDS) {
+    if (call[field] !== undefined && !isPlainObject(call[field])) return fail(field, `${field} must be an object`);
+  }
+  for (const field of STRING_FIELDS) {
+    if (call[field] !== undefined && typeof call[field] !== 'string') return fail(field, `${field} must be a string`);
+  }
+  const messageId = call['messageId'];
+  if (messageId !== undefined) {
+    if (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_MESSAGE_ID_LENGTH) {
+      return fail('messageId', `messageId must be a non-empty string of at most ${MAX_MESSAGE_ID_LENGTH} characters`);
+    }
+  }
+
+  const hasIdentity = call['userId'] !== undefined || call['anonymousId'] !== undefined;
+  switch (type) {
+    case 'alias':
+      if (call['userId'] === undefined) return fail('userId', 'alias requires userId');
+      if (call['previousId'] === undefined) return fail('previousId', 'alias requires previousId');
+      break;
+    case 'track':
+      if (typeof call['event'] !== 'string' || call['event'] === '') return fail('event', 'track requires event');
+      if (!hasIdentity) return fail('userId', 'track requires userId or anonymousId');
+      break;
+    case 'group':
+      if (call['groupId'] === undefined) return fail('groupId', 'group requires groupId');
+      if (!hasIdentity) return fail('userId', 'group requires userId or anonymousId');
+      break;
+    case 'identify':
+    case 'page':
+    case 'screen':
+      if (!hasIdentity) return fail('userId', `${type} requires userId or anonymousId`);
+      break;
+    default: {
+      const unreachable: never = type;
+      return fail('type', `unknown type ${String(unreachable)}`);
+    }
+  }
+  return { ok: true, call };
+}
+
+function fail(field: string, message: string): { ok: false; problem: CallProblem } {
+  return { ok: false, problem: { field, message } };
+}

@@ -1,0 +1,16 @@
+import { commonEnv, integer, loadEnvFrom, port, text, type EnvOf, type EnvSource } from '@eventrelay/config';
+
+export const ingestEnvSpec = {
+  ...commonEnv,
+  INGEST_PORT: port({ default: 8080, describe: 'HTTP port of the intake (and its /healthz /readyz /metrics)' }),
+  INGEST_HOST: text({ default: '0.0.0.0', describe: 'address the intake listens on' }),
+  INGEST_RATE_LIMIT: integer({ default: 1000, min: 1, max: 1_000_000_000, describe: "requests per second per source, unless the source sets rateLimitPerSecond" }),
+  INGEST_MAX_QUEUE_DEPTH: integer({ default: 1_000_000, min: 0, max: 1_000_000_000, describe: 'waiting route jobs (one per request) above which the intake answers 503; 0 = no limit' }),
+  INGEST_DEDUPE_WINDOW_S: integer({ default: 86_400, min: 0, max: 30 * 86_400, describe: 'how long a messageId is remembered per source; 0 = no dedupe' }),
+} as const;
+
+export type IngestEnv = EnvOf<typeof ingestEnvSpec>;
+
+export function loadEnv(source: EnvSource): IngestEnv {
+  return loadEnvFrom(ingestEnvSpec, source);
+}

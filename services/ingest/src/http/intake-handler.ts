@@ -1,0 +1,100 @@
+/**
+ * The intake endpoint: a thin translator from HTTP to the domain and the writer. Order matters:
+ * the body must parse before a body write key can be found, the source must be known before its
+ * calls are looked at, and 200 is sent only after the writer has the calls durably in Redis.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AuthError, UnavailableError } from '@eventrelay/config';
+import type { Logger } from '@eventrelay/runtime';
+import { routeFor, type IntakeRoute } from '../domain/routes.js';
+import { extractWriteKey } from '../domain/auth.js';
+import { parseJsonObject } from '../domain/json-text.js';
+import { firstOfEachMessageId, interpretBody } from '../domain/interpret.js';
+import { MAX_BATCH_BYTES, MAX_CALL_BYTES } from '../domain/limits.js';
+import { readBodyText } from '../adapters/body-reader.js';
+import type { SourceDirectory } from '../adapters/source-directory.js';
+import type { IntakeWriter } from '../adapters/intake-writer.js';
+import type { QueueDepthGuard } from '../adapters/queue-depth-guard.js';
+import type { IngestMetrics } from '../metrics.js';
+import { sendError, sendJson } from './respond.js';
+import { applyCors } from './cors.js';
+
+export interface IntakeDeps {
+  readonly directory: Pick<SourceDirectory, 'lookup'>;
+  readonly writer: Pick<IntakeWriter, 'submit'>;
+  readonly depthGuard: Pick<QueueDepthGuard, 'overLimit'>;
+  readonly defaultRatePerSecond: number;
+  readonly clock: () => number;
+  readonly newId: () => string;
+  readonly logger: Logger;
+  readonly metrics: IngestMetrics;
+}
+
+interface Outcome {
+  status: number;
+  code?: string;
+  sourceId?: string;
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+}
+
+export function createIntakeHandler(deps: IntakeDeps) {
+  return async function intake(req: IncomingMessage, res: ServerResponse, segment: string): Promise<void> {
+    const started = performance.now();
+    const route = routeFor(segment);
+    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0 };
+    applyCors(req, res);
+    try {
+      if (!route) {
+        req.resume();
+        outcome.status = 404;
+        outcome.code = 'not_found';
+        sendJson(res, 404, { success: false, code: 'not_found', message: `no intake route /v1/${segment}` });
+        return;
+      }
+      const rejected = await accept(route, req, outcome);
+      sendJson(res, 200, rejected.length > 0 ? { success: true, rejected } : { success: true });
+    } catch (err) {
+      const answered = sendError(res, err, deps.clock);
+      outcome.status = answered.status;
+      outcome.code = answered.code;
+      if (answered.status >= 500 && !(err instanceof UnavailableError)) deps.logger.error({ err }, 'intake.defect');
+    } finally {
+      const kind = route?.kind ?? 'unknown';
+      deps.metrics.requests.inc({ route: kind, status: String(outcome.status) });
+      deps.metrics.duration.observe({ route: kind }, (performance.now() - started) / 1000);
+      if (outcome.accepted) deps.metrics.calls.inc({ outcome: 'accepted' }, outcome.accepted);
+      if (outcome.duplicates) deps.metrics.calls.inc({ outcome: 'duplicate' }, outcome.duplicates);
+      if (outcome.rejected) deps.metrics.calls.inc({ outcome: 'rejected' }, outcome.rejected);
+      deps.logger.info({ route: segment, ...outcome, ms: Math.round((performance.now() - started) * 100) / 100 }, 'intake.request');
+    }
+  };
+
+  async function accept(route: IntakeRoute, req: IncomingMessage, outcome: Outcome) {
+    const receivedAt = deps.clock();
+    const body = parseJsonObject(await readBodyText(req, route.kind === 'single' ? MAX_CALL_BYTES : MAX_BATCH_BYTES));
+    const writeKey = extractWriteKey(req.headers.authorization, body);
+    if (!writeKey) throw new AuthError('missing_write_key', 'no write key: send it as the HTTP Basic user name or as "writeKey" in the body');
+    const source = await deps.directory.lookup(writeKey).catch((cause: unknown) => {
+      throw new UnavailableError('service_unavailable', 'the source directory is unavailable; retry later', 1, { cause });
+    });
+    if (!source) throw new AuthError('unknown_write_key', 'the write key names no source');
+    outcome.sourceId = source.id;
+
+    const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId });
+    outcome.rejected = rejected.length;
+    if (accepted.length === 0) return rejected;
+    if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
+
+    const { unique, repeats } = firstOfEachMessageId(accepted);
+    const result = await deps.writer.submit({ sourceId: source.id, requestId: deps.newId(), ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond, calls: unique });
+    if (result.kind === 'rate_limited') {
+      const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
+      throw new UnavailableError('rate_limited', `source ${source.id} is over its limit of requests per second`, retryAfter, { resetAtEpochSeconds: result.resetAtEpochSeconds });
+    }
+    outcome.accepted = result.enqueued;
+    outcome.duplicates = result.duplicates + repeats;
+    return rejected;
+  }
+}

@@ -1,0 +1,18 @@
+/** Composition root: env → logger and metrics → start → shutdown on signals. */
+import { ConfigError } from '@eventrelay/config';
+import { createLogger, createMetricsRegistry, onShutdownSignal } from '@eventrelay/runtime';
+import { loadEnv } from './env.js';
+import { startIngest } from './service.js';
+
+async function main(): Promise<void> {
+  const env = loadEnv(process.env);
+  const logger = createLogger('ingest', env.LOG_LEVEL);
+  const ingest = await startIngest(env, { logger, registry: createMetricsRegistry('ingest') });
+  onShutdownSignal(ingest.shutdownSteps, logger);
+}
+
+main().catch((err: unknown) => {
+  const message = err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+  process.stderr.write(`ingest: cannot start: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,20 @@
+import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@eventrelay/runtime';
+
+export type IngestMetrics = ReturnType<typeof createIngestMetrics>;
+
+/** Labels come from bounded sets only: route kind, HTTP status, call outcome. */
+export function createIngestMetrics(registry: Registry, queueDepth: () => number) {
+  return {
+    requests: new Counter({ name: 'eventrelay_ingest_requests_total', help: 'Intake requests by route kind and HTTP status', labelNames: ['route', 'status'] as const, registers: [registry] }),
+    calls: new Counter({ name: 'eventrelay_ingest_calls_total', help: 'Calls by outcome: accepted (enqueued), duplicate (acknowledged, not routed again), rejected (invalid item of a batch)', labelNames: ['outcome'] as const, registers: [registry] }),
+    duration: new Histogram({ name: 'eventrelay_ingest_request_duration_seconds', help: 'Time from request start to answer', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [registry] }),
+    queueDepth: new Gauge({
+      name: 'eventrelay_ingest_route_queue_waiting',
+      help: 'Waiting jobs on the route queue, as last polled',
+      registers: [registry],
+      collect() {
+        this.set(queueDepth());
+      },
+    }),
+  };
+}
