@@ -1,0 +1,29 @@
+/** @jest-config-loader esbuild-register */
+import type { Config } from 'jest';
+
+const transform: Config['transform'] = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+};
+
+// Workspace packages resolve to their TypeScript sources, so tests never need a build first.
+const moduleNameMapper: Config['moduleNameMapper'] = {
+  '^@eventrelay/(config|runtime)$': '<rootDir>/packages/$1/src/index.ts',
+  '^(\\.{1,2}/.*)\\.js$': '$1',
+};
+
+const shared = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: '.' } satisfies Config;
+
+const config: Config = {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts', '<rootDir>/test/repo/**/*.test.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/packages/*/test/**/*.int.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
+      slowTestThreshold: 30,
+    },
+  ],
+  testTimeout: 30_000,
+};
+
+export default config;
