@@ -40,7 +40,13 @@ export async function startTestIngest(options: TestIngestOptions = {}): Promise<
   const store = new ConfigStore(admin, prefix);
   await store.apply({ sources: [source], destinations: [], audiences: [] });
   const env = loadEnv({ REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, INGEST_PORT: '0', INGEST_HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...options.env });
-  const ingest = await startIngest(env, { logger: pino({ level: 'silent' }), registry: createMetricsRegistry('ingest'), ...(options.clock ? { clock: options.clock } : {}) });
+  let ingest: RunningIngest;
+  try {
+    ingest = await startIngest(env, { logger: pino({ level: 'silent' }), registry: createMetricsRegistry('ingest'), ...(options.clock ? { clock: options.clock } : {}) });
+  } catch (err) {
+    admin.disconnect();
+    throw err;
+  }
   const queue = new Queue<RouteJob>(queueCatalog.route.name, { connection: admin, prefix });
   return {
     url: `http://127.0.0.1:${ingest.port}`,

@@ -43,3 +43,22 @@ export async function closeRedis(client: Redis): Promise<void> {
   }
   await client.quit().catch(() => client.disconnect());
 }
+
+/**
+ * Resolves once the client is connected. Needed before the first command on a client without an
+ * offline queue, which would otherwise fail instead of waiting for the connection.
+ */
+export function whenReady(client: Redis, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      client.off('ready', onReady);
+      reject(new Error(`Redis was not ready within ${timeoutMs} ms (status ${client.status})`));
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    client.once('ready', onReady);
+  });
+}

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Queue } from 'bullmq';
 import { describeEnv, queueCatalog, type RouteJob } from '@eventrelay/config';
-import { ConfigStore, closeRedis, closeServer, createRedis, listen, readConfigFile, type Logger, type Registry, type ShutdownStep } from '@eventrelay/runtime';
+import { ConfigStore, closeRedis, closeServer, createRedis, listen, readConfigFile, whenReady, type Logger, type Registry, type ShutdownStep } from '@eventrelay/runtime';
 import { ingestEnvSpec, type IngestEnv } from './env.js';
 import { createIngestMetrics } from './metrics.js';
 import { SourceDirectory } from './adapters/source-directory.js';
@@ -44,7 +44,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       const applied = await new ConfigStore(control, env.EVENTRELAY_PREFIX).apply(await readConfigFile(env.EVENTRELAY_CONFIG));
       logger.info({ file: env.EVENTRELAY_CONFIG, version: applied.version }, 'config.applied');
     }
-    await hot.ping();
+    await whenReady(hot, 10_000);
   } catch (err) {
     await closeConnections();
     throw err;

@@ -75,7 +75,10 @@ async function decode(raw: Buffer, encoding: string, limit: number): Promise<Buf
         return await gunzip(raw, opts);
       case 'deflate':
         // RFC 9110 deflate is zlib-wrapped, but some clients send a raw stream.
-        return await inflate(raw, opts).catch(() => inflateRaw(raw, opts));
+        return await inflate(raw, opts).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ERR_BUFFER_TOO_LARGE') throw err;
+          return inflateRaw(raw, opts);
+        });
       case 'br':
         return await brotli(raw, opts);
       default:

@@ -7,7 +7,7 @@ import { ValidationError } from '@eventrelay/config';
 import type { IntakeRoute } from './routes.js';
 import { isCallType, CALL_TYPES } from './routes.js';
 import { checkCall, isPlainObject } from './validate.js';
-import { normalizeCall } from './normalize.js';
+import { normalizeCall, normalizeContext } from './normalize.js';
 import { MAX_BATCH_ITEMS, MAX_CALL_BYTES } from './limits.js';
 
 export interface Rejection {
@@ -24,13 +24,15 @@ export interface Interpretation {
 export interface InterpretContext {
   readonly receivedAt: number;
   readonly newMessageId: () => string;
+  /** Size of the decoded body: when it is within the per-call limit, no item can exceed it. */
+  readonly bodyBytes: number;
 }
 
 export function interpretBody(route: IntakeRoute, body: Record<string, unknown>, ctx: InterpretContext): Interpretation {
   if (route.kind === 'single') {
     const checked = checkCall(body, route.type);
     if (!checked.ok) throw new ValidationError('invalid_event', checked.problem.message);
-    return { accepted: [normalizeCall(checked.call, route.type, ctx)], rejected: [] };
+    return { accepted: [normalizeCall(body, checked.call, route.type, normalizeContext(ctx.receivedAt, undefined, ctx.newMessageId))], rejected: [] };
   }
 
   const items = body['batch'];
@@ -39,6 +41,8 @@ export function interpretBody(route: IntakeRoute, body: Record<string, unknown>,
 
   const envelopeContext = isPlainObject(body['context']) ? body['context'] : undefined;
   const envelopeIntegrations = isPlainObject(body['integrations']) ? body['integrations'] : undefined;
+  const normalize = normalizeContext(ctx.receivedAt, body['sentAt'], ctx.newMessageId);
+  const sizeCheck = ctx.bodyBytes > MAX_CALL_BYTES;
   const accepted: NormalizedCall[] = [];
   const rejected: Rejection[] = [];
   items.forEach((item: unknown, index) => {
@@ -46,23 +50,24 @@ export function interpretBody(route: IntakeRoute, body: Record<string, unknown>,
       rejected.push({ index, code: 'invalid_event', message: 'batch item must be an object' });
       return;
     }
-    const size = Buffer.byteLength(JSON.stringify(item));
-    if (size > MAX_CALL_BYTES) {
-      rejected.push({ index, code: 'payload_too_large', message: `call is ${size} bytes; at most ${MAX_CALL_BYTES} are allowed` });
-      return;
-    }
     const type = item['type'];
     if (!isCallType(type)) {
       rejected.push({ index, code: 'invalid_event', message: `type must be one of ${CALL_TYPES.join(', ')}` });
       return;
     }
+    // Measured with the envelope merged in: that is what gets stored and delivered.
     const merged = mergeEnvelope(item, envelopeContext, envelopeIntegrations);
+    const size = sizeCheck ? Buffer.byteLength(JSON.stringify(merged)) : 0;
+    if (size > MAX_CALL_BYTES) {
+      rejected.push({ index, code: 'payload_too_large', message: `call is ${size} bytes with the batch context merged in; at most ${MAX_CALL_BYTES} are allowed` });
+      return;
+    }
     const checked = checkCall(merged, type);
     if (!checked.ok) {
       rejected.push({ index, code: 'invalid_event', message: checked.problem.message });
       return;
     }
-    accepted.push(normalizeCall(checked.call, type, { ...ctx, envelopeSentAt: body['sentAt'] }));
+    accepted.push(normalizeCall(merged, checked.call, type, normalize));
   });
   return { accepted, rejected };
 }

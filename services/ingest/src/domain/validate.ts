@@ -16,13 +16,22 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Read by normalization, never copied onto the queued call as sent. */
+const TIME_AND_SECRET_FIELDS: ReadonlySet<string> = new Set(['writeKey', 'timestamp', 'originalTimestamp', 'sentAt', 'receivedAt']);
+
 /**
- * Returns the call with ids coerced to strings and null fields dropped, or the first problem.
- * The input is not modified.
+ * Returns a copy of the call with ids coerced to strings, null fields dropped and the time and
+ * write key fields left out (normalization sets those), or the first problem. One pass, one copy:
+ * this runs for every call on the hot path.
  */
 export function checkCall(raw: RawCall, type: CallType): { ok: true; call: RawCall } | { ok: false; problem: CallProblem } {
-  const call: RawCall = { ...raw };
-  for (const [key, value] of Object.entries(call)) if (value === null) delete call[key];
+  const call: RawCall = {};
+  for (const key of Object.keys(raw)) {
+    const value = raw[key];
+    // JSON.parse makes "__proto__" an own key; assigning it would set the copy's prototype and
+    // let fields hidden in it pass the checks below.
+    if (value !== null && key !== '__proto__' && !TIME_AND_SECRET_FIELDS.has(key)) call[key] = value;
+  }
 
   for (const field of ID_FIELDS) {
     const value = call[field];

@@ -1,0 +1,82 @@
+/** The little Redis the bench needs: delete a run's keys, and read server counters around a phase. */
+import { requireFromIngest } from './deps.js';
+
+/** The part of ioredis used here (ioredis's own types are not resolvable from bench/). */
+interface MiniRedis {
+  scan(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
+  unlink(...keys: string[]): Promise<number>;
+  info(section: string): Promise<string>;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+type RedisCtor = new (url: string, options: Record<string, unknown>) => MiniRedis;
+
+export function connectRedis(url: string): MiniRedis {
+  const { Redis } = requireFromIngest<{ Redis: RedisCtor }>('ioredis');
+  const client = new Redis(url, { maxRetriesPerRequest: 1, connectionName: 'eventrelay-bench' });
+  client.on('error', () => undefined);
+  return client;
+}
+
+/** SCAN + UNLINK every key that starts with `prefix` (a run-unique, hash-tagged prefix). */
+export async function deletePrefix(client: MiniRedis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 2000);
+    cursor = next;
+    if (keys.length > 0) deleted += await client.unlink(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}
+
+export interface CommandStat {
+  calls: number;
+  usec: number;
+}
+
+export interface RedisSnapshot {
+  readonly cpuSeconds: number;
+  readonly usedMemory: number;
+  readonly commands: Map<string, CommandStat>;
+  readonly version: string;
+}
+
+function field(info: string, name: string): string | undefined {
+  return new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+}
+
+export async function redisSnapshot(client: MiniRedis): Promise<RedisSnapshot> {
+  const info = await client.info('all');
+  const commands = new Map<string, CommandStat>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    commands.set(m[1] as string, { calls: Number(m[2]), usec: Number(m[3]) });
+  }
+  return {
+    cpuSeconds: Number(field(info, 'used_cpu_user') ?? 0) + Number(field(info, 'used_cpu_sys') ?? 0),
+    usedMemory: Number(field(info, 'used_memory') ?? 0),
+    commands,
+    version: field(info, 'redis_version') ?? 'unknown',
+  };
+}
+
+export interface CommandDelta {
+  command: string;
+  calls: number;
+  usec: number;
+  usec_per_call: number;
+}
+
+/** Commands run between two snapshots, most Redis time first (whole server, not only this run). */
+export function commandDeltas(before: RedisSnapshot, after: RedisSnapshot, top = 8): CommandDelta[] {
+  const out: CommandDelta[] = [];
+  for (const [command, stat] of after.commands) {
+    const prev = before.commands.get(command) ?? { calls: 0, usec: 0 };
+    const calls = stat.calls - prev.calls;
+    const usec = stat.usec - prev.usec;
+    if (calls > 0) out.push({ command, calls, usec, usec_per_call: Math.round((usec / calls) * 100) / 100 });
+  }
+  return out.sort((a, b) => b.usec - a.usec).slice(0, top);
+}
