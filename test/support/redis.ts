@@ -53,6 +53,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
+    if (child && child.exitCode === null && child.signalCode === null) return;
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => undefined);
@@ -70,7 +71,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   };
   const stop = async () => {
     const c = child;
-    if (!c || c.exitCode !== null) return;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve());
       c.kill('SIGKILL');
