@@ -112,7 +112,7 @@ export function describeEnv<S extends Spec>(spec: S, env: EnvOf<S>): Record<stri
   const out: Record<string, unknown> = {};
   for (const [name, variable] of Object.entries(spec)) {
     const value = (env as Record<string, unknown>)[name];
-    out[name] = variable.secret && value !== undefined ? redact(name, String(value)) : value;
+    out[name] = variable.secret && typeof value === 'string' ? redact(name, value) : value;
   }
   return out;
 }
@@ -122,6 +122,8 @@ function redact(name: string, value: string): string {
     try {
       const url = new URL(value);
       if (url.password) url.password = '***';
+      // ioredis also takes the password from the query string.
+      for (const key of [...url.searchParams.keys()]) if (/pass/i.test(key)) url.searchParams.set(key, '***');
       return url.toString();
     } catch {
       return '***';

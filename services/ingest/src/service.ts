@@ -12,7 +12,7 @@ import { createIngestMetrics } from './metrics.js';
 import { SourceDirectory } from './adapters/source-directory.js';
 import { IntakeWriter } from './adapters/intake-writer.js';
 import { QueueDepthGuard } from './adapters/queue-depth-guard.js';
-import { createIngestApp } from './http/app.js';
+import { createIngestHandler } from './http/app.js';
 
 export interface IngestDeps {
   readonly logger: Logger;
@@ -64,7 +64,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     clock,
     onMarkFailed: (err) => logger.warn({ err }, 'dedupe.mark_failed'),
   });
-  const app = createIngestApp({
+  const handler = createIngestHandler({
     directory,
     writer,
     depthGuard,
@@ -75,7 +75,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     metrics: createIngestMetrics(registry, () => depthGuard.depth),
     ops: { registry, readiness: { redis: async () => void (await control.ping()) } },
   });
-  const server = await listen(createServer(app), env.INGEST_PORT, env.INGEST_HOST ?? '0.0.0.0');
+  const server = await listen(createServer(handler), env.INGEST_PORT, env.INGEST_HOST ?? '0.0.0.0');
   // Longer than common load balancer idle timeouts, so the balancer closes first.
   server.keepAliveTimeout = 65_000;
   const address = server.address();
@@ -84,7 +84,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
 
   const shutdownSteps: ShutdownStep[] = [
     { name: 'stop accepting requests', run: () => closeServer(server) },
-    { name: 'stop background polls', run: async () => (directory.stop(), depthGuard.stop()) },
+    { name: 'stop background polls', run: () => Promise.resolve((directory.stop(), depthGuard.stop())) },
     { name: 'close route queue', run: () => queue.close() },
     { name: 'quit redis', run: closeConnections },
   ];

@@ -83,10 +83,6 @@ interface Case {
 
 const SINGLE_ROUTES = ['identify', 'track', 'page', 'screen', 'group', 'alias', 'i', 't', 'p', 's', 'g', 'a'] as const;
 const BATCH_ROUTES = ['batch', 'import', 'b'] as const;
-const TYPE_OF: Record<(typeof SINGLE_ROUTES)[number], string> = {
-  identify: 'identify', track: 'track', page: 'page', screen: 'screen', group: 'group', alias: 'alias',
-  i: 'identify', t: 'track', p: 'page', s: 'screen', g: 'group', a: 'alias',
-};
 
 const SINGLE_LIMIT = 32 * 1024;
 const BATCH_LIMIT = 500 * 1024;

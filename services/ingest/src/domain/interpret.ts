@@ -24,8 +24,6 @@ export interface Interpretation {
 export interface InterpretContext {
   readonly receivedAt: number;
   readonly newMessageId: () => string;
-  /** Size of the decoded body: when it is within the per-call limit, no item can exceed it. */
-  readonly bodyBytes: number;
 }
 
 export function interpretBody(route: IntakeRoute, body: Record<string, unknown>, ctx: InterpretContext): Interpretation {
@@ -42,7 +40,6 @@ export function interpretBody(route: IntakeRoute, body: Record<string, unknown>,
   const envelopeContext = isPlainObject(body['context']) ? body['context'] : undefined;
   const envelopeIntegrations = isPlainObject(body['integrations']) ? body['integrations'] : undefined;
   const normalize = normalizeContext(ctx.receivedAt, body['sentAt'], ctx.newMessageId);
-  const sizeCheck = ctx.bodyBytes > MAX_CALL_BYTES;
   const accepted: NormalizedCall[] = [];
   const rejected: Rejection[] = [];
   items.forEach((item: unknown, index) => {
@@ -55,9 +52,10 @@ export function interpretBody(route: IntakeRoute, body: Record<string, unknown>,
       rejected.push({ index, code: 'invalid_event', message: `type must be one of ${CALL_TYPES.join(', ')}` });
       return;
     }
-    // Measured with the envelope merged in: that is what gets stored and delivered.
+    // Measured as stored and delivered: envelope merged in, re-serialized (a number such as 1e20
+    // grows when written back, so the size as sent is no bound).
     const merged = mergeEnvelope(item, envelopeContext, envelopeIntegrations);
-    const size = sizeCheck ? Buffer.byteLength(JSON.stringify(merged)) : 0;
+    const size = Buffer.byteLength(JSON.stringify(merged));
     if (size > MAX_CALL_BYTES) {
       rejected.push({ index, code: 'payload_too_large', message: `call is ${size} bytes with the batch context merged in; at most ${MAX_CALL_BYTES} are allowed` });
       return;

@@ -17,8 +17,20 @@ export function parseTimestamp(value: unknown): number | undefined {
   const hms = time.length === 5 ? `${time}:00` : time;
   const ms = (fraction + '000').slice(0, 3);
   const offset = zone === 'Z' || zone === 'z' ? 'Z' : `${zone.slice(0, 3)}:${zone.length > 3 ? zone.slice(-2) : '00'}`;
+  if (date === undefined || !isRealDay(date)) return undefined;
   const epoch = Date.parse(`${date}T${hms}.${ms}${offset}`);
   return Number.isFinite(epoch) ? epoch : undefined;
+}
+
+/** Date.parse rolls 30 February into March; a day that does not exist is no timestamp. */
+function isRealDay(date: string): boolean {
+  const year = Number(date.slice(0, 4));
+  const month = Number(date.slice(5, 7));
+  const day = Number(date.slice(8, 10));
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  return day <= days;
 }
 
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T09:30:00.000Z. */

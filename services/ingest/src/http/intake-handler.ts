@@ -73,8 +73,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
 
   async function accept(route: IntakeRoute, req: IncomingMessage, outcome: Outcome) {
     const receivedAt = deps.clock();
-    const text = await readBodyText(req, route.kind === 'single' ? MAX_CALL_BYTES : MAX_BATCH_BYTES);
-    const body = parseJsonObject(text);
+    const body = parseJsonObject(await readBodyText(req, route.kind === 'single' ? MAX_CALL_BYTES : MAX_BATCH_BYTES));
     const writeKey = extractWriteKey(req.headers.authorization, body);
     if (!writeKey) throw new AuthError('missing_write_key', 'no write key: send it as the HTTP Basic user name or as "writeKey" in the body');
     const source = await deps.directory.lookup(writeKey).catch((cause: unknown) => {
@@ -83,7 +82,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     if (!source) throw new AuthError('unknown_write_key', 'the write key names no source');
     outcome.sourceId = source.id;
 
-    const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId, bodyBytes: Buffer.byteLength(text) });
+    const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId });
     outcome.rejected = rejected.length;
     if (accepted.length === 0) return rejected;
     if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);

@@ -1,0 +1,63 @@
+// Starts the eventrelay processes of a local quick start, waits until each is ready, prints how to
+// use them, and stops them all on Ctrl-C or when one of them dies.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const config = process.env.EVENTRELAY_CONFIG ?? 'examples/eventrelay.config.json';
+const ingestPort = process.env.INGEST_PORT ?? '8080';
+const env = { ...process.env, EVENTRELAY_CONFIG: config, INGEST_PORT: ingestPort, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+
+const processes = [{ name: 'ingest', entry: 'services/ingest/dist/index.js', ready: `http://127.0.0.1:${ingestPort}/readyz` }];
+
+const children = processes.map(({ name, entry }) => {
+  const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  child.on('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`[eventrelay] ${name} exited (${signal ?? code}); stopping the rest`);
+    stop(1);
+  });
+  return child;
+});
+
+let stopping = false;
+function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 3000).unref();
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null))).then(() => process.exit(code));
+}
+process.on('SIGINT', () => stop(0));
+process.on('SIGTERM', () => stop(0));
+
+async function waitReady(url) {
+  for (let i = 0; i < 150; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not become ready in 30 s`);
+}
+
+try {
+  await Promise.all(processes.map((p) => waitReady(p.ready)));
+} catch (err) {
+  console.error(`[eventrelay] ${err.message}`);
+  stop(1);
+}
+if (!stopping) {
+  const source = JSON.parse(readFileSync(config, 'utf8')).sources?.[0];
+  const body = JSON.stringify({ userId: 'demo-user', event: 'Demo Event', properties: { plan: 'pro' } });
+  console.log(`
+eventrelay is running (Ctrl-C stops it)
+  intake    http://localhost:${ingestPort}/v1/{identify,track,page,screen,group,alias,batch}
+  health    http://localhost:${ingestPort}/healthz   /readyz   /metrics
+  config    ${config}
+
+Send a call with the demo source's write key:
+  curl -u ${source?.writeKey ?? '<write key>'}: -H 'Content-Type: application/json' -d '${body}' http://localhost:${ingestPort}/v1/track
+`);
+}

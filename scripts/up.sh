@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs everything and runs eventrelay locally: Redis (started when none answers), the example
+# config with a demo source, and ingest. Prints a curl line that works as printed. Ctrl-C stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+ensure_node
+ensure_pnpm
+install_deps
+log "building (tsc -b)"
+pnpm -s build
+ensure_redis
+exec node scripts/run-local.mjs
