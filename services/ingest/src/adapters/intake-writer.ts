@@ -5,7 +5,7 @@
  *      messageIds were already accepted (dedupe);
  *   2. addBulk: one route job per request holding its new calls (the durable write; MULTI, so all
  *      or none);
- *   3. mark script: remember the enqueued messageIds for the dedupe window.
+ *   3. mark script: remember the enqueued messageIds for the dedupe window (sent, not awaited).
  * Marking after the write, not before, means a crash between 2 and 3 can only let a duplicate
  * through (the router's deterministic job ids absorb it), never lose a call that was answered 200.
  */
@@ -114,10 +114,9 @@ export class IntakeWriter {
     const dedupe = this.opts.dedupeWindowSeconds > 0;
     try {
       const rateKeys = batch.map((p) => `${this.opts.prefix}:rate:${p.sub.sourceId}:${second}`);
-      const seenKeys = dedupe ? batch.flatMap((p) => p.sub.calls.map((c) => this.dedupeKey(p.sub.sourceId, c.messageId))) : [];
-      const counts = batch.map((p) => (dedupe ? p.sub.calls.length : 0));
-      const keys = [...rateKeys, ...seenKeys];
-      const verdicts = await this.scripts.intakeGate(keys.length, ...keys, batch.length, ...batch.map((p) => p.sub.ratePerSecond), ...counts);
+      const seenKeys = batch.map((p) => (dedupe ? p.sub.calls.map((c) => this.dedupeKey(p.sub.sourceId, c.messageId)) : []));
+      const keys = [...rateKeys, ...seenKeys.flat()];
+      const verdicts = await this.scripts.intakeGate(keys.length, ...keys, batch.length, ...batch.map((p) => p.sub.ratePerSecond), ...seenKeys.map((k) => k.length));
 
       const results: SubmitResult[] = [];
       const jobs: { name: string; data: RouteJob; opts: { jobId: string } }[] = [];
@@ -130,23 +129,25 @@ export class IntakeWriter {
           return;
         }
         const seen = Array.isArray(verdict) ? verdict : [];
-        const fresh = p.sub.calls.filter((c, j) => {
-          const key = this.dedupeKey(p.sub.sourceId, c.messageId);
+        const keysOfRequest = seenKeys[i] ?? [];
+        const fresh = p.sub.calls.filter((_c, j) => {
+          const key = keysOfRequest[j];
+          if (key === undefined) return true;
           if (seen[j] === 1 || claimedThisFlush.has(key)) return false;
           claimedThisFlush.add(key);
+          toMark.push(key);
           return true;
         });
-        if (fresh.length > 0) {
-          jobs.push({ name: queueCatalog.route.jobName, data: { sourceId: p.sub.sourceId, requestId: p.sub.requestId, calls: fresh }, opts: { jobId: p.sub.requestId } });
-          if (dedupe) toMark.push(...fresh.map((c) => this.dedupeKey(p.sub.sourceId, c.messageId)));
-        }
+        if (fresh.length > 0) jobs.push({ name: queueCatalog.route.jobName, data: { sourceId: p.sub.sourceId, requestId: p.sub.requestId, calls: fresh }, opts: { jobId: p.sub.requestId } });
         results.push({ kind: 'accepted', enqueued: fresh.length, duplicates: p.sub.calls.length - fresh.length });
       });
 
       if (jobs.length > 0) await this.opts.queue.addBulk(jobs);
       if (toMark.length > 0) {
-        // The calls are already durable; a failed mark only weakens dedupe, so it does not fail the request.
-        await this.scripts.intakeMark(toMark.length, ...toMark, this.opts.dedupeWindowSeconds).catch(this.opts.onMarkFailed);
+        // Not awaited: the calls are already durable, and a failed mark only weakens dedupe. The
+        // mark is written to the connection before any answer goes out, and Redis runs one
+        // connection's commands in order, so a repeat sent after the answer is gated after it.
+        this.scripts.intakeMark(toMark.length, ...toMark, this.opts.dedupeWindowSeconds).catch(this.opts.onMarkFailed);
       }
       batch.forEach((p, i) => p.resolve(results[i] as SubmitResult));
     } catch (err) {

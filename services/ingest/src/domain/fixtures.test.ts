@@ -57,6 +57,7 @@ describe.each(files)('%s', (file) => {
 
     const ids = messageIdsFrom(fixture.messageIds);
     const result = interpretBody(route, structuredClone(fixture.body), {
+      measureItems: true,
       receivedAt,
       newMessageId: ids.newMessageId,
     });

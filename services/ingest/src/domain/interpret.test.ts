@@ -1,3 +1,4 @@
+import { inspectJsonText, itemsNeedMeasuring } from './json-text';
 import { ValidationError, type NormalizedCall } from '@eventrelay/config';
 import { firstOfEachMessageId, interpretBody, type InterpretContext } from './interpret.js';
 import { MAX_BATCH_ITEMS, MAX_CALL_BYTES } from './limits.js';
@@ -9,7 +10,7 @@ const BATCH: IntakeRoute = { kind: 'batch' };
 
 function context(body: unknown, overrides: Partial<InterpretContext> = {}): InterpretContext {
   let n = 0;
-  return { receivedAt: RECEIVED_AT, newMessageId: () => `gen-${++n}`, ...overrides };
+  return { receivedAt: RECEIVED_AT, newMessageId: () => `gen-${++n}`, measureItems: true, ...overrides };
 }
 
 function interpret(route: IntakeRoute, body: Record<string, unknown>, overrides: Partial<InterpretContext> = {}) {
@@ -280,12 +281,22 @@ describe('interpretBody, batches', () => {
 
     // Re-serializing can grow a call (1e20 is stored as 100000000000000000000), so the verdict on an item must
     // not depend on how big its siblings make the body.
+    it('measures items only when the body is over the limit or has a number with an exponent outside strings', () => {
+      const small = `{"batch":[{"type":"track","userId":"u","event":"E","properties":{"n":12.5,"s":"x:1e5 in a string","t":true,"f":false}}]}`;
+      expect(itemsNeedMeasuring(inspectJsonText(small), Buffer.byteLength(small), MAX_CALL_BYTES)).toBe(false);
+      const plain = `{"batch":[{"type":"track","userId":"u","anonymousId":"3f1c2a9e-5b7d","event":"E","properties":{"n":12.5,"m":[1,2.5E3]}}]}`;
+      expect(itemsNeedMeasuring(inspectJsonText(plain), Buffer.byteLength(plain), MAX_CALL_BYTES)).toBe(true);
+      const uuidOnly = plain.replace(',2.5E3', '');
+      expect(itemsNeedMeasuring(inspectJsonText(uuidOnly), Buffer.byteLength(uuidOnly), MAX_CALL_BYTES)).toBe(false);
+      expect(itemsNeedMeasuring(inspectJsonText(uuidOnly), MAX_CALL_BYTES + 1, MAX_CALL_BYTES)).toBe(true);
+    });
+
     it('gives an item the same verdict whatever else is in the batch', () => {
       const grows = `{"type":"track","userId":"u1","event":"E","properties":{"v":[${Array(6000).fill('1e20').join(',')}]}}`;
       const padding = `{"type":"identify","userId":"u2","traits":{"blob":"${'x'.repeat(10_000)}"}}`;
       const verdict = (text: string) => {
         const body = JSON.parse(text) as Record<string, unknown>;
-        return interpretBody(BATCH, body, context(body)).rejected.map((r) => r.index);
+        return interpretBody(BATCH, body, context(body, { measureItems: itemsNeedMeasuring(inspectJsonText(text), Buffer.byteLength(text), MAX_CALL_BYTES) })).rejected.map((r) => r.index);
       };
       const alone = `{"batch":[${grows}]}`;
       const withSibling = `{"batch":[${grows},${padding}]}`;

@@ -24,6 +24,8 @@ export interface Interpretation {
 export interface InterpretContext {
   readonly receivedAt: number;
   readonly newMessageId: () => string;
+  /** False only when no item can be over the per-call limit (see itemsNeedMeasuring). */
+  readonly measureItems: boolean;
 }
 
 export function interpretBody(route: IntakeRoute, body: Record<string, unknown>, ctx: InterpretContext): Interpretation {
@@ -52,10 +54,9 @@ export function interpretBody(route: IntakeRoute, body: Record<string, unknown>,
       rejected.push({ index, code: 'invalid_event', message: `type must be one of ${CALL_TYPES.join(', ')}` });
       return;
     }
-    // Measured as stored and delivered: envelope merged in, re-serialized (a number such as 1e20
-    // grows when written back, so the size as sent is no bound).
+    // Measured as stored and delivered: envelope merged in, re-serialized.
     const merged = mergeEnvelope(item, envelopeContext, envelopeIntegrations);
-    const size = Buffer.byteLength(JSON.stringify(merged));
+    const size = ctx.measureItems ? Buffer.byteLength(JSON.stringify(merged)) : 0;
     if (size > MAX_CALL_BYTES) {
       rejected.push({ index, code: 'payload_too_large', message: `call is ${size} bytes with the batch context merged in; at most ${MAX_CALL_BYTES} are allowed` });
       return;

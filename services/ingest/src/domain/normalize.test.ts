@@ -23,7 +23,7 @@ describe('normalizeContext', () => {
   it('computes receivedAt once, in ISO form, and parses the envelope sentAt', () => {
     const newMessageId = ids();
     const ctx = normalizeContext(RECEIVED_AT, '2026-11-21T10:29:58+01:00', newMessageId);
-    expect(ctx).toEqual({ receivedAt: RECEIVED_AT, receivedAtIso: '2026-11-21T09:30:00.000Z', envelopeSentAt: Date.parse('2026-11-21T09:29:58.000Z'), newMessageId });
+    expect(ctx).toEqual({ receivedAt: RECEIVED_AT, receivedAtIso: '2026-11-21T09:30:00.000Z', envelopeSentAt: Date.parse('2026-11-21T09:29:58.000Z'), envelopeSentAtIso: '2026-11-21T09:29:58.000Z', newMessageId });
   });
 
   it('treats an unparseable envelope sentAt as absent', () => {

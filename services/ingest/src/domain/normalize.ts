@@ -7,7 +7,7 @@
 import type { NormalizedCall } from '@eventrelay/config';
 import type { CallType } from './routes.js';
 import type { RawCall } from './validate.js';
-import { correctedTimestamp, isoUtc, parseTimestamp } from './timestamps.js';
+import { canonicalIso, correctedTimestamp, isoUtc, parseTimestamp } from './timestamps.js';
 
 /** Per request: computed once, shared by every call of a batch. */
 export interface NormalizeContext {
@@ -15,24 +15,32 @@ export interface NormalizeContext {
   readonly receivedAtIso: string;
   /** The batch envelope's sentAt (epoch ms), used when the call has none of its own. */
   readonly envelopeSentAt: number | undefined;
+  readonly envelopeSentAtIso: string | undefined;
   readonly newMessageId: () => string;
 }
 
 export function normalizeContext(receivedAt: number, envelopeSentAt: unknown, newMessageId: () => string): NormalizeContext {
-  return { receivedAt, receivedAtIso: isoUtc(receivedAt), envelopeSentAt: parseTimestamp(envelopeSentAt), newMessageId };
+  const sentAt = parseTimestamp(envelopeSentAt);
+  return { receivedAt, receivedAtIso: isoUtc(receivedAt), envelopeSentAt: sentAt, envelopeSentAtIso: sentAt === undefined ? undefined : canonicalIso(envelopeSentAt, sentAt), newMessageId };
 }
 
 /** `raw` is the call as sent (for its time fields); `checked` is what checkCall returned. */
 export function normalizeCall(raw: RawCall, checked: RawCall, type: CallType, ctx: NormalizeContext): NormalizedCall {
-  const original = parseTimestamp(raw['timestamp']) ?? parseTimestamp(raw['originalTimestamp']);
-  const sentAt = parseTimestamp(raw['sentAt']) ?? ctx.envelopeSentAt;
+  const fromTimestamp = parseTimestamp(raw['timestamp']);
+  const originalText = fromTimestamp !== undefined ? raw['timestamp'] : raw['originalTimestamp'];
+  const original = fromTimestamp ?? parseTimestamp(raw['originalTimestamp']);
+  const ownSentAt = parseTimestamp(raw['sentAt']);
+  const sentAt = ownSentAt ?? ctx.envelopeSentAt;
   const timestamp = correctedTimestamp(ctx.receivedAt, original, sentAt);
   const normalized = checked as NormalizedCall;
   normalized.type = type;
   normalized.messageId = typeof checked['messageId'] === 'string' ? checked['messageId'] : ctx.newMessageId();
-  normalized.timestamp = timestamp === ctx.receivedAt ? ctx.receivedAtIso : isoUtc(timestamp);
+  // Formatting dates is a measurable share of intake CPU: reuse strings already in canonical form.
+  const originalIso = original === undefined ? undefined : canonicalIso(originalText, original);
+  normalized.timestamp = timestamp === ctx.receivedAt ? ctx.receivedAtIso : timestamp === original && originalIso ? originalIso : isoUtc(timestamp);
   normalized.receivedAt = ctx.receivedAtIso;
-  if (original !== undefined) normalized.originalTimestamp = isoUtc(original);
-  if (sentAt !== undefined) normalized.sentAt = isoUtc(sentAt);
+  if (originalIso !== undefined) normalized.originalTimestamp = originalIso;
+  if (ownSentAt !== undefined) normalized.sentAt = canonicalIso(raw['sentAt'], ownSentAt);
+  else if (ctx.envelopeSentAtIso !== undefined) normalized.sentAt = ctx.envelopeSentAtIso;
   return normalized;
 }

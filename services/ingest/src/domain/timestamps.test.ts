@@ -1,4 +1,4 @@
-import { correctedTimestamp, isoUtc, parseTimestamp } from './timestamps.js';
+import { canonicalIso, correctedTimestamp, isoUtc, parseTimestamp } from './timestamps.js';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -217,5 +217,17 @@ describe('correctedTimestamp', () => {
     expect(correctedTimestamp(0, 8.64e15, 0)).toBe(8.64e15);
     expect(correctedTimestamp(0, 8.64e15 + 1, 1)).toBe(8.64e15);
     expect(correctedTimestamp(0, 8.64e15 + 2, 1)).toBe(8.64e15 + 2);
+  });
+});
+
+describe('canonicalIso', () => {
+  it('returns a string already in canonical form as it is', () => {
+    const text = '2026-11-21T09:30:00.123Z';
+    expect(canonicalIso(text, Date.parse(text))).toBe(text);
+  });
+  it('re-formats anything else from the epoch value', () => {
+    expect(canonicalIso('2026-11-21T10:30:00.123+01:00', Date.parse('2026-11-21T09:30:00.123Z'))).toBe('2026-11-21T09:30:00.123Z');
+    expect(canonicalIso('2026-11-21T09:30:00Z', Date.parse('2026-11-21T09:30:00Z'))).toBe('2026-11-21T09:30:00.000Z');
+    expect(canonicalIso(12, 0)).toBe('1970-01-01T00:00:00.000Z');
   });
 });

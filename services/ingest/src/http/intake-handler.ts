@@ -8,7 +8,7 @@ import { AuthError, UnavailableError } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
 import { routeFor, type IntakeRoute } from '../domain/routes.js';
 import { extractWriteKey } from '../domain/auth.js';
-import { parseJsonObject } from '../domain/json-text.js';
+import { inspectJsonText, itemsNeedMeasuring, parseJsonObject } from '../domain/json-text.js';
 import { firstOfEachMessageId, interpretBody } from '../domain/interpret.js';
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES } from '../domain/limits.js';
 import { readBodyText } from '../adapters/body-reader.js';
@@ -73,7 +73,9 @@ export function createIntakeHandler(deps: IntakeDeps) {
 
   async function accept(route: IntakeRoute, req: IncomingMessage, outcome: Outcome) {
     const receivedAt = deps.clock();
-    const body = parseJsonObject(await readBodyText(req, route.kind === 'single' ? MAX_CALL_BYTES : MAX_BATCH_BYTES));
+    const text = await readBodyText(req, route.kind === 'single' ? MAX_CALL_BYTES : MAX_BATCH_BYTES);
+    const shape = inspectJsonText(text);
+    const body = parseJsonObject(text, shape);
     const writeKey = extractWriteKey(req.headers.authorization, body);
     if (!writeKey) throw new AuthError('missing_write_key', 'no write key: send it as the HTTP Basic user name or as "writeKey" in the body');
     const source = await deps.directory.lookup(writeKey).catch((cause: unknown) => {
@@ -82,7 +84,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     if (!source) throw new AuthError('unknown_write_key', 'the write key names no source');
     outcome.sourceId = source.id;
 
-    const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId });
+    const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId, measureItems: itemsNeedMeasuring(shape, Buffer.byteLength(text), MAX_CALL_BYTES) });
     outcome.rejected = rejected.length;
     if (accepted.length === 0) return rejected;
     if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
