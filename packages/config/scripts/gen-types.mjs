@@ -1,40 +1,48 @@
-// Generates src/generated/*.ts from schemas/*.schema.json. With --check it writes nothing and
-// exits 1 when the committed files differ from what the schemas produce (drift).
-import { compileFromFile } from 'json-schema-to-typescript';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+// Generates src/generated/contracts.ts from schemas/*.schema.json: one file, so a type referenced
+// by several schemas (NormalizedCall, WebhookSettings) is declared once. With --check it writes
+// nothing and exits 1 when the committed file differs from what the schemas produce (drift).
+import { compile } from 'json-schema-to-typescript';
+import { readdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const schemaDir = path.join(root, 'schemas');
 const outDir = path.join(root, 'src', 'generated');
+const outFile = path.join(outDir, 'contracts.ts');
 const check = process.argv.includes('--check');
 
-export async function generate() {
-  const out = new Map();
-  for (const file of (await readdir(schemaDir)).filter((f) => f.endsWith('.schema.json')).sort()) {
-    const ts = await compileFromFile(path.join(schemaDir, file), {
-      cwd: schemaDir,
-      bannerComment: `/* Generated from schemas/${file} by scripts/gen-types.mjs. Do not edit: change the schema and run pnpm gen:types. */`,
-      additionalProperties: false,
-      ignoreMinAndMaxItems: true,
-      style: { singleQuote: true },
-    });
-    out.set(file.replace('.schema.json', '.ts'), ts);
-  }
-  return out;
+const files = (await readdir(schemaDir)).filter((f) => f.endsWith('.schema.json')).sort();
+const properties = {};
+for (const file of files) {
+  const { title } = JSON.parse(await readFile(path.join(schemaDir, file), 'utf8'));
+  properties[title] = { $ref: file };
 }
+const index = {
+  title: 'Contracts',
+  description: 'Every contract type, one per schema file under schemas/.',
+  type: 'object',
+  additionalProperties: false,
+  required: Object.keys(properties),
+  properties,
+};
+const ts = await compile(index, 'Contracts', {
+  cwd: schemaDir,
+  bannerComment: '/* Generated from schemas/*.schema.json by scripts/gen-types.mjs. Do not edit: change a schema and run pnpm gen:types. */',
+  additionalProperties: false,
+  ignoreMinAndMaxItems: true,
+  style: { singleQuote: true },
+});
 
-const files = await generate();
-let drift = [];
-for (const [name, ts] of files) {
-  const target = path.join(outDir, name);
-  const current = await readFile(target, 'utf8').catch(() => '');
-  if (current === ts) continue;
-  if (check) drift.push(name);
-  else await writeFile(target, ts);
-}
-if (check && drift.length > 0) {
-  console.error(`generated types are out of date: ${drift.join(', ')} (run pnpm gen:types)`);
-  process.exit(1);
+const stale = (await readdir(outDir)).filter((f) => f !== 'contracts.ts');
+const current = await readFile(outFile, 'utf8').catch(() => '');
+if (check) {
+  const problems = [...(current === ts ? [] : ['contracts.ts is out of date']), ...stale.map((f) => `${f} is not generated any more`)];
+  if (problems.length > 0) {
+    console.error(`generated types: ${problems.join('; ')} (run pnpm gen:types)`);
+    process.exit(1);
+  }
+} else {
+  if (current !== ts) await writeFile(outFile, ts);
+  for (const f of stale) await rm(path.join(outDir, f));
 }

@@ -3,7 +3,7 @@
  * applied, so a bad file changes nothing.
  */
 import { ConfigError } from './errors.js';
-import type { EventrelayConfig } from './generated/eventrelay-config.js';
+import type { EventrelayConfig } from './generated/contracts.js';
 import { describeSchemaErrors, validateConfigShape } from './schemas.js';
 import { webhookHeaderProblems } from './webhook-headers.js';
 

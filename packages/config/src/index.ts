@@ -4,7 +4,4 @@ export * from './queues.js';
 export * from './schemas.js';
 export * from './config-file.js';
 export * from './webhook-headers.js';
-export type { NormalizedCall } from './generated/normalized-call.js';
-export type { RouteJob } from './generated/route-job.js';
-export type { WebhookSettings, WebhookTarget } from './generated/webhook-settings.js';
-export type { EventrelayConfig, Source, Destination, Audience } from './generated/eventrelay-config.js';
+export type { NormalizedCall, RouteJob, WebhookSettings, WebhookTarget, EventrelayConfig, Source, Destination, Audience } from './generated/contracts.js';

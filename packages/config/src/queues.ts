@@ -3,7 +3,7 @@
  * typed from it, so renaming a queue or changing a payload breaks the build wherever it is used.
  * Names contain no ":" because BullMQ joins prefix, name and key parts with ":".
  */
-import type { RouteJob } from './generated/route-job.js';
+import type { RouteJob } from './generated/contracts.js';
 
 export interface QueueDefinition<Payload> {
   readonly name: string;

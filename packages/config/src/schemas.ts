@@ -6,10 +6,7 @@ import normalizedCallSchema from '../schemas/normalized-call.schema.json';
 import routeJobSchema from '../schemas/route-job.schema.json';
 import webhookSettingsSchema from '../schemas/webhook-settings.schema.json';
 import configSchema from '../schemas/eventrelay-config.schema.json';
-import type { NormalizedCall } from './generated/normalized-call.js';
-import type { RouteJob } from './generated/route-job.js';
-import type { WebhookSettings } from './generated/webhook-settings.js';
-import type { EventrelayConfig } from './generated/eventrelay-config.js';
+import type { EventrelayConfig, NormalizedCall, RouteJob, WebhookSettings } from './generated/contracts.js';
 
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 ajv.addSchema([normalizedCallSchema, routeJobSchema, webhookSettingsSchema, configSchema]);

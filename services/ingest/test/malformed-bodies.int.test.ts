@@ -8,14 +8,8 @@
  */
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { errorCodes, queueCatalog, type ErrorCode, type RouteJob, type Source } from '@eventrelay/config';
-import { ConfigStore, createLogger, createMetricsRegistry } from '@eventrelay/runtime';
-import { loadEnv } from '../src/env';
-import { startIngest } from '../src/service';
-import { post } from '../../../test/support/ingest';
-import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
+import { errorCodes, type ErrorCode } from '@eventrelay/config';
+import { post, startTestIngest, type TestIngest } from '../../../test/support/ingest';
 
 // ---------------------------------------------------------------------------------------------
 // Deterministic generation
@@ -652,62 +646,13 @@ function describeFailure(c: Case, a: Answer, problems: string[]): string {
   return `[${c.name}] ${c.method} ${c.path}${c.chunked ? ' (chunked)' : ''} {${headers.join('; ')}} body ${preview(c)} -> ${problems.join('; ')} (${a.ms} ms)`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// The ingest under test
-// ---------------------------------------------------------------------------------------------
-
-interface RunningTestIngest {
-  readonly url: string;
-  readonly writeKey: string;
-  routeJobs(): Promise<RouteJob[]>;
-  close(): Promise<void>;
-}
-
-/**
- * What test/support/ingest.ts startTestIngest does, plus a retry. startIngest pings its hot-path
- * connection (enableOfflineQueue: false) without waiting for it to be ready, so about one start in
- * five fails with "Stream isn't writeable"; startTestIngest then leaks its admin connection, which
- * keeps jest from exiting. Here a failed start closes what it opened and is tried again.
- */
-async function startIngestUnderTest(label: string): Promise<RunningTestIngest> {
-  for (let attempt = 1; ; attempt++) {
-    const prefix = uniquePrefix(label);
-    const source: Source = { id: 'src-test', name: 'Test source', type: 'server', writeKey: `wk_${prefix.replace(/\W/g, '')}` };
-    const admin = new Redis(SHARED_REDIS_URL, { maxRetriesPerRequest: 1 });
-    try {
-      await new ConfigStore(admin, prefix).apply({ sources: [source], destinations: [], audiences: [] });
-      const env = loadEnv({ REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, INGEST_PORT: '0', INGEST_HOST: '127.0.0.1', LOG_LEVEL: 'silent' });
-      const ingest = await startIngest(env, { logger: createLogger('ingest', 'silent'), registry: createMetricsRegistry('ingest') });
-      const queue = new Queue<RouteJob>(queueCatalog.route.name, { connection: admin, prefix });
-      return {
-        url: `http://127.0.0.1:${ingest.port}`,
-        writeKey: source.writeKey,
-        async routeJobs() {
-          const jobs = await queue.getJobs(['wait', 'active', 'delayed', 'completed', 'failed'], 0, -1, true);
-          return jobs.map((j) => j.data);
-        },
-        async close() {
-          await ingest.close();
-          await queue.close();
-          await deletePrefix(SHARED_REDIS_URL, prefix).catch(() => undefined);
-          admin.disconnect();
-        },
-      };
-    } catch (err) {
-      admin.disconnect();
-      await deletePrefix(SHARED_REDIS_URL, prefix).catch(() => undefined);
-      if (attempt >= 5) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The test
 // ---------------------------------------------------------------------------------------------
 
 describe('intake under malformed requests', () => {
-  let t: RunningTestIngest;
+  let t: TestIngest;
   let cases: Case[] = [];
   let answers: Answer[] = [];
   /** messageIds on the route queue after the run, except the envelope-merge items SPEC may accept. */
@@ -715,7 +660,7 @@ describe('intake under malformed requests', () => {
   let runMs = 0;
 
   beforeAll(async () => {
-    t = await startIngestUnderTest('malformed');
+    t = await startTestIngest({ label: 'malformed' });
     cases = generateCases(t.writeKey);
     const started = Date.now();
     answers = await runAll(t.url, cases, 10);
