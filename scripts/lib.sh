@@ -19,12 +19,20 @@ ensure_node() {
 }
 
 ensure_pnpm() {
+  local tools="$PWD/.eventrelay/tools"
+  [[ -x "$tools/node_modules/.bin/pnpm" ]] && export PATH="$tools/node_modules/.bin:$PATH"
   if command -v pnpm >/dev/null 2>&1; then return; fi
-  log "pnpm not found: installing pnpm@${PNPM_VERSION} with npm"
-  npm install -g "pnpm@${PNPM_VERSION}" >/dev/null 2>&1 || {
+  # Globally where npm may write there (root, or a user prefix); else inside the checkout.
+  if [[ -w "$(npm prefix -g 2>/dev/null)" ]]; then
+    log "pnpm not found: installing pnpm@${PNPM_VERSION} globally with npm"
+    npm install -g "pnpm@${PNPM_VERSION}" >/dev/null 2>&1 && return
+  fi
+  log "pnpm not found: installing pnpm@${PNPM_VERSION} into .eventrelay/tools"
+  npm install --prefix "$tools" "pnpm@${PNPM_VERSION}" >/dev/null 2>&1 || {
     log "could not install pnpm; run 'npm install -g pnpm@${PNPM_VERSION}' yourself and try again"
     exit 1
   }
+  export PATH="$tools/node_modules/.bin:$PATH"
 }
 
 install_deps() {

@@ -10,7 +10,9 @@ const env = { ...process.env, EVENTRELAY_CONFIG: config, INGEST_PORT: ingestPort
 const processes = [{ name: 'ingest', entry: 'services/ingest/dist/index.js', ready: `http://127.0.0.1:${ingestPort}/readyz` }];
 
 const children = processes.map(({ name, entry }) => {
-  const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  // Own process group: Ctrl-C reaches only this script, which then sends each child one SIGTERM
+  // (a second signal would make a child skip its graceful shutdown).
+  const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
   child.on('exit', (code, signal) => {
     if (stopping) return;
     console.error(`[eventrelay] ${name} exited (${signal ?? code}); stopping the rest`);
@@ -27,6 +29,7 @@ function stop(code) {
   setTimeout(() => process.exit(code), 3000).unref();
   Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null))).then(() => process.exit(code));
 }
+process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 

@@ -6,12 +6,19 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
+# Whatever stops the run early, its last line is still the totals line CI reads.
+summary_printed=""
+finish() {
+  [[ -n "$summary_printed" ]] || echo "0 passed, 1 failed"
+  [[ -n "${STARTED_REDIS_PID:-}" ]] && kill "$STARTED_REDIS_PID" 2>/dev/null
+  true
+}
+trap finish EXIT
+
 ensure_node
 ensure_pnpm
 install_deps || exit 1
 ensure_redis
-cleanup() { [[ -n "${STARTED_REDIS_PID:-}" ]] && kill "$STARTED_REDIS_PID" 2>/dev/null; true; }
-trap cleanup EXIT
 
 mkdir -p .eventrelay
 status=0
@@ -20,6 +27,7 @@ log "lint (eslint)";              pnpm -s lint || status=1
 log "generated types up to date"; pnpm -s check:types || status=1
 
 log "jest"
+rm -f .eventrelay/jest-results.json
 pnpm exec jest --ci --json --outputFile=.eventrelay/jest-results.json || status=1
 read -r jest_passed jest_failed < <(node -e '
   try { const r = require("./.eventrelay/jest-results.json"); console.log(r.numPassedTests, r.numFailedTests + r.numRuntimeErrorTestSuites); }
@@ -43,5 +51,6 @@ done
 
 passed=$((jest_passed + go_passed)); failed=$((jest_failed + go_failed))
 if (( status != 0 && failed == 0 )); then failed=1; log "a check outside the test counts failed (type check, lint, types drift or go vet): see above"; fi
+summary_printed=1
 echo "${passed} passed, ${failed} failed"
 (( status == 0 && failed == 0 ))

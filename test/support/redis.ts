@@ -4,7 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 
 export const SHARED_REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
@@ -48,13 +51,17 @@ export interface PrivateRedis {
   start(): Promise<void>;
 }
 
-/** A redis-server of this test's own; never the shared one. */
+/**
+ * A redis-server of this test's own, never the shared one, with AOF fsynced on every write so
+ * that what it acknowledged survives stop() and start() as it would in production.
+ */
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'eventrelay-redis-'));
   let child: ChildProcess | undefined;
   const start = async () => {
     if (child && child.exitCode === null && child.signalCode === null) return;
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], { stdio: 'ignore' });
     const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => undefined);
     for (let i = 0; i < 100; i++) {

@@ -40,13 +40,24 @@ export function port(opts: { default: number; describe: string }): EnvVar<number
   return integer({ ...opts, min: 0, max: 65535 });
 }
 
-export function text(opts: { default?: string; pattern?: RegExp; hint?: string; secret?: boolean; describe: string }): EnvVar<string | undefined> {
+interface TextOptions {
+  default?: string;
+  pattern?: RegExp;
+  hint?: string;
+  secret?: boolean;
+  describe: string;
+}
+
+export function text(opts: TextOptions & { default: string }): EnvVar<string>;
+export function text(opts: TextOptions): EnvVar<string | undefined>;
+export function text(opts: TextOptions): EnvVar<string | undefined> {
   return {
     describe: opts.describe,
     secret: opts.secret,
     parse(raw, name) {
       if (blank(raw)) return opts.default;
-      if (opts.pattern && !opts.pattern.test(raw)) return bad(name, `must be ${opts.hint ?? `of the form ${opts.pattern}`}, got "${raw}"`);
+      // A secret's value is never echoed: start-up errors end up in log collectors.
+      if (opts.pattern && !opts.pattern.test(raw)) return bad(name, `must be ${opts.hint ?? `of the form ${opts.pattern}`}${opts.secret ? '' : `, got "${raw}"`}`);
       return raw;
     },
   };
@@ -83,7 +94,8 @@ export function redisUrl(opts: { default: string; describe: string }): EnvVar<st
       try {
         url = new URL(value);
       } catch {
-        return bad(name, `must be a redis:// or rediss:// URL, got "${value}"`);
+        // Not echoed: the value may hold a password.
+        return bad(name, 'must be a redis:// or rediss:// URL (redis://[:password@]host[:port][/db])');
       }
       if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return bad(name, `must use redis:// or rediss://, got "${url.protocol}"`);
       return value;

@@ -10,7 +10,7 @@ export const errorCodes = {
   missing_write_key: { retryable: false, httpStatus: 400, summary: 'No write key in HTTP Basic auth nor in the body.' },
   unknown_write_key: { retryable: false, httpStatus: 401, summary: 'The write key names no source.' },
   rate_limited: { retryable: true, httpStatus: 429, summary: "Over the source's requests-per-second limit; retry after `Retry-After` seconds." },
-  service_unavailable: { retryable: true, httpStatus: 503, summary: 'Redis is unreachable or the router queue is over its depth limit; nothing was stored; retry after `Retry-After` seconds.' },
+  service_unavailable: { retryable: true, httpStatus: 503, summary: 'Redis is unreachable or the router queue is over its depth limit; the calls may not have been stored; retry after `Retry-After` seconds (repeats are deduplicated).' },
   not_found: { retryable: false, httpStatus: 404, summary: 'No route at that path.' },
   method_not_allowed: { retryable: false, httpStatus: 405, summary: 'The path exists but not for that HTTP method.' },
   internal_error: { retryable: true, httpStatus: 500, summary: 'A defect in eventrelay; the request may be retried.' },
@@ -47,7 +47,7 @@ export class AuthError extends EventrelayError {
   }
 }
 
-/** Nothing was stored; the same request can succeed later. */
+/** The same request can succeed later, and sending it again is safe. */
 export class UnavailableError extends EventrelayError {
   constructor(
     code: 'rate_limited' | 'service_unavailable',

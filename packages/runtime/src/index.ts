@@ -4,3 +4,4 @@ export * from './metrics.js';
 export * from './ops.js';
 export * from './shutdown.js';
 export * from './config-store.js';
+export * from './queues.js';

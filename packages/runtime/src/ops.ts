@@ -14,6 +14,15 @@ export interface OpsDeps {
   readiness: Record<string, ReadinessCheck>;
 }
 
+/** A readiness check that fails once shutdown has begun, so load balancers stop sending work. */
+export function shutdownGate(): { check: ReadinessCheck; begin: () => void } {
+  let closing = false;
+  return {
+    check: () => (closing ? Promise.reject(new Error('shutting down')) : Promise.resolve()),
+    begin: () => void (closing = true),
+  };
+}
+
 /** Answers the request and returns true when the path is one of the ops endpoints. */
 export function handleOps(deps: OpsDeps, req: http.IncomingMessage, res: http.ServerResponse): boolean {
   const path = (req.url ?? '/').split('?')[0];
@@ -75,7 +84,16 @@ export function startOpsServer(deps: OpsDeps, port: number, host = '0.0.0.0'): P
   return listen(server, port, host);
 }
 
+/** Responses not yet finished, per server, so that shutdown can tell them to close. */
+const unfinished = new WeakMap<http.Server, Set<http.ServerResponse>>();
+
 export function listen(server: http.Server, port: number, host: string): Promise<http.Server> {
+  const responses = new Set<http.ServerResponse>();
+  unfinished.set(server, responses);
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    responses.add(res);
+    res.once('close', () => responses.delete(res));
+  });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -85,10 +103,22 @@ export function listen(server: http.Server, port: number, host: string): Promise
   });
 }
 
+/**
+ * Stops accepting and resolves once every connection has ended. SDKs hold keep-alive connections
+ * open, and close() alone neither ends a connection that is busy at the moment nor stops it from
+ * carrying further requests: every answer not yet sent (in flight or new) says `Connection: close`,
+ * and connections that fall idle are closed as they do, so in-flight requests finish and nothing
+ * new is taken. Servers must have been started with listen() below for in-flight answers to be told.
+ */
 export function closeServer(server: http.Server): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
-    // Keep-alive sockets would hold close() open until they time out.
+    for (const res of unfinished.get(server) ?? []) if (!res.headersSent) res.setHeader('Connection', 'close');
+    server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => res.setHeader('Connection', 'close'));
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(sweep);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }

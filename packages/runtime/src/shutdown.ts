@@ -22,7 +22,12 @@ export function runSteps(steps: readonly ShutdownStep[], logger: Logger, stepTim
   }, Promise.resolve());
 }
 
-export function onShutdownSignal(steps: readonly ShutdownStep[], logger: Logger, options: { stepTimeoutMs?: number; exit?: (code: number) => void } = {}): void {
+/**
+ * Installs the handlers. `steps` is read when a signal arrives, so the handlers can be installed
+ * before start-up finishes: a signal during start-up (say, while waiting for Redis) then exits 0
+ * at once, as nothing was accepted yet.
+ */
+export function onShutdownSignal(steps: () => readonly ShutdownStep[], logger: Logger, options: { stepTimeoutMs?: number; exit?: (code: number) => void } = {}): void {
   const exit = options.exit ?? ((code: number) => process.exit(code));
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
@@ -33,7 +38,7 @@ export function onShutdownSignal(steps: readonly ShutdownStep[], logger: Logger,
     }
     stopping = true;
     logger.info({ signal }, 'shutdown.begin');
-    void runSteps(steps, logger, options.stepTimeoutMs ?? 10_000).then(() => {
+    void runSteps(steps(), logger, options.stepTimeoutMs ?? 10_000).then(() => {
       logger.info('shutdown.done');
       exit(0);
     });

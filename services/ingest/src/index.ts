@@ -1,14 +1,15 @@
 /** Composition root: env → logger and metrics → start → shutdown on signals. */
 import { ConfigError } from '@eventrelay/config';
-import { createLogger, createMetricsRegistry, onShutdownSignal } from '@eventrelay/runtime';
+import { createLogger, createMetricsRegistry, onShutdownSignal, type ShutdownStep } from '@eventrelay/runtime';
 import { loadEnv } from './env.js';
 import { startIngest } from './service.js';
 
 async function main(): Promise<void> {
   const env = loadEnv(process.env);
   const logger = createLogger('ingest', env.LOG_LEVEL);
-  const ingest = await startIngest(env, { logger, registry: createMetricsRegistry('ingest') });
-  onShutdownSignal(ingest.shutdownSteps, logger);
+  let steps: readonly ShutdownStep[] = [];
+  onShutdownSignal(() => steps, logger);
+  steps = (await startIngest(env, { logger, registry: createMetricsRegistry('ingest') })).shutdownSteps;
 }
 
 main().catch((err: unknown) => {

@@ -4,9 +4,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { Queue } from 'bullmq';
-import { describeEnv, queueCatalog, type RouteJob } from '@eventrelay/config';
-import { ConfigStore, closeRedis, closeServer, createRedis, listen, readConfigFile, whenReady, type Logger, type Registry, type ShutdownStep } from '@eventrelay/runtime';
+import { describeEnv } from '@eventrelay/config';
+import {
+  ConfigStore,
+  closeRedis,
+  closeServer,
+  createRedis,
+  listen,
+  openQueue,
+  readConfigFile,
+  shutdownGate,
+  whenReady,
+  type Logger,
+  type Registry,
+  type ShutdownStep,
+} from '@eventrelay/runtime';
 import { ingestEnvSpec, type IngestEnv } from './env.js';
 import { createIngestMetrics } from './metrics.js';
 import { SourceDirectory } from './adapters/source-directory.js';
@@ -24,69 +36,87 @@ export interface IngestDeps {
 export interface RunningIngest {
   readonly server: Server;
   readonly port: number;
-  /** In order: stop accepting, then close queue and Redis. */
+  /** In order: stop accepting and finish in-flight requests, then close queue and Redis. */
   readonly shutdownSteps: ShutdownStep[];
   close(): Promise<void>;
 }
+
+/** How long start-up waits for Redis before giving up (a supervisor restarts the process). */
+const REDIS_STARTUP_TIMEOUT_MS = 30_000;
 
 export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<RunningIngest> {
   const { logger, registry } = deps;
   const clock = deps.clock ?? Date.now;
   const newId = deps.newId ?? randomUUID;
   logger.info({ env: describeEnv(ingestEnvSpec, env) }, 'ingest.config');
+  // Checked before anything connects: a bad file must leave Redis untouched.
+  const config = env.EVENTRELAY_CONFIG ? await readConfigFile(env.EVENTRELAY_CONFIG) : undefined;
 
   const control = createRedis(env.REDIS_URL, 'control', 'ingest-control');
   const hot = createRedis(env.REDIS_URL, 'hot-path', 'ingest-hot');
-  const closeConnections = () => Promise.all([closeRedis(hot), closeRedis(control)]).then(() => undefined);
+  const queue = openQueue('route', hot, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
+  const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
+  const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);
+  const gate = shutdownGate();
+  const release = async () => {
+    directory.stop();
+    depthGuard.stop();
+    await queue.close();
+    await Promise.all([closeRedis(hot), closeRedis(control)]);
+  };
+
+  let server: Server;
   try {
-    await waitForRedis(control, logger);
-    if (env.EVENTRELAY_CONFIG) {
-      const applied = await new ConfigStore(control, env.EVENTRELAY_PREFIX).apply(await readConfigFile(env.EVENTRELAY_CONFIG));
+    if (control.status !== 'ready') logger.info('redis.waiting');
+    await Promise.all([whenReady(control, REDIS_STARTUP_TIMEOUT_MS), whenReady(hot, REDIS_STARTUP_TIMEOUT_MS)]);
+    if (config) {
+      const applied = await new ConfigStore(control, env.EVENTRELAY_PREFIX).apply(config);
       logger.info({ file: env.EVENTRELAY_CONFIG, version: applied.version }, 'config.applied');
     }
-    await whenReady(hot, 10_000);
+    await directory.start();
+    depthGuard.start();
+    const writer = new IntakeWriter({
+      redis: hot,
+      queue,
+      prefix: env.EVENTRELAY_PREFIX,
+      dedupeWindowSeconds: env.INGEST_DEDUPE_WINDOW_S,
+      clock,
+      onMarkFailed: (err) => logger.warn({ err }, 'dedupe.mark_failed'),
+    });
+    const handler = createIngestHandler({
+      directory,
+      writer,
+      depthGuard,
+      defaultRatePerSecond: env.INGEST_RATE_LIMIT,
+      clock,
+      newId,
+      logger,
+      metrics: createIngestMetrics(registry, () => depthGuard.depth),
+      ops: { registry, readiness: { redis: async () => void (await control.ping()), accepting: gate.check } },
+    });
+    server = createServer(handler);
+    // Longer than common load balancer idle timeouts, so the balancer closes first; and a bound on
+    // how long a slow client may take to send its request.
+    server.keepAliveTimeout = 65_000;
+    server.requestTimeout = 30_000;
+    await listen(server, env.INGEST_PORT, env.INGEST_HOST);
   } catch (err) {
-    await closeConnections();
+    await release();
     throw err;
   }
-
-  const queue = new Queue<RouteJob>(queueCatalog.route.name, { connection: hot, prefix: env.EVENTRELAY_PREFIX, defaultJobOptions: queueCatalog.route.defaultJobOptions });
-  queue.on('error', () => undefined);
-  const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
-  await directory.start();
-  const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);
-  depthGuard.start();
-  const writer = new IntakeWriter({
-    redis: hot,
-    queue,
-    prefix: env.EVENTRELAY_PREFIX,
-    dedupeWindowSeconds: env.INGEST_DEDUPE_WINDOW_S,
-    clock,
-    onMarkFailed: (err) => logger.warn({ err }, 'dedupe.mark_failed'),
-  });
-  const handler = createIngestHandler({
-    directory,
-    writer,
-    depthGuard,
-    defaultRatePerSecond: env.INGEST_RATE_LIMIT,
-    clock,
-    newId,
-    logger,
-    metrics: createIngestMetrics(registry, () => depthGuard.depth),
-    ops: { registry, readiness: { redis: async () => void (await control.ping()) } },
-  });
-  const server = await listen(createServer(handler), env.INGEST_PORT, env.INGEST_HOST ?? '0.0.0.0');
-  // Longer than common load balancer idle timeouts, so the balancer closes first.
-  server.keepAliveTimeout = 65_000;
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.INGEST_PORT;
   logger.info({ port }, 'ingest.listening');
 
   const shutdownSteps: ShutdownStep[] = [
-    { name: 'stop accepting requests', run: () => closeServer(server) },
-    { name: 'stop background polls', run: () => Promise.resolve((directory.stop(), depthGuard.stop())) },
-    { name: 'close route queue', run: () => queue.close() },
-    { name: 'quit redis', run: closeConnections },
+    {
+      name: 'stop accepting, finish in-flight requests',
+      run: () => {
+        gate.begin();
+        return closeServer(server);
+      },
+    },
+    { name: 'close route queue and Redis', run: release },
   ];
   return {
     server,
@@ -96,17 +126,4 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       for (const step of shutdownSteps) await step.run();
     },
   };
-}
-
-async function waitForRedis(client: ReturnType<typeof createRedis>, logger: Logger): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await client.ping();
-      return;
-    } catch (err) {
-      if (attempt === 1 || attempt % 10 === 0) logger.warn({ err: (err as Error).message, attempt }, 'redis.waiting');
-      if (attempt >= 30) throw err;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
 }

@@ -3,10 +3,10 @@
  * what is wrong, and SIGTERM shuts it down cleanly (exit 0) after it has served.
  */
 import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { post } from '../../../test/support/ingest';
 import { SHARED_REDIS_URL, deletePrefix, freePort, uniquePrefix } from '../../../test/support/redis';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -51,11 +51,14 @@ describe('the ingest process', () => {
     expect(result.stderr).toMatch(/sources\[1\]\.writeKey/);
     const { Redis } = await import('ioredis');
     const redis = new Redis(SHARED_REDIS_URL);
-    expect(await redis.keys(`${prefix}:*`)).toEqual([]);
-    redis.disconnect();
+    try {
+      expect(await redis.keys(`${prefix}:*`)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
-  it('serves, then exits 0 on SIGTERM after closing its server, queue and Redis', async () => {
+  it('on SIGTERM finishes the request in flight, closes kept-alive connections, and exits 0', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'eventrelay-'));
     const file = path.join(dir, 'config.json');
     writeFileSync(file, JSON.stringify({ sources: [{ id: 'proc', name: 'Proc', type: 'server', writeKey: 'proc-write-key-1' }] }));
@@ -67,19 +70,60 @@ describe('the ingest process', () => {
     let logs = '';
     child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const auth = `Basic ${Buffer.from('proc-write-key-1:').toString('base64')}`;
     try {
       const deadline = Date.now() + 15_000;
       while (!logs.includes('ingest.listening') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      const res = await post(`http://127.0.0.1:${port}`, '/v1/track', { userId: 'u', event: 'Before shutdown' }, { writeKey: 'proc-write-key-1' });
-      expect(res.status).toBe(200);
-      child.kill('SIGTERM');
+      // A kept-alive connection, as SDKs hold them.
+      const first = await request(agent, port, auth, JSON.stringify({ userId: 'u', event: 'Before shutdown' }));
+      expect(first.status).toBe(200);
+
+      // A request whose body is still arriving when SIGTERM comes, on that same connection.
+      const body = JSON.stringify({ userId: 'u', event: 'In flight' });
+      const inFlight = request(agent, port, auth, body, { split: true, beforeRest: () => child.kill('SIGTERM') });
+      const answer = await inFlight;
+      expect(answer.status).toBe(200);
+      expect(answer.connection).toBe('close');
+
       expect(await exited).toBe(0);
       expect(logs).toContain('shutdown.done');
+      expect(logs).not.toContain('shutdown.step_failed');
       // One canonical line per request, and the write key never in the logs.
-      expect(logs).toContain('"msg":"intake.request"');
+      expect(logs.match(/"msg":"intake.request"/g)).toHaveLength(2);
       expect(logs).not.toContain('proc-write-key-1');
     } finally {
+      agent.destroy();
       if (child.exitCode === null) child.kill('SIGKILL');
     }
   });
 });
+
+function request(
+  agent: http.Agent,
+  port: number,
+  authorization: string,
+  body: string,
+  options: { split?: boolean; beforeRest?: () => void } = {},
+): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path: '/v1/track', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+      },
+    );
+    req.on('error', reject);
+    if (!options.split) {
+      req.end(body);
+      return;
+    }
+    const half = Math.floor(body.length / 2);
+    req.write(body.slice(0, half));
+    setTimeout(() => {
+      options.beforeRest?.();
+      setTimeout(() => req.end(body.slice(half)), 300);
+    }, 300);
+  });
+}

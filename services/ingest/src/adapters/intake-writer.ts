@@ -3,11 +3,12 @@
  * so that Redis sees three round trips per tick instead of three per request:
  *   1. gate script: count the request against its source's per-second limit and look up which
  *      messageIds were already accepted (dedupe);
- *   2. addBulk: one route job per request holding its new calls (the durable write; MULTI, so all
- *      or none);
+ *   2. addBulk: one route job per request holding its new calls (the durable write, in one MULTI);
  *   3. mark script: remember the enqueued messageIds for the dedupe window (sent, not awaited).
  * Marking after the write, not before, means a crash between 2 and 3 can only let a duplicate
  * through (the router's deterministic job ids absorb it), never lose a call that was answered 200.
+ * When a step fails or times out, the request is answered 503: its calls may or may not have been
+ * written, and the client's retry is safe because repeats are deduplicated downstream.
  */
 import type { Redis } from 'ioredis';
 import type { Queue } from 'bullmq';
@@ -17,7 +18,7 @@ export interface Submission {
   readonly sourceId: string;
   readonly requestId: string;
   readonly ratePerSecond: number;
-  /** Distinct messageIds only. */
+  /** A messageId repeated within the submission counts as a duplicate, like one seen before. */
   readonly calls: readonly NormalizedCall[];
 }
 
@@ -151,7 +152,7 @@ export class IntakeWriter {
       }
       batch.forEach((p, i) => p.resolve(results[i] as SubmitResult));
     } catch (err) {
-      const unavailable = new UnavailableError('service_unavailable', 'the event store is unavailable; nothing was stored, retry later', 1, { cause: err });
+      const unavailable = new UnavailableError('service_unavailable', 'the event store is unavailable; retry later (repeats are deduplicated)', 1, { cause: err });
       batch.forEach((p) => p.reject(unavailable));
     }
   }

@@ -1,6 +1,6 @@
 import { inspectJsonText, itemsNeedMeasuring } from './json-text';
-import { ValidationError, type NormalizedCall } from '@eventrelay/config';
-import { firstOfEachMessageId, interpretBody, type InterpretContext } from './interpret.js';
+import { ValidationError } from '@eventrelay/config';
+import { interpretBody, type InterpretContext } from './interpret.js';
 import { MAX_BATCH_ITEMS, MAX_CALL_BYTES } from './limits.js';
 import { routeFor, type IntakeRoute } from './routes.js';
 
@@ -313,27 +313,5 @@ describe('routeFor with interpretBody', () => {
     const route = routeFor('t');
     if (!route) throw new Error('no route');
     expect(interpretBody(route, { userId: 'u1', event: 'E', type: 'page' }, context({})).accepted[0]?.type).toBe('track');
-  });
-});
-
-describe('firstOfEachMessageId', () => {
-  const call = (messageId: string, userId: string): NormalizedCall => ({ type: 'identify', messageId, userId, receivedAt: RECEIVED_ISO, timestamp: RECEIVED_ISO });
-
-  it('keeps the first call of each messageId, in order, and counts the repeats', () => {
-    const calls = [call('a', '1'), call('b', '2'), call('a', '3'), call('c', '4'), call('b', '5'), call('a', '6')];
-    const { unique, repeats } = firstOfEachMessageId(calls);
-    expect(unique.map((c) => c.userId)).toEqual(['1', '2', '4']);
-    expect(unique[0]).toBe(calls[0]);
-    expect(repeats).toBe(3);
-  });
-
-  it('returns everything when nothing repeats, and nothing for nothing', () => {
-    const calls = [call('a', '1'), call('b', '2')];
-    expect(firstOfEachMessageId(calls)).toEqual({ unique: calls, repeats: 0 });
-    expect(firstOfEachMessageId([])).toEqual({ unique: [], repeats: 0 });
-  });
-
-  it('compares message ids exactly (case-sensitive)', () => {
-    expect(firstOfEachMessageId([call('Ab', '1'), call('ab', '2')]).repeats).toBe(0);
   });
 });

@@ -79,15 +79,3 @@ function mergeEnvelope(item: Record<string, unknown>, context: Record<string, un
   if (integrations) merged['integrations'] = isPlainObject(item['integrations']) ? { ...integrations, ...item['integrations'] } : (item['integrations'] ?? integrations);
   return merged;
 }
-
-/** Calls that repeat a messageId earlier in the same request are duplicates of it. */
-export function firstOfEachMessageId(calls: readonly NormalizedCall[]): { unique: NormalizedCall[]; repeats: number } {
-  const seen = new Set<string>();
-  const unique: NormalizedCall[] = [];
-  for (const call of calls) {
-    if (seen.has(call.messageId)) continue;
-    seen.add(call.messageId);
-    unique.push(call);
-  }
-  return { unique, repeats: calls.length - unique.length };
-}

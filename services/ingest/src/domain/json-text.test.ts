@@ -1,6 +1,8 @@
 import { ValidationError } from '@eventrelay/config';
 import { MAX_JSON_DEPTH } from './limits.js';
-import { maxNesting, parseJsonObject } from './json-text.js';
+import { inspectJsonText, parseJsonObject } from './json-text.js';
+
+const maxNesting = (text: string) => inspectJsonText(text).depth;
 
 /** An object nested `depth` levels deep: depth 1 is `{"a":1}`. */
 const nestedObject = (depth: number) => `${'{"a":'.repeat(depth - 1)}{"a":1}${'}'.repeat(depth - 1)}`;
@@ -15,7 +17,7 @@ function refusal(text: string): ValidationError {
   throw new Error(`expected ${text.slice(0, 40)} to be refused`);
 }
 
-describe('maxNesting', () => {
+describe('inspectJsonText depth', () => {
   it.each([
     ['', 0],
     ['1', 0],

@@ -46,10 +46,6 @@ export function inspectJsonText(text: string): JsonTextShape {
   return { depth: max, exponentNumbers };
 }
 
-export function maxNesting(text: string): number {
-  return inspectJsonText(text).depth;
-}
-
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /** Index of the quote that ends the string opened at `open`, or -1 when it is never closed. */

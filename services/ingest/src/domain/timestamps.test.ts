@@ -213,10 +213,11 @@ describe('correctedTimestamp', () => {
   });
 
   it('keeps a correction that is exactly at the edge of the range', () => {
-    expect(correctedTimestamp(8.64e15, 10, 10)).toBe(8.64e15);
-    expect(correctedTimestamp(0, 8.64e15, 0)).toBe(8.64e15);
-    expect(correctedTimestamp(0, 8.64e15 + 1, 1)).toBe(8.64e15);
-    expect(correctedTimestamp(0, 8.64e15 + 2, 1)).toBe(8.64e15 + 2);
+    const last = Date.parse('9999-12-31T23:59:59.999Z');
+    const first = Date.parse('0000-01-01T00:00:00.000Z');
+    expect(correctedTimestamp(last, 10, 10)).toBe(last);
+    expect(correctedTimestamp(first, 10, 10)).toBe(first);
+    expect(correctedTimestamp(last + 1, 10, 10)).toBe(10);
   });
 });
 
@@ -229,5 +230,17 @@ describe('canonicalIso', () => {
     expect(canonicalIso('2026-11-21T10:30:00.123+01:00', Date.parse('2026-11-21T09:30:00.123Z'))).toBe('2026-11-21T09:30:00.123Z');
     expect(canonicalIso('2026-11-21T09:30:00Z', Date.parse('2026-11-21T09:30:00Z'))).toBe('2026-11-21T09:30:00.000Z');
     expect(canonicalIso(12, 0)).toBe('1970-01-01T00:00:00.000Z');
+  });
+});
+
+describe('four-digit years and hours only', () => {
+  it('re-formats a canonical-looking 24:00 instead of keeping it', () => {
+    const text = '2026-01-01T24:00:00.000Z';
+    expect(canonicalIso(text, Date.parse(text))).toBe('2026-01-02T00:00:00.000Z');
+  });
+  it('falls back to the original timestamp when skew correction leaves years 0000 to 9999', () => {
+    const original = Date.parse('0000-01-01T00:00:00.000Z');
+    const sentAt = Date.parse('9999-12-31T23:59:59.999Z');
+    expect(correctedTimestamp(Date.parse('2026-11-21T09:30:00.000Z'), original, sentAt)).toBe(original);
   });
 });

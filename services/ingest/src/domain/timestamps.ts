@@ -6,7 +6,9 @@
  */
 const ISO = /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d+))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
-const MAX_EPOCH_MS = 8.64e15;
+/** Years 0000 to 9999: beyond them ISO 8601 needs a six-digit signed year that receivers may not parse. */
+const MIN_EPOCH_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const MAX_EPOCH_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /** Epoch milliseconds, or undefined when the value is not a timestamp we understand. */
 export function parseTimestamp(value: unknown): number | undefined {
@@ -37,7 +39,7 @@ const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The value as ISO 8601 UTC with milliseconds: as sent when already so written, else re-formatted. */
 export function canonicalIso(value: unknown, epochMs: number): string {
-  return typeof value === 'string' && CANONICAL.test(value) && isRealDay(value.slice(0, 10)) ? value : isoUtc(epochMs);
+  return typeof value === 'string' && CANONICAL.test(value) && isRealDay(value.slice(0, 10)) && value.slice(11, 13) < '24' ? value : isoUtc(epochMs);
 }
 
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T09:30:00.000Z. */
@@ -53,6 +55,6 @@ export function correctedTimestamp(receivedAt: number, originalTimestamp: number
   if (originalTimestamp === undefined) return receivedAt;
   if (sentAt === undefined) return originalTimestamp;
   const corrected = receivedAt - (sentAt - originalTimestamp);
-  // Absurd client clocks can push the result outside what a Date can hold.
-  return Math.abs(corrected) <= MAX_EPOCH_MS ? corrected : originalTimestamp;
+  // Absurd client clocks can push the result outside four-digit years.
+  return corrected >= MIN_EPOCH_MS && corrected <= MAX_EPOCH_MS ? corrected : originalTimestamp;
 }

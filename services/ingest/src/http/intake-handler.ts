@@ -9,7 +9,7 @@ import type { Logger } from '@eventrelay/runtime';
 import { routeFor, type IntakeRoute } from '../domain/routes.js';
 import { extractWriteKey } from '../domain/auth.js';
 import { inspectJsonText, itemsNeedMeasuring, parseJsonObject } from '../domain/json-text.js';
-import { firstOfEachMessageId, interpretBody } from '../domain/interpret.js';
+import { interpretBody } from '../domain/interpret.js';
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES } from '../domain/limits.js';
 import { readBodyText } from '../adapters/body-reader.js';
 import type { SourceDirectory } from '../adapters/source-directory.js';
@@ -89,14 +89,13 @@ export function createIntakeHandler(deps: IntakeDeps) {
     if (accepted.length === 0) return rejected;
     if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
 
-    const { unique, repeats } = firstOfEachMessageId(accepted);
-    const result = await deps.writer.submit({ sourceId: source.id, requestId: deps.newId(), ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond, calls: unique });
+    const result = await deps.writer.submit({ sourceId: source.id, requestId: deps.newId(), ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond, calls: accepted });
     if (result.kind === 'rate_limited') {
       const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
       throw new UnavailableError('rate_limited', `source ${source.id} is over its limit of requests per second`, retryAfter, { resetAtEpochSeconds: result.resetAtEpochSeconds });
     }
     outcome.accepted = result.enqueued;
-    outcome.duplicates = result.duplicates + repeats;
+    outcome.duplicates = result.duplicates;
     return rejected;
   }
 }
