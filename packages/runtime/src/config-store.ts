@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
-import { ConfigError, parseConfigText, type Audience, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
+import { ConfigError, parseConfigText, type Source, type ValidConfig } from '@eventrelay/config';
 
 export function configKeys(prefix: string) {
   return {
@@ -40,14 +40,6 @@ export class ConfigStore {
     return Object.values(await this.redis.hgetall(this.keys.sources)).map((j) => JSON.parse(j) as Source);
   }
 
-  async destinations(): Promise<Destination[]> {
-    return Object.values(await this.redis.hgetall(this.keys.destinations)).map((j) => JSON.parse(j) as Destination);
-  }
-
-  async audiences(): Promise<Audience[]> {
-    return Object.values(await this.redis.hgetall(this.keys.audiences)).map((j) => JSON.parse(j) as Audience);
-  }
-
   /**
    * Idempotent upsert of a checked config: everything in one MULTI, so readers see all of it or
    * none of it. A write key that moved to another source, or away from a source, is unmapped.
@@ -57,10 +49,10 @@ export class ConfigStore {
       await this.redis.watch(this.keys.sources, this.keys.sourcesByWriteKey);
       const existing = await this.sources();
       const byKey = await this.redis.hgetall(this.keys.sourcesByWriteKey);
-      const incomingIds = new Set(config.sources.map((s) => s.id));
+      const incoming = new Map(config.sources.map((s) => [s.id, s]));
       const conflicts = config.sources.flatMap((s) => {
         const holder = byKey[s.writeKey] === undefined ? undefined : (JSON.parse(byKey[s.writeKey] as string) as Source);
-        return holder && holder.id !== s.id && !incomingIds.has(holder.id) ? [`source "${s.id}": its writeKey already belongs to source "${holder.id}"`] : [];
+        return holder && holder.id !== s.id && !incoming.has(holder.id) ? [`source "${s.id}": its writeKey already belongs to source "${holder.id}"`] : [];
       });
       if (conflicts.length > 0) {
         await this.redis.unwatch();
@@ -68,7 +60,7 @@ export class ConfigStore {
       }
       const tx = this.redis.multi();
       for (const old of existing) {
-        const next = config.sources.find((s) => s.id === old.id);
+        const next = incoming.get(old.id);
         if (next && next.writeKey !== old.writeKey) tx.hdel(this.keys.sourcesByWriteKey, old.writeKey);
       }
       for (const s of config.sources) {

@@ -1,7 +1,7 @@
 /**
  * The operational endpoints every process serves (SPEC section 1): /healthz (alive), /readyz
- * (dependencies answer), /metrics (Prometheus text). Workers serve them on their metrics port;
- * ingest mounts the same handler in front of its intake routes.
+ * (dependencies answer), /metrics (Prometheus text). Ingest mounts the handler in front of its
+ * intake routes; workers will mount it on their metrics port.
  */
 import http from 'node:http';
 import type { Registry } from 'prom-client';
@@ -74,14 +74,6 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 function send(res: http.ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
   res.end(body);
-}
-
-/** A standalone ops server for processes that have no HTTP API of their own. */
-export function startOpsServer(deps: OpsDeps, port: number, host = '0.0.0.0'): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
-    if (!handleOps(deps, req, res)) send(res, 404, 'application/json', '{"status":"not_found"}');
-  });
-  return listen(server, port, host);
 }
 
 /** Responses not yet finished, per server, so that shutdown can tell them to close. */

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { handleOps, type OpsDeps } from '@eventrelay/runtime';
+import { routeFor } from '../domain/routes.js';
 import { answerPreflight } from './cors.js';
 import { sendJson } from './respond.js';
 import { createIntakeHandler, type IntakeDeps } from './intake-handler.js';
@@ -28,12 +29,18 @@ export function createIngestHandler(deps: IntakeDeps & { ops: OpsDeps }): Reques
       return;
     }
     const segment = path.slice(4).replace(/\/$/, '');
+    const route = routeFor(segment);
+    if (!route) {
+      req.resume();
+      sendJson(res, 404, { success: false, code: 'not_found', message: `no intake route /v1/${segment}` });
+      return;
+    }
     if (req.method !== 'POST') {
       req.resume();
       sendJson(res, 405, { success: false, code: 'method_not_allowed', message: `use POST for /v1/${segment}` });
       return;
     }
-    intake(req, res, segment).catch((err: unknown) => {
+    intake(req, res, route, segment).catch((err: unknown) => {
       deps.logger.error({ err }, 'intake.defect');
       if (!res.headersSent) sendJson(res, 500, { success: false, code: 'internal_error', message: 'internal error' });
     });

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, UnavailableError } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
-import { routeFor, type IntakeRoute } from '../domain/routes.js';
+import type { IntakeRoute } from '../domain/routes.js';
 import { extractWriteKey } from '../domain/auth.js';
 import { inspectJsonText, itemsNeedMeasuring, parseJsonObject } from '../domain/json-text.js';
 import { interpretBody } from '../domain/interpret.js';
@@ -40,28 +40,21 @@ interface Outcome {
 }
 
 export function createIntakeHandler(deps: IntakeDeps) {
-  return async function intake(req: IncomingMessage, res: ServerResponse, segment: string): Promise<void> {
+  /** `segment` is the path after /v1/ as sent, for the log line. */
+  return async function intake(req: IncomingMessage, res: ServerResponse, route: IntakeRoute, segment: string): Promise<void> {
     const started = performance.now();
-    const route = routeFor(segment);
     const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0 };
     applyCors(req, res);
     try {
-      if (!route) {
-        req.resume();
-        outcome.status = 404;
-        outcome.code = 'not_found';
-        sendJson(res, 404, { success: false, code: 'not_found', message: `no intake route /v1/${segment}` });
-        return;
-      }
       const rejected = await accept(route, req, outcome);
       sendJson(res, 200, rejected.length > 0 ? { success: true, rejected } : { success: true });
     } catch (err) {
-      const answered = sendError(res, err, deps.clock);
+      const answered = sendError(res, err);
       outcome.status = answered.status;
       outcome.code = answered.code;
       if (answered.status >= 500 && !(err instanceof UnavailableError)) deps.logger.error({ err }, 'intake.defect');
     } finally {
-      const kind = route?.kind ?? 'unknown';
+      const kind = route.kind;
       deps.metrics.requests.inc({ route: kind, status: String(outcome.status) });
       deps.metrics.duration.observe({ route: kind }, (performance.now() - started) / 1000);
       if (outcome.accepted) deps.metrics.calls.inc({ outcome: 'accepted' }, outcome.accepted);

@@ -10,13 +10,13 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /** SDKs parse `code` and `message`; a 3xx is never sent because some SDKs count it as success. */
-export function sendError(res: ServerResponse, err: unknown, now: () => number): { status: number; code: string } {
+export function sendError(res: ServerResponse, err: unknown): { status: number; code: string } {
   const known = err instanceof EventrelayError && err.httpStatus !== undefined ? err : undefined;
   const status = known?.httpStatus ?? 500;
   const code = known?.code ?? 'internal_error';
   if (err instanceof UnavailableError) {
     res.setHeader('Retry-After', String(err.retryAfterSeconds));
-    if (err.code === 'rate_limited') res.setHeader('X-RateLimit-Reset', String(err.resetAtEpochSeconds ?? Math.ceil(now() / 1000) + err.retryAfterSeconds));
+    if (err.resetAtEpochSeconds !== undefined) res.setHeader('X-RateLimit-Reset', String(err.resetAtEpochSeconds));
   }
   // The rest of an oversized body is not worth reading.
   if (code === 'payload_too_large') res.setHeader('Connection', 'close');
