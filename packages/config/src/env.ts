@@ -103,6 +103,23 @@ export function redisUrl(opts: { default: string; describe: string }): EnvVar<st
   };
 }
 
+/** What a custom parser returns for a bad value: the reason, without the variable's name. */
+export class EnvProblem {
+  constructor(readonly why: string) {}
+}
+
+/** A variable with its own parser, for values the helpers above do not cover. */
+export function custom<T>(opts: { describe: string; secret?: boolean; parse: (raw: string | undefined) => T | EnvProblem }): EnvVar<T> {
+  return {
+    describe: opts.describe,
+    secret: opts.secret,
+    parse(raw, name) {
+      const value = opts.parse(raw);
+      return value instanceof EnvProblem ? bad(name, value.why) : value;
+    },
+  };
+}
+
 /** Parses every variable of `spec`; throws one ConfigError naming each bad variable. */
 export function loadEnvFrom<S extends Spec>(spec: S, source: EnvSource): EnvOf<S> {
   const out: Record<string, unknown> = {};

@@ -25,12 +25,15 @@ describe('queueCatalog', () => {
     expect(o.attempts).toBeGreaterThan(1);
     expect(o.backoff.type).toBe('exponential');
     expect(o.backoff.delay).toBeGreaterThan(0);
-    expect(o.removeOnComplete.age).toBeGreaterThan(0);
-    expect(o.removeOnComplete.count).toBeGreaterThan(0);
+    if (o.removeOnComplete !== true) {
+      expect(o.removeOnComplete.age).toBeGreaterThan(0);
+      expect(o.removeOnComplete.count).toBeGreaterThan(0);
+    }
     expect(o.removeOnFail.age).toBeGreaterThan(0);
   });
 
-  it('names the ingest → router queue "route"', () => {
+  it('names the ingest → router queue "route" and the router → webhook-delivery queue "deliver"', () => {
     expect(queueCatalog.route.name).toBe('route');
+    expect(queueCatalog.deliver.name).toBe('deliver');
   });
 });

@@ -3,7 +3,7 @@
  * typed from it, so renaming a queue or changing a payload breaks the build wherever it is used.
  * Names contain no ":" because BullMQ joins prefix, name and key parts with ":".
  */
-import type { RouteJob } from './generated/contracts.js';
+import type { DeliverJob, RouteJob } from './generated/contracts.js';
 
 export interface QueueDefinition<Payload> {
   readonly name: string;
@@ -11,7 +11,7 @@ export interface QueueDefinition<Payload> {
   readonly defaultJobOptions: {
     readonly attempts: number;
     readonly backoff: { readonly type: 'exponential'; readonly delay: number };
-    readonly removeOnComplete: { readonly age: number; readonly count: number };
+    readonly removeOnComplete: true | { readonly age: number; readonly count: number };
     readonly removeOnFail: { readonly age: number };
   };
   /** Type-level only: ties the payload type to the queue. */
@@ -34,6 +34,25 @@ export const queueCatalog = {
       removeOnFail: { age: 7 * DAY_S },
     },
   } satisfies QueueDefinition<RouteJob> as QueueDefinition<RouteJob>,
+
+  /**
+   * router → webhook-delivery: one job per (call, destination). webhook-delivery schedules the
+   * retries of a delivery itself (backoff, Retry-After, the retry window) by moving the job to the
+   * delayed set, so BullMQ's own attempts only cover defects and Redis trouble inside a job.
+   */
+  deliver: {
+    name: 'deliver',
+    jobName: 'deliver',
+    defaultJobOptions: {
+      attempts: 15,
+      backoff: { type: 'exponential', delay: 1000 },
+      // A finished delivery job is deleted at once: the router's deduplication key (a few dozen
+      // bytes with a TTL) is what stops a call routed twice from being delivered twice, at a
+      // fraction of the memory a kept job hash would need.
+      removeOnComplete: true,
+      removeOnFail: { age: 7 * DAY_S },
+    },
+  } satisfies QueueDefinition<DeliverJob> as QueueDefinition<DeliverJob>,
 } as const;
 
 export type QueueKey = keyof typeof queueCatalog;

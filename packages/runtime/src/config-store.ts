@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
-import { ConfigError, parseConfigText, type Source, type ValidConfig } from '@eventrelay/config';
+import { ConfigError, parseConfigText, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
 
 export function configKeys(prefix: string) {
   return {
@@ -14,6 +14,8 @@ export function configKeys(prefix: string) {
     destinations: `${prefix}:cfg:destinations`,
     audiences: `${prefix}:cfg:audiences`,
     version: `${prefix}:cfg:version`,
+    /** userId → {"sourceIds":[...]} (or {} for every source): users whose calls the router drops. */
+    suppressedUsers: `${prefix}:reg:suppressed-users`,
   } as const;
 }
 
@@ -38,6 +40,10 @@ export class ConfigStore {
 
   async sources(): Promise<Source[]> {
     return Object.values(await this.redis.hgetall(this.keys.sources)).map((j) => JSON.parse(j) as Source);
+  }
+
+  async destinations(): Promise<Destination[]> {
+    return Object.values(await this.redis.hgetall(this.keys.destinations)).map((j) => JSON.parse(j) as Destination);
   }
 
   /**

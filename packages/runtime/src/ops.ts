@@ -114,3 +114,16 @@ export function closeServer(server: http.Server): Promise<void> {
     server.closeIdleConnections();
   });
 }
+
+/**
+ * The ops endpoints on a port of their own, for the workers (router, webhook-delivery), which
+ * serve nothing else over HTTP. Anything else answers 404.
+ */
+export async function startOpsServer(port: number, host: string, deps: OpsDeps): Promise<{ server: http.Server; port: number }> {
+  const server = http.createServer((req, res) => {
+    if (!handleOps(deps, req, res)) send(res, 404, 'application/json', '{"error":{"code":"not_found","message":"the ops server serves /healthz, /readyz and /metrics"}}');
+  });
+  await listen(server, port, host);
+  const address = server.address();
+  return { server, port: typeof address === 'object' && address ? address.port : port };
+}

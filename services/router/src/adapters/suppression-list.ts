@@ -1,0 +1,48 @@
+/**
+ * Suppressed users, looked up per route job with one HMGET for the job's distinct userIds. While no
+ * user is suppressed (the usual case, checked once a second) no lookup is made at all, so the
+ * drop point costs nothing until a SUPPRESS regulation exists.
+ */
+import type { Redis } from 'ioredis';
+import { configKeys } from '@eventrelay/runtime';
+import type { Suppression } from '../domain/suppression.js';
+
+export class SuppressionList {
+  private readonly key: string;
+  private size = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    private readonly refreshMs = 1000,
+  ) {
+    this.key = configKeys(prefix).suppressedUsers;
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async refresh(): Promise<void> {
+    this.size = await this.redis.hlen(this.key);
+  }
+
+  async lookup(userIds: readonly string[]): Promise<ReadonlyMap<string, Suppression>> {
+    const found = new Map<string, Suppression>();
+    if (this.size === 0 || userIds.length === 0) return found;
+    const values = await this.redis.hmget(this.key, ...userIds);
+    values.forEach((value, i) => {
+      if (value === null) return;
+      const entry = JSON.parse(value) as { sourceIds?: string[] };
+      found.set(userIds[i] as string, entry.sourceIds && entry.sourceIds.length > 0 ? { allSources: false, sourceIds: entry.sourceIds } : { allSources: true });
+    });
+    return found;
+  }
+}

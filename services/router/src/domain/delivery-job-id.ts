@@ -1,0 +1,13 @@
+/**
+ * The delivery job id: the same (destination, source, messageId) always gives the same id, so a
+ * call routed twice (a route job retried after a crash, or two in-flight copies that ingest saw in
+ * different ticks) becomes one delivery. The source is part of it because messageIds are unique
+ * per source (that is how ingest dedupes them). Hashed so that any messageId, however long or
+ * whatever characters it holds, gives a short id without ":" (BullMQ's key separator).
+ */
+import { createHash } from 'node:crypto';
+
+export function deliveryJobId(destinationId: string, sourceId: string, messageId: string): string {
+  const digest = createHash('sha256').update(`${sourceId}\n${messageId}`).digest().subarray(0, 16).toString('base64url');
+  return `${destinationId}-${digest}`;
+}

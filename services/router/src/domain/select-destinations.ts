@@ -1,0 +1,24 @@
+/**
+ * Which destinations get a call (SPEC section 3): every enabled destination connected to the
+ * call's source, unless the call's `integrations` object says otherwise. Keys are destination
+ * names, case sensitive; `"All": false` turns every destination off unless its own key is on.
+ */
+import type { Destination, NormalizedCall } from '@eventrelay/config';
+
+/**
+ * Whether `integrations` lets the call reach a destination named `name`. A destination's own key
+ * decides when it is a boolean or an options object (Segment's form for per-destination settings,
+ * which means on); otherwise `All` decides, and everything is on by default.
+ */
+export function integrationAllows(integrations: Record<string, unknown> | undefined, name: string): boolean {
+  if (integrations === undefined) return true;
+  const own = integrations[name];
+  if (own === false) return false;
+  if (own === true || (typeof own === 'object' && own !== null)) return true;
+  return integrations['All'] !== false;
+}
+
+/** `connected` are the enabled destinations connected to the call's source. */
+export function selectDestinations(call: NormalizedCall, connected: readonly Destination[]): Destination[] {
+  return connected.filter((d) => d.enabled && integrationAllows(call.integrations, d.name));
+}

@@ -1,0 +1,19 @@
+import { commonEnv, integer, loadEnvFrom, port, type EnvOf, type EnvSource } from '@eventrelay/config';
+
+export const routerEnvSpec = {
+  ...commonEnv,
+  ROUTER_METRICS_PORT: port({ default: 9101, describe: 'port of /healthz, /readyz and /metrics' }),
+  ROUTER_CONCURRENCY: integer({ default: 16, min: 1, max: 1000, describe: 'route jobs (intake requests) expanded at once' }),
+  ROUTER_DEDUPE_WINDOW_S: integer({
+    default: 3600,
+    min: 1,
+    max: 30 * 86_400,
+    describe: 'how long a delivery job id is remembered, so that a call routed again within it is not delivered again (covers route-job retries; ingest dedupes client resends)',
+  }),
+} as const;
+
+export type RouterEnv = EnvOf<typeof routerEnvSpec>;
+
+export function loadEnv(source: EnvSource): RouterEnv {
+  return loadEnvFrom(routerEnvSpec, source);
+}

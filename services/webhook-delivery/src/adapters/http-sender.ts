@@ -1,0 +1,95 @@
+/**
+ * One POST to one receiver URL through undici keep-alive pools (one pool per origin). Reports what
+ * happened as a SendResult for the domain to classify; it never throws for a receiver's failure.
+ */
+import { Agent } from 'undici';
+import { isIP } from 'node:net';
+import type { SendFailure, SendResult } from '../domain/outcome.js';
+import { refusal, type Network } from '../domain/networks.js';
+import { guardedLookup, systemResolver, type Resolver } from './address-guard.js';
+
+export interface SenderOptions {
+  /** The whole attempt (connect, headers and body) must finish within this (DELIVERY_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  readonly allowedNetworks: readonly Network[];
+  readonly connectionsPerOrigin: number;
+  /** Trusted CA certificates (PEM) replacing Node's default list; undefined keeps Node's. */
+  readonly ca?: readonly string[] | undefined;
+  readonly resolver?: Resolver;
+}
+
+export interface Sender {
+  send(url: string, headers: Record<string, string>, body: string): Promise<SendResult>;
+  close(): Promise<void>;
+}
+
+/** A response body is read and thrown away (receivers' answers are not used), up to this much. */
+const RESPONSE_BODY_LIMIT = 64 * 1024;
+
+export function createSender(options: SenderOptions): Sender {
+  const agent = new Agent({
+    connections: options.connectionsPerOrigin,
+    pipelining: 1,
+    // Receivers commonly close idle connections after 5 s (Node's default); closing ours first
+    // avoids sending on a socket the other side is closing.
+    keepAliveTimeout: 4000,
+    keepAliveMaxTimeout: 4000,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    connect: {
+      timeout: options.timeoutMs,
+      lookup: guardedLookup(options.resolver ?? systemResolver, options.allowedNetworks),
+      ...(options.ca ? { ca: [...options.ca] } : {}),
+    },
+  });
+
+  return {
+    async send(url, headers, body) {
+      let target: URL;
+      try {
+        target = new URL(url);
+      } catch {
+        return failure('invalid_url', `"${url}" is not a URL`);
+      }
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') return failure('invalid_url', `${target.protocol} is not http or https`);
+      // An IP literal is connected to without a lookup, so it is vetted here.
+      const host = target.hostname.replace(/^\[|\]$/g, '');
+      if (isIP(host) !== 0) {
+        const why = refusal(host, options.allowedNetworks);
+        if (why !== undefined) return failure('address_refused', why);
+      }
+      const signal = AbortSignal.timeout(options.timeoutMs);
+      try {
+        const res = await agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers, body, signal });
+        const retryAfter = res.headers['retry-after'];
+        await res.body.dump({ limit: RESPONSE_BODY_LIMIT, signal });
+        return { kind: 'response', status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
+      } catch (err) {
+        return signal.aborted ? failure('timeout', `no complete response within ${options.timeoutMs} ms`) : describeError(err);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+function failure(kind: SendFailure, detail: string): SendResult {
+  return { kind: 'failure', failure: kind, detail };
+}
+
+const TLS_CODES = /^(CERT_|ERR_TLS_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE|DECRYPT_CERT))/;
+
+/** Maps Node and undici errors (possibly wrapped in `cause`) onto the outcome table's terms. */
+export function describeError(err: unknown): SendResult {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    const detail = code ? `${code}: ${e.message}` : e.message;
+    if (code === 'ERR_EVENTRELAY_ADDRESS_REFUSED') return failure('address_refused', e.message);
+    if (TLS_CODES.test(code)) return failure('tls_untrusted', detail);
+    if (code === 'ECONNREFUSED') return failure('connection_refused', detail);
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return failure('connection_reset', detail);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') return failure('dns_failure', detail);
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return failure('timeout', detail);
+  }
+  const message = err instanceof Error ? `${(err as NodeJS.ErrnoException).code ?? err.name}: ${err.message}` : String(err);
+  return failure('network_error', message);
+}

@@ -1,0 +1,55 @@
+/**
+ * What one attempt at one URL means for the message (SPEC section 4, outcome table). The sender
+ * reports what happened in these terms; only the worker turns the verdict into queue behaviour.
+ */
+import { parseRetryAfter } from './retry-after.js';
+
+/** Why an attempt got no HTTP response. The sender maps Node and undici errors onto these. */
+export type SendFailure =
+  | 'timeout'
+  | 'connection_refused'
+  | 'connection_reset'
+  | 'dns_failure'
+  | 'network_error'
+  | 'tls_untrusted'
+  | 'address_refused'
+  | 'invalid_url';
+
+export type Outcome =
+  | { readonly kind: 'success'; readonly status: number }
+  | { readonly kind: 'retryable'; readonly error: string; readonly status?: number; readonly retryAfterMs?: number }
+  | { readonly kind: 'permanent'; readonly error: string; readonly status?: number };
+
+export type SendResult =
+  | { readonly kind: 'response'; readonly status: number; readonly retryAfter?: string | undefined }
+  | { readonly kind: 'failure'; readonly failure: SendFailure; readonly detail: string };
+
+export function classify(result: SendResult, now: number): Outcome {
+  return result.kind === 'response' ? classifyStatus(result.status, result.retryAfter, now) : classifyFailure(result.failure, result.detail);
+}
+
+export function classifyStatus(status: number, retryAfter: string | undefined, now: number): Outcome {
+  if (status >= 200 && status < 300) return { kind: 'success', status };
+  if (status >= 500 || status === 408 || status === 429) {
+    const retryAfterMs = parseRetryAfter(retryAfter, now);
+    return retryAfterMs === undefined ? { kind: 'retryable', error: `HTTP ${status}`, status } : { kind: 'retryable', error: `HTTP ${status}`, status, retryAfterMs };
+  }
+  // 3xx: redirects are never followed (a redirect could lead past the SSRF guard); 1xx cannot
+  // reach here as a final status; other 4xx say the request itself is wrong.
+  return { kind: 'permanent', error: status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`, status };
+}
+
+export function classifyFailure(failure: SendFailure, detail: string): Outcome {
+  switch (failure) {
+    case 'timeout':
+    case 'connection_refused':
+    case 'connection_reset':
+    case 'dns_failure':
+    case 'network_error':
+      return { kind: 'retryable', error: `${failure}: ${detail}` };
+    case 'tls_untrusted':
+    case 'address_refused':
+    case 'invalid_url':
+      return { kind: 'permanent', error: `${failure}: ${detail}` };
+  }
+}

@@ -1,0 +1,40 @@
+import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@eventrelay/runtime';
+
+export function createDeliveryMetrics(registry: Registry) {
+  return {
+    attempts: new Counter({
+      name: 'eventrelay_delivery_attempts_total',
+      help: 'Attempts at one URL, by destination and outcome (success, retryable, permanent)',
+      labelNames: ['destination', 'outcome'] as const,
+      registers: [registry],
+    }),
+    attemptSeconds: new Histogram({
+      name: 'eventrelay_delivery_attempt_seconds',
+      help: 'Duration of one attempt at one URL, by outcome',
+      labelNames: ['outcome'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+    messages: new Counter({
+      name: 'eventrelay_delivery_messages_total',
+      help: 'Delivery jobs finished or rescheduled, by result: delivered, retry_scheduled, dead_lettered, dropped (destination deleted or disabled)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    endToEndSeconds: new Histogram({
+      name: 'eventrelay_delivery_end_to_end_seconds',
+      help: 'From intake (receivedAt) to the first 2xx from a receiver',
+      buckets: [...LATENCY_BUCKETS, 10, 30, 60, 300, 1800, 3600, 14_400],
+      registers: [registry],
+    }),
+    parked: new Counter({
+      name: 'eventrelay_delivery_parked_total',
+      help: 'Jobs put back for later because their destination had DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION requests open and was slow',
+      registers: [registry],
+    }),
+    deadLettersEvicted: new Counter({ name: 'eventrelay_delivery_dead_letters_evicted_total', help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION', registers: [registry] }),
+    inFlight: new Gauge({ name: 'eventrelay_delivery_in_flight', help: 'Delivery jobs being attempted now', registers: [registry] }),
+  };
+}
+
+export type DeliveryMetrics = ReturnType<typeof createDeliveryMetrics>;

@@ -1,0 +1,171 @@
+/**
+ * Builds and starts webhook-delivery from a validated env. Used by index.ts and by tests that run
+ * the pipeline in one process; it never reads process.env and never exits the process.
+ */
+import { randomInt } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { rootCertificates } from 'node:tls';
+import { ConfigError, describeEnv } from '@eventrelay/config';
+import {
+  AttemptLog,
+  ConfigStore,
+  DeadLetterStore,
+  DestinationDirectory,
+  closeRedis,
+  closeServer,
+  createRedis,
+  openWorker,
+  readConfigFile,
+  shutdownGate,
+  startOpsServer,
+  whenReady,
+  type Logger,
+  type Registry,
+  type ShutdownStep,
+} from '@eventrelay/runtime';
+import { deliveryEnvSpec, type DeliveryEnv } from './env.js';
+import { createDeliveryMetrics } from './metrics.js';
+import { parseNetworkList } from './domain/networks.js';
+import type { RetryPolicy } from './domain/schedule.js';
+import { createSender } from './adapters/http-sender.js';
+import type { Resolver } from './adapters/address-guard.js';
+import { DestinationGate } from './destination-gate.js';
+import { createDeliverProcessor } from './worker.js';
+
+export interface DeliveryDeps {
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly clock?: () => number;
+  /** Uniform in [0, 1); tests pass a fixed one to make backoff exact. */
+  readonly random?: () => number;
+  /** Hostname → addresses; tests map made-up names onto 127.0.0.1. */
+  readonly resolver?: Resolver;
+}
+
+export interface RunningDelivery {
+  readonly port: number;
+  /** Reloads destinations now instead of within a second; for tests. */
+  refreshConfig(): Promise<void>;
+  /** Writes buffered attempt-log entries now; for tests. */
+  flushAttemptLog(): Promise<void>;
+  readonly shutdownSteps: ShutdownStep[];
+  close(): Promise<void>;
+}
+
+const REDIS_STARTUP_TIMEOUT_MS = 30_000;
+const uniform = () => randomInt(0, 2 ** 32) / 2 ** 32;
+
+export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promise<RunningDelivery> {
+  const { logger, registry } = deps;
+  const clock = deps.clock ?? Date.now;
+  const random = deps.random ?? uniform;
+  logger.info({ env: describeEnv(deliveryEnvSpec, env) }, 'delivery.config');
+  // Files are read before anything connects: a bad one must leave Redis untouched.
+  const config = env.EVENTRELAY_CONFIG ? await readConfigFile(env.EVENTRELAY_CONFIG) : undefined;
+  const ca = env.WEBHOOK_CA_FILE ? [...rootCertificates, ...(await readPem('WEBHOOK_CA_FILE', env.WEBHOOK_CA_FILE)), ...(env.NODE_EXTRA_CA_CERTS ? await readPem('NODE_EXTRA_CA_CERTS', env.NODE_EXTRA_CA_CERTS) : [])] : undefined;
+
+  const control = createRedis(env.REDIS_URL, 'control', 'delivery-control');
+  const connection = createRedis(env.REDIS_URL, 'worker', 'delivery-worker');
+  const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
+  const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
+  const attemptLog = new AttemptLog(connection, env.EVENTRELAY_PREFIX, {
+    maxPerDestination: env.DELIVERY_LOG_MAX_PER_DESTINATION,
+    onError: (err) => logger.warn({ err: String(err) }, 'attempt_log.write_failed'),
+  });
+  const sender = createSender({
+    timeoutMs: env.DELIVERY_TIMEOUT_MS,
+    allowedNetworks: parseNetworkList(env.WEBHOOK_ALLOWED_NETWORKS.join(',')).networks,
+    connectionsPerOrigin: env.DELIVERY_CONNECTIONS_PER_ORIGIN,
+    ca,
+    ...(deps.resolver ? { resolver: deps.resolver } : {}),
+  });
+  const policy: RetryPolicy = { windowMs: env.RETRY_WINDOW_MS, baseDelayMs: env.DELIVERY_RETRY_BASE_MS, maxDelayMs: env.DELIVERY_RETRY_MAX_MS };
+  const worker = openWorker(
+    'deliver',
+    connection,
+    env.EVENTRELAY_PREFIX,
+    createDeliverProcessor({
+      destinations,
+      gate: new DestinationGate({ maxInFlight: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION, slowMs: Math.min(1000, env.DELIVERY_TIMEOUT_MS), maxParkMs: env.DELIVERY_TIMEOUT_MS, clock, random }),
+      deadLetters: new DeadLetterStore(connection, env.EVENTRELAY_PREFIX, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
+      sender,
+      record: (a) => attemptLog.record(a),
+      policy,
+      clock,
+      random,
+      metrics: createDeliveryMetrics(registry),
+      logger,
+    }),
+    {
+      concurrency: env.DELIVERY_CONCURRENCY,
+      // A job runs for at most one attempt timeout (all URLs are tried at once), so a short lock
+      // hands the jobs of a process that died to another worker quickly.
+      lockDurationMs: Math.max(15_000, env.DELIVERY_TIMEOUT_MS * 3),
+      stalledIntervalMs: 5_000,
+      // A job whose worker keeps dying (say, a process killed over and over) is still retried;
+      // BullMQ would otherwise fail it after the first stall.
+      maxStalledCount: 20,
+      onError: (err) => logger.warn({ err: err.message }, 'deliver_worker.error'),
+    },
+  );
+  worker.on('failed', (job, err) => logger.error({ jobId: job?.id, messageId: job?.data.call.messageId, destinationId: job?.data.destinationId, err: err.message }, 'delivery.job_failed'));
+  const gate = shutdownGate();
+  const release = async () => {
+    destinations.stop();
+    await attemptLog.close();
+    await sender.close();
+    await Promise.all([closeRedis(connection), closeRedis(control)]);
+  };
+
+  let ops: Awaited<ReturnType<typeof startOpsServer>>;
+  try {
+    await Promise.all([whenReady(control, REDIS_STARTUP_TIMEOUT_MS), whenReady(connection, REDIS_STARTUP_TIMEOUT_MS)]);
+    if (config) logger.info({ file: env.EVENTRELAY_CONFIG, version: (await store.apply(config)).version }, 'config.applied');
+    await destinations.start();
+    attemptLog.start();
+    ops = await startOpsServer(env.DELIVERY_METRICS_PORT, '0.0.0.0', {
+      registry,
+      readiness: { redis: async () => void (await control.ping()), accepting: gate.check, worker: async () => (worker.isRunning() ? undefined : Promise.reject(new Error('worker not running'))) },
+    });
+  } catch (err) {
+    await worker.close();
+    await release();
+    throw err;
+  }
+  worker.run().catch((err: unknown) => logger.error({ err: String(err) }, 'deliver_worker.stopped'));
+  logger.info({ port: ops.port, concurrency: env.DELIVERY_CONCURRENCY }, 'delivery.started');
+
+  const shutdownSteps: ShutdownStep[] = [
+    {
+      // Active jobs finish their attempt (bounded by DELIVERY_TIMEOUT_MS) and record the outcome;
+      // waiting jobs stay queued for the next worker.
+      name: 'stop taking delivery jobs, finish active attempts',
+      run: async () => {
+        gate.begin();
+        await worker.close();
+      },
+    },
+    { name: 'flush the attempt log, close connections and the ops server', run: async () => void (await Promise.all([release(), closeServer(ops.server)])) },
+  ];
+  return {
+    port: ops.port,
+    refreshConfig: () => destinations.refresh(),
+    flushAttemptLog: () => attemptLog.flush(),
+    shutdownSteps,
+    async close() {
+      for (const step of shutdownSteps) await step.run();
+    },
+  };
+}
+
+async function readPem(variable: string, path: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('invalid_env', `${variable}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  const pems = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (pems.length === 0) throw new ConfigError('invalid_env', `${variable}: ${path} holds no PEM certificate`);
+  return pems;
+}
