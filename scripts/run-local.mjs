@@ -5,9 +5,27 @@ import { readFileSync } from 'node:fs';
 
 const config = process.env.EVENTRELAY_CONFIG ?? 'examples/eventrelay.config.json';
 const ingestPort = process.env.INGEST_PORT ?? '8080';
-const env = { ...process.env, EVENTRELAY_CONFIG: config, INGEST_PORT: ingestPort, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+const routerPort = process.env.ROUTER_METRICS_PORT ?? '9101';
+const deliveryPort = process.env.DELIVERY_METRICS_PORT ?? '9102';
+const receiverPort = process.env.DEMO_RECEIVER_PORT ?? '9999';
+const env = {
+  ...process.env,
+  EVENTRELAY_CONFIG: config,
+  INGEST_PORT: ingestPort,
+  ROUTER_METRICS_PORT: routerPort,
+  DELIVERY_METRICS_PORT: deliveryPort,
+  DEMO_RECEIVER_PORT: receiverPort,
+  // The demo receiver listens on loopback, which the SSRF guard refuses unless it is allowed.
+  WEBHOOK_ALLOWED_NETWORKS: process.env.WEBHOOK_ALLOWED_NETWORKS ?? '127.0.0.1/32',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+};
 
-const processes = [{ name: 'ingest', entry: 'services/ingest/dist/index.js', ready: `http://127.0.0.1:${ingestPort}/readyz` }];
+const processes = [
+  { name: 'demo-receiver', entry: 'examples/demo-receiver.mjs', ready: `http://127.0.0.1:${receiverPort}/` },
+  { name: 'ingest', entry: 'services/ingest/dist/index.js', ready: `http://127.0.0.1:${ingestPort}/readyz` },
+  { name: 'router', entry: 'services/router/dist/index.js', ready: `http://127.0.0.1:${routerPort}/readyz` },
+  { name: 'webhook-delivery', entry: 'services/webhook-delivery/dist/index.js', ready: `http://127.0.0.1:${deliveryPort}/readyz` },
+];
 
 const children = processes.map(({ name, entry }) => {
   // Own process group: Ctrl-C reaches only this script, which then sends each child one SIGTERM
@@ -56,11 +74,12 @@ if (!stopping) {
   const body = JSON.stringify({ userId: 'demo-user', event: 'Demo Event', properties: { plan: 'pro' } });
   console.log(`
 eventrelay is running (Ctrl-C stops it)
-  intake    http://localhost:${ingestPort}/v1/{identify,track,page,screen,group,alias,batch}
-  health    http://localhost:${ingestPort}/healthz   /readyz   /metrics
-  config    ${config}
+  intake            http://localhost:${ingestPort}/v1/{identify,track,page,screen,group,alias,batch}
+  ops               ingest :${ingestPort}  router :${routerPort}  webhook-delivery :${deliveryPort}   (/healthz /readyz /metrics)
+  demo receiver     http://127.0.0.1:${receiverPort}/webhook  (prints each delivery and checks its signature)
+  config            ${config}
 
-Send a call with the demo source's write key:
+Send a call with the demo source's write key; the demo receiver prints the signed delivery a moment later:
   curl -u ${source?.writeKey ?? '<write key>'}: -H 'Content-Type: application/json' -d '${body}' http://localhost:${ingestPort}/v1/track
 `);
 }
