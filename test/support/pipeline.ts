@@ -156,5 +156,5 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
 /** A normalized call as ingest stores it, for tests that put route jobs on the queue directly. */
 export function trackCall(messageId: string, extra: Record<string, unknown> = {}): RouteJob['calls'][number] {
   const now = new Date().toISOString();
-  return { type: 'track', messageId, userId: 'user-1', event: 'Tested', properties: { n: 1 }, timestamp: now, receivedAt: now, ...extra } as RouteJob['calls'][number];
+  return { type: 'track', messageId, userId: 'user-1', event: 'Tested', properties: { n: 1 }, timestamp: now, receivedAt: now, ...extra };
 }

@@ -53,7 +53,11 @@ export async function startReceiver(options: { tls?: { key: string; cert: string
       const received: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks), at: Date.now() };
       const index = requests.length;
       requests.push(received);
-      for (const w of [...waiters]) if (requests.length >= w.count) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+      for (const w of [...waiters]) {
+        if (requests.length < w.count) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
       const reply = responder(received, index);
       const answer = () => {
         if (res.destroyed) return;
