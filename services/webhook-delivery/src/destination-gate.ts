@@ -26,7 +26,7 @@ export interface GateOptions {
   readonly maxInFlight: number;
   /** Above this an attempt counts as slow; also the longest a job waits here before parking. */
   readonly slowMs: number;
-  /** Upper bound on a park, normally the attempt timeout. */
+  /** Upper bound on the typical duration a park is based on (jitter adds up to half), normally the attempt timeout. */
   readonly maxParkMs: number;
   readonly clock: () => number;
   readonly random: () => number;
@@ -68,8 +68,9 @@ export class DestinationGate {
       next.resolve({ kind: 'go' });
       return;
     }
+    // The lane is kept when idle: forgetting that a destination is slow would let the next burst
+    // fill its cap again before it is recognised. Lanes are bounded by the number of destinations.
     lane.inFlight--;
-    if (lane.inFlight === 0) this.lanes.delete(destinationId);
   }
 
   inFlight(destinationId: string): number {

@@ -1,7 +1,9 @@
 /**
- * The headers of one attempt. Static headers come first so that the ones eventrelay sets always
- * win; saving a destination already rejects static headers that would collide.
+ * The headers of one attempt. Saving a destination already rejects static headers that would
+ * collide with ours, but this does not rely on it: static headers are lowercased and reserved
+ * names dropped, so the headers eventrelay sets always win, however a name is spelled.
  */
+import { RESERVED_WEBHOOK_HEADERS } from '@eventrelay/config';
 import { signBody } from './signature.js';
 
 export const USER_AGENT = 'Eventrelay/1.0';
@@ -15,7 +17,11 @@ export interface HeaderInput {
 }
 
 export function buildHeaders(input: HeaderInput): Record<string, string> {
-  const headers: Record<string, string> = { ...input.staticHeaders };
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(input.staticHeaders ?? {})) {
+    const key = name.toLowerCase();
+    if (!RESERVED_WEBHOOK_HEADERS.has(key)) headers[key] = value;
+  }
   headers['user-agent'] = USER_AGENT;
   headers['content-type'] = 'application/json';
   if (input.sharedSecret !== undefined) headers['x-signature'] = signBody(input.sharedSecret, input.body);

@@ -1,0 +1,310 @@
+import { DestinationGate, type GateOptions, type GateVerdict } from './destination-gate.js';
+
+const T0 = Date.parse('2026-11-21T09:30:00.000Z');
+const almostOne = 1 - 2 ** -40;
+
+interface Harness {
+  readonly gate: DestinationGate;
+  /** Moves the injected clock (and jest's fake timers with it). */
+  readonly advance: (ms: number) => void;
+  readonly setRandom: (value: number) => void;
+}
+
+function harness(options: Partial<Omit<GateOptions, 'clock' | 'random'>> = {}): Harness {
+  let now = T0;
+  let random = 0.5;
+  const gate = new DestinationGate({ maxInFlight: 2, slowMs: 1000, maxParkMs: 5000, ...options, clock: () => now, random: () => random });
+  return {
+    gate,
+    advance: (ms) => {
+      now += ms;
+      jest.advanceTimersByTime(ms);
+    },
+    setRandom: (value) => {
+      random = value;
+    },
+  };
+}
+
+/** Follows a verdict that may be a promise, so a test can see whether it has settled yet. */
+function watch(verdict: GateVerdict | Promise<GateVerdict>): { readonly settled: GateVerdict | undefined; readonly isPromise: boolean } {
+  const state: { settled: GateVerdict | undefined; isPromise: boolean } = { settled: undefined, isPromise: verdict instanceof Promise };
+  if (verdict instanceof Promise) void verdict.then((v) => (state.settled = v));
+  else state.settled = verdict;
+  return state;
+}
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+};
+
+/** A slot under the cap is granted at once, not through a promise. */
+function expectGo(verdict: GateVerdict | Promise<GateVerdict>): void {
+  expect(verdict).toEqual({ kind: 'go' });
+}
+
+function expectPark(verdict: GateVerdict | Promise<GateVerdict>): number {
+  expect(verdict).not.toBeInstanceOf(Promise);
+  const v = verdict as GateVerdict;
+  if (v.kind !== 'park') throw new Error(`expected park, got ${JSON.stringify(v)}`);
+  return v.delayMs;
+}
+
+beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));
+afterEach(() => {
+  jest.clearAllTimers();
+  jest.useRealTimers();
+});
+
+describe('DestinationGate', () => {
+  describe('under the cap', () => {
+    it('lets every job go at once and counts it', () => {
+      const { gate } = harness({ maxInFlight: 3 });
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+      expect(gate.inFlight('d1')).toBe(3);
+    });
+
+    it('counts each destination on its own', () => {
+      const { gate } = harness({ maxInFlight: 1 });
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+      expect(gate.enter('d2')).toEqual({ kind: 'go' });
+      expect(gate.inFlight('d1')).toBe(1);
+      expect(gate.inFlight('d2')).toBe(1);
+      expect(gate.inFlight('d3')).toBe(0);
+    });
+
+    it('frees the slot on leave', () => {
+      const { gate } = harness({ maxInFlight: 1 });
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+      gate.leave('d1', 50);
+      expect(gate.inFlight('d1')).toBe(0);
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+    });
+  });
+
+  describe('over the cap, healthy destination', () => {
+    it('waits, and gets the slot when a job leaves', async () => {
+      const { gate, advance } = harness();
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      const waiter = watch(gate.enter('d1'));
+      expect(waiter.isPromise).toBe(true);
+      advance(500);
+      await flush();
+      expect(waiter.settled).toBeUndefined();
+      gate.leave('d1', 120);
+      await flush();
+      expect(waiter.settled).toEqual({ kind: 'go' });
+      // the slot passed from the leaver to the waiter: still at the cap
+      expect(gate.inFlight('d1')).toBe(2);
+    });
+
+    it('hands slots to waiters in arrival order, one per leave', async () => {
+      const { gate } = harness();
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      const first = watch(gate.enter('d1'));
+      const second = watch(gate.enter('d1'));
+      gate.leave('d1', 100);
+      await flush();
+      expect(first.settled).toEqual({ kind: 'go' });
+      expect(second.settled).toBeUndefined();
+      gate.leave('d1', 100);
+      await flush();
+      expect(second.settled).toEqual({ kind: 'go' });
+      expect(gate.inFlight('d1')).toBe(2);
+    });
+
+    it('a leave at another destination does not release a waiter', async () => {
+      const { gate } = harness({ maxInFlight: 1 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d2'));
+      const waiter = watch(gate.enter('d1'));
+      gate.leave('d2', 10);
+      await flush();
+      expect(waiter.settled).toBeUndefined();
+      expect(gate.inFlight('d2')).toBe(0);
+    });
+  });
+
+  describe('over the cap, slow destination → park', () => {
+    it('still waits when the last request finished just under slowMs ago', () => {
+      const { gate, advance } = harness({ slowMs: 1000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      advance(999);
+      expect(watch(gate.enter('d1')).isPromise).toBe(true);
+    });
+
+    it('parks when no request finished for slowMs', () => {
+      const { gate, advance } = harness({ slowMs: 1000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      advance(1000);
+      // nothing finished for 1 s: typical = slowMs, random 0.5 → 1 × 1000
+      expect(expectPark(gate.enter('d1'))).toBe(1000);
+      expect(gate.inFlight('d1')).toBe(2);
+    });
+
+    it('counts the quiet time from the last request that finished', () => {
+      const { gate, advance } = harness({ slowMs: 1000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      advance(900);
+      gate.leave('d1', 900);
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+      advance(900);
+      // 1.8 s since the lane started, but only 0.9 s since a request finished: still healthy
+      expect(watch(gate.enter('d1')).isPromise).toBe(true);
+    });
+
+    it('parks when the mean attempt duration reaches slowMs, for about one attempt', () => {
+      const { gate } = harness({ slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      gate.leave('d1', 3000);
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+      // a request finished just now, yet its attempts take 3 s: slow
+      expect(expectPark(gate.enter('d1'))).toBe(3000);
+    });
+
+    it('does not count a destination as slow while its mean is just under slowMs', () => {
+      const { gate } = harness({ slowMs: 1000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      gate.leave('d1', 999);
+      expectGo(gate.enter('d1'));
+      expect(watch(gate.enter('d1')).isPromise).toBe(true);
+    });
+
+    it.each([
+      ['random 0 → 0.5 × typical', 0, 1500],
+      ['random 0.25', 0.25, 2250],
+      ['random 0.5 → 1 × typical', 0.5, 3000],
+      ['random → 1 approaches 1.5 × typical', almostOne, 4500],
+    ])('park delay with %s', (_label, random, delay) => {
+      const { gate, setRandom } = harness({ slowMs: 1000, maxParkMs: 5000 });
+      setRandom(random);
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      gate.leave('d1', 3000);
+      expectGo(gate.enter('d1'));
+      expect(expectPark(gate.enter('d1'))).toBe(delay);
+    });
+
+    it('keeps every park delay within [0.5, 1.5] × the typical duration, bounded by maxParkMs', () => {
+      for (const meanMs of [10, 1000, 2500, 5000, 60_000]) {
+        for (const random of [0, 0.1, 0.5, 0.9, almostOne]) {
+          const { gate, setRandom } = harness({ slowMs: 1000, maxParkMs: 5000 });
+          setRandom(random);
+          expectGo(gate.enter('d1'));
+          expectGo(gate.enter('d1'));
+          gate.leave('d1', meanMs);
+          expectGo(gate.enter('d1'));
+          const verdict = gate.enter('d1');
+          // a mean below slowMs is healthy: it waits instead
+          if (meanMs < 1000) {
+            expect(verdict).toBeInstanceOf(Promise);
+            continue;
+          }
+          const typical = Math.min(Math.max(meanMs, 1000), 5000);
+          const delay = expectPark(verdict);
+          expect(delay).toBeGreaterThanOrEqual(Math.floor(0.5 * typical));
+          expect(delay).toBeLessThanOrEqual(Math.ceil(1.5 * typical));
+        }
+      }
+    });
+
+    it('bounds the typical duration by maxParkMs', () => {
+      const { gate, setRandom } = harness({ slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      gate.leave('d1', 60_000);
+      expectGo(gate.enter('d1'));
+      setRandom(0.5);
+      expect(expectPark(gate.enter('d1'))).toBe(5000);
+      setRandom(0);
+      expect(expectPark(gate.enter('d1'))).toBe(2500);
+    });
+
+    it('follows the recent attempts: the mean moves towards new durations', () => {
+      const { gate } = harness({ slowMs: 1000, maxParkMs: 10_000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      gate.leave('d1', 5000); // mean 5000
+      expectGo(gate.enter('d1'));
+      gate.leave('d1', 10_000); // mean 0.8 × 5000 + 0.2 × 10000 = 6000
+      expectGo(gate.enter('d1'));
+      expect(expectPark(gate.enter('d1'))).toBe(6000);
+    });
+  });
+
+  describe('waiters', () => {
+    it('are capped at maxInFlight: beyond that a job is parked at once', async () => {
+      const { gate } = harness({ maxInFlight: 2 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      const w1 = watch(gate.enter('d1'));
+      const w2 = watch(gate.enter('d1'));
+      expect(w1.isPromise).toBe(true);
+      expect(w2.isPromise).toBe(true);
+      expect(expectPark(gate.enter('d1'))).toBe(1000);
+      // the two that wait still get the next slots
+      gate.leave('d1', 10);
+      gate.leave('d1', 10);
+      await flush();
+      expect(w1.settled).toEqual({ kind: 'go' });
+      expect(w2.settled).toEqual({ kind: 'go' });
+    });
+
+    it('a waiter that waited slowMs is parked, and gives up its place', async () => {
+      const { gate, advance } = harness({ slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      const waiter = watch(gate.enter('d1'));
+      advance(999);
+      await flush();
+      expect(waiter.settled).toBeUndefined();
+      advance(1);
+      await flush();
+      expect(waiter.settled).toEqual({ kind: 'park', delayMs: 1000 });
+      // the parked waiter no longer holds a place: a leave frees a slot instead of handing it over
+      gate.leave('d1', 10);
+      expect(gate.inFlight('d1')).toBe(1);
+    });
+
+    it('a parked waiter makes room for a new one', async () => {
+      const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000 });
+      expectGo(gate.enter('d1'));
+      const first = watch(gate.enter('d1'));
+      expect(expectPark(gate.enter('d1'))).toBe(1000);
+      advance(1000);
+      await flush();
+      expect(first.settled?.kind).toBe('park');
+      gate.leave('d1', 10);
+      expect(gate.enter('d1')).toEqual({ kind: 'go' });
+      const next = watch(gate.enter('d1'));
+      expect(next.isPromise).toBe(true);
+      gate.leave('d1', 10);
+      await flush();
+      expect(next.settled).toEqual({ kind: 'go' });
+    });
+
+    it('a waiter given the slot is not parked later by its timer', async () => {
+      const { gate, advance } = harness({ slowMs: 1000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      const waiter = watch(gate.enter('d1'));
+      advance(300);
+      gate.leave('d1', 300);
+      await flush();
+      expect(waiter.settled).toEqual({ kind: 'go' });
+      advance(5000);
+      await flush();
+      expect(waiter.settled).toEqual({ kind: 'go' });
+      expect(gate.inFlight('d1')).toBe(2);
+    });
+  });
+});
