@@ -51,5 +51,5 @@ export default tseslint.config(
   },
   { files: ['**/*.mjs', '**/*.js'], ...tseslint.configs.disableTypeChecked },
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: globals.node } },
-  { files: ['scripts/**', 'packages/*/scripts/**'], rules: { 'no-restricted-syntax': 'off' } },
+  { files: ['scripts/**', 'packages/*/scripts/**', 'examples/**'], rules: { 'no-restricted-syntax': 'off' } },
 );

@@ -6,7 +6,7 @@
 const SLOT = '@@N@@';
 
 /** One Segment-style track call of about 600 bytes, as server SDKs send them. */
-function trackCall(messageId: string, timestamp: string): Record<string, unknown> {
+export function trackCall(messageId: string, timestamp: string): Record<string, unknown> {
   return {
     type: 'track',
     event: 'Order Completed',
@@ -68,4 +68,40 @@ export function batchBodies(runTag: string, size: number): BodyFactory {
   const ts = new Date().toISOString();
   const batch = Array.from({ length: size }, (_, i) => trackCall(`b-${runTag}-${SLOT}-${i}`, ts));
   return fromTemplate(JSON.stringify({ batch, sentAt: ts }), size);
+}
+
+/** Where a timed body puts its send time (a JSON number, so the quotes go too). */
+const SENT_SLOT = '"@@T@@"';
+
+export interface TimedBodyFactory {
+  readonly calls: number;
+  readonly approxBytes: number;
+  /** A body whose every call carries `properties.sentAtMs` = `sentAtMs` (fractional epoch ms). */
+  next(sentAtMs: number): string;
+}
+
+/**
+ * Batches for the pipeline bench: like batchBodies, and each call's properties carry the time the
+ * batch was sent (`sentAtMs`), which the receiver subtracts from its arrival time.
+ */
+export function timedBatchBodies(runTag: string, size: number): TimedBodyFactory {
+  const ts = new Date().toISOString();
+  const batch = Array.from({ length: size }, (_, i) => {
+    const call = trackCall(`p-${runTag}-${SLOT}-${i}`, ts);
+    return { ...call, properties: { ...(call['properties'] as Record<string, unknown>), sentAtMs: '@@T@@' } };
+  });
+  const template = JSON.stringify({ batch, sentAt: ts });
+  assertSlots(template, size);
+  if (template.split(SENT_SLOT).length - 1 !== size) throw new Error(`body template has the wrong number of send-time slots for ${size} calls`);
+  const pieces = template.split(/(@@N@@|"@@T@@")/);
+  let counter = 0;
+  return {
+    calls: size,
+    approxBytes: Buffer.byteLength(pieces.map((p) => (p === SLOT ? '0' : p === SENT_SLOT ? '1795000000000.000' : p)).join('')),
+    next(sentAtMs: number) {
+      const n = String(++counter);
+      const t = sentAtMs.toFixed(3);
+      return pieces.map((p) => (p === SLOT ? n : p === SENT_SLOT ? t : p)).join('');
+    },
+  };
 }

@@ -1,21 +1,25 @@
-/** Child server processes: start, wait until they answer, measure their CPU, stop within bounds. */
+/** Child processes (servers and others): start, wait until they are ready, measure their CPU and memory, stop within bounds. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 
 export { freePort } from '../../test/support/redis.js';
 
-export interface ServerProcess {
+/** A child process this module tracks (killAll stops it), with or without an HTTP port. */
+export interface ChildHandle {
   readonly name: string;
   readonly child: ChildProcess;
-  readonly port: number;
-  readonly url: string;
   /** Last lines the child wrote, for error messages. */
   output(): string;
   stop(): Promise<void>;
 }
 
-const live = new Set<ServerProcess>();
+export interface ServerProcess extends ChildHandle {
+  readonly port: number;
+  readonly url: string;
+}
+
+const live = new Set<ChildHandle>();
 
 /** Kills whatever is still running (used on errors and signals). */
 export function killAll(): void {
@@ -32,10 +36,26 @@ export interface StartOptions {
   readonly readyPath: string;
   readonly readyStatus?: number;
   readonly readyTimeoutMs?: number;
+  /** Open an IPC channel to the child (it must be a Node script); default false. */
+  readonly ipc?: boolean;
 }
 
-export async function startServer(opts: StartOptions): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...opts.args], { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface ChildOptions {
+  readonly name: string;
+  /** Executable; the running Node by default. */
+  readonly command?: string;
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  readonly ipc?: boolean;
+  /** Polled every 100 ms until it resolves true. */
+  readonly ready: (handle: ChildHandle) => Promise<boolean>;
+  readonly readyTimeoutMs?: number;
+}
+
+/** Spawns a tracked child and waits until `ready` says so; throws (and stops it) if it exits or times out first. */
+export async function startChild(opts: ChildOptions): Promise<ChildHandle> {
+  const child = spawn(opts.command ?? process.execPath, [...opts.args], { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])] });
   const tail: string[] = [];
   const keep = (prefix: string) => (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
@@ -47,13 +67,13 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
   };
   child.stdout?.on('data', keep(''));
   child.stderr?.on('data', keep(' stderr'));
+  // A child that dies mid-run must not take the bench down with an unhandled IPC error.
+  child.on('error', (err) => tail.push(`spawn error: ${err.message}`));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
-  const proc: ServerProcess = {
+  const handle: ChildHandle = {
     name: opts.name,
     child,
-    port: opts.port,
-    url: `http://127.0.0.1:${opts.port}`,
     output: () => tail.join('\n'),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
@@ -62,25 +82,42 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
         await exited;
         clearTimeout(timer);
       }
-      live.delete(proc);
+      live.delete(handle);
     },
   };
-  live.add(proc);
+  live.add(handle);
 
-  const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);
+  const timeoutMs = opts.readyTimeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      live.delete(proc);
-      throw new Error(`${opts.name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${proc.output()}`);
+      live.delete(handle);
+      throw new Error(`${opts.name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${handle.output()}`);
     }
-    const status = await probe(proc.url + opts.readyPath);
-    if (status !== undefined && (opts.readyStatus === undefined || status === opts.readyStatus)) return proc;
+    if (await opts.ready(handle)) return handle;
     if (Date.now() > deadline) {
-      await proc.stop();
-      throw new Error(`${opts.name} was not ready within ${opts.readyTimeoutMs ?? 30_000} ms:\n${proc.output()}`);
+      await handle.stop();
+      throw new Error(`${opts.name} was not ready within ${timeoutMs} ms:\n${handle.output()}`);
     }
     await sleep(100);
   }
+}
+
+export async function startServer(opts: StartOptions): Promise<ServerProcess> {
+  const url = `http://127.0.0.1:${opts.port}`;
+  const handle = await startChild({
+    name: opts.name,
+    args: opts.args,
+    env: opts.env,
+    cwd: opts.cwd,
+    ...(opts.ipc ? { ipc: true } : {}),
+    ...(opts.readyTimeoutMs !== undefined ? { readyTimeoutMs: opts.readyTimeoutMs } : {}),
+    ready: async () => {
+      const status = await probe(url + opts.readyPath);
+      return status !== undefined && (opts.readyStatus === undefined || status === opts.readyStatus);
+    },
+  });
+  return { ...handle, port: opts.port, url };
 }
 
 function probe(url: string): Promise<number | undefined> {
@@ -106,6 +143,20 @@ export function processCpuSeconds(pid: number | undefined): number | undefined {
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident memory of a process now and at its peak (VmRSS, VmHWM from Linux /proc), in KiB; undefined elsewhere. */
+export function processMemoryKb(pid: number | undefined): { rssKb: number; peakKb: number } | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    const rssKb = kb('VmRSS');
+    const peakKb = kb('VmHWM');
+    return Number.isFinite(rssKb) && Number.isFinite(peakKb) ? { rssKb, peakKb } : undefined;
   } catch {
     return undefined;
   }

@@ -1,11 +1,15 @@
-/** The little Redis the bench needs: delete a run's keys, and read server counters around a phase. */
-import { requireFromIngest } from './deps.js';
+/** The little Redis the bench needs: delete a run's keys, read server counters around a phase, or run a private server. */
+import net from 'node:net';
+import { REPO_ROOT, requireFromIngest } from './deps.js';
+import { freePort, startChild, type ChildHandle } from './proc.js';
 
 /** The part of ioredis used here (ioredis's own types are not resolvable from bench/). */
 interface MiniRedis {
   scan(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
   unlink(...keys: string[]): Promise<number>;
   info(section: string): Promise<string>;
+  llen(key: string): Promise<number>;
+  zcard(key: string): Promise<number>;
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: 'error', listener: (err: Error) => void): unknown;
@@ -41,6 +45,8 @@ export interface RedisSnapshot {
   readonly cpuSeconds: number;
   readonly usedMemory: number;
   readonly commands: Map<string, CommandStat>;
+  /** total_commands_processed (commands sent by clients; the ones Lua scripts run count in `commands` only). */
+  readonly totalCommands: number;
   readonly version: string;
 }
 
@@ -58,6 +64,7 @@ export async function redisSnapshot(client: MiniRedis): Promise<RedisSnapshot> {
     cpuSeconds: Number(field(info, 'used_cpu_user') ?? 0) + Number(field(info, 'used_cpu_sys') ?? 0),
     usedMemory: Number(field(info, 'used_memory') ?? 0),
     commands,
+    totalCommands: Number(field(info, 'total_commands_processed') ?? 0),
     version: field(info, 'redis_version') ?? 'unknown',
   };
 }
@@ -79,4 +86,35 @@ export function commandDeltas(before: RedisSnapshot, after: RedisSnapshot, top =
     if (calls > 0) out.push({ command, calls, usec, usec_per_call: Math.round((usec / calls) * 100) / 100 });
   }
   return out.sort((a, b) => b.usec - a.usec).slice(0, top);
+}
+
+/**
+ * A redis-server of the bench's own on a free port, configured like the shared one (no RDB
+ * snapshots, no AOF), for runs whose INFO commandstats must not include other clients.
+ */
+export async function startPrivateRedis(): Promise<{ url: string; handle: ChildHandle }> {
+  const port = await freePort();
+  const handle = await startChild({
+    name: 'redis-server',
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--logfile', '/dev/null'],
+    env: process.env,
+    cwd: REPO_ROOT,
+    ready: () => pingRedis(port),
+  });
+  return { url: `redis://127.0.0.1:${port}`, handle };
+}
+
+function pingRedis(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1' });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
+  });
 }

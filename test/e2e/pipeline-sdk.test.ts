@@ -63,7 +63,7 @@ describe('@segment/analytics-node → ingest → router → webhook-delivery →
       (type) =>
         new Promise<void>((resolve, reject) => {
           methods[type].call(analytics, structuredClone(messages[type]), (err, ctx) => {
-            if (err !== undefined) return reject(new Error(`${type}: the SDK reported ${String(err)}`));
+            if (err !== undefined) return reject(new Error(`${type}: the SDK reported ${err instanceof Error ? err.message : JSON.stringify(err)}`));
             const id = ctx?.event.messageId;
             if (!id) return reject(new Error(`${type}: the SDK reported no messageId`));
             sentIds.set(type, id);

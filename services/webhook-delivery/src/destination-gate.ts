@@ -4,19 +4,24 @@
  *
  * Over the cap, a job either waits here for a slot or is parked (put back in the delayed set):
  * - a destination that keeps answering is only busy: the job waits in-process for a slot, which
- *   costs no Redis command and frees quickly;
+ *   costs no Redis command and comes within milliseconds, so a single high-volume destination
+ *   runs at full speed however many of its jobs a worker holds;
  * - a destination that stopped answering (no request finished for `slowMs` while at the cap, or
  *   its recent attempts take `slowMs` or more) is slow: the job is parked for about as long as
- *   one of its attempts takes, so it comes back roughly when a slot is likely to be free.
- * Waiters per destination are capped as well, so a destination holds at most twice its cap in
- * worker slots however its jobs arrive.
+ *   one of its attempts takes, so it comes back roughly when a slot is likely to be free. Jobs
+ *   already waiting when it turns slow are parked after waiting `slowMs`.
+ * A destination that turns slow can so hold extra worker slots for at most `slowMs`; after that
+ * it holds no more than its cap.
  */
 
 export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; readonly delayMs: number };
 
 interface Lane {
   inFlight: number;
-  waiters: { resolve: (v: GateVerdict) => void; timer: NodeJS.Timeout }[];
+  /** Oldest first. */
+  waiters: { resolve: (v: GateVerdict) => void; since: number }[];
+  /** Parks waiters that waited `slowMs`; runs only while there are waiters (one timer per lane, not per job). */
+  sweep: NodeJS.Timeout | undefined;
   /** Exponentially weighted mean attempt duration, ms. */
   meanMs: number;
   lastFinishedAt: number;
@@ -44,16 +49,13 @@ export class DestinationGate {
       lane.inFlight++;
       return { kind: 'go' };
     }
-    if (this.isSlow(lane) || lane.waiters.length >= this.options.maxInFlight) return this.park(lane);
+    if (this.isSlow(lane)) return this.park(lane);
     return new Promise<GateVerdict>((resolve) => {
-      const waiter = {
-        resolve,
-        timer: setTimeout(() => {
-          lane.waiters.splice(lane.waiters.indexOf(waiter), 1);
-          resolve(this.park(lane));
-        }, this.options.slowMs),
-      };
-      lane.waiters.push(waiter);
+      lane.waiters.push({ resolve, since: this.options.clock() });
+      if (!lane.sweep) {
+        lane.sweep = setInterval(() => this.sweep(lane), Math.max(10, Math.floor(this.options.slowMs / 10)));
+        lane.sweep.unref();
+      }
     });
   }
 
@@ -64,7 +66,6 @@ export class DestinationGate {
     lane.lastFinishedAt = this.options.clock();
     const next = lane.waiters.shift();
     if (next) {
-      clearTimeout(next.timer);
       next.resolve({ kind: 'go' });
       return;
     }
@@ -75,6 +76,15 @@ export class DestinationGate {
 
   inFlight(destinationId: string): number {
     return this.lanes.get(destinationId)?.inFlight ?? 0;
+  }
+
+  private sweep(lane: Lane): void {
+    const now = this.options.clock();
+    while (lane.waiters.length > 0 && now - (lane.waiters[0]?.since ?? now) >= this.options.slowMs) lane.waiters.shift()?.resolve(this.park(lane));
+    if (lane.waiters.length === 0) {
+      clearInterval(lane.sweep);
+      lane.sweep = undefined;
+    }
   }
 
   private isSlow(lane: Lane): boolean {
@@ -89,7 +99,7 @@ export class DestinationGate {
   private lane(destinationId: string): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { inFlight: 0, waiters: [], meanMs: 0, lastFinishedAt: this.options.clock() };
+      lane = { inFlight: 0, waiters: [], sweep: undefined, meanMs: 0, lastFinishedAt: this.options.clock() };
       this.lanes.set(destinationId, lane);
     }
     return lane;

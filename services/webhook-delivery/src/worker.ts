@@ -52,20 +52,20 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
     }
     const { decision } = run;
-    const urls = run.attempts.map((a) => ({ url: a.url, outcome: a.outcome, status: a.status, error: a.error, ms: a.latencyMs }));
+    const urls = () => run.attempts.map((a) => ({ url: a.url, outcome: a.outcome, status: a.status, error: a.error, ms: a.latencyMs }));
     switch (decision.kind) {
       case 'delivered': {
         metrics.messages.inc({ result: 'delivered' });
         const receivedAt = 'receivedAt' in data.call ? Date.parse(data.call.receivedAt) : NaN;
         if (!Number.isNaN(receivedAt)) metrics.endToEndSeconds.observe(Math.max(0, deps.clock() - receivedAt) / 1000);
-        logger.info({ ...base, attempt: decision.attempt, outcome: 'delivered', urls, ms: run.ms }, 'delivery.attempted');
+        if (logger.isLevelEnabled('info')) logger.info({ ...base, attempt: decision.attempt, outcome: 'delivered', urls: urls(), ms: run.ms }, 'delivery.attempted');
         return 'delivered';
       }
       case 'retry': {
         await job.updateData({ ...data, retry: decision.state });
         await job.moveToDelayed(decision.at, token);
         metrics.messages.inc({ result: 'retry_scheduled' });
-        logger.info({ ...base, attempt: decision.state.attempt, outcome: 'retry_scheduled', retryAt: new Date(decision.at).toISOString(), urls, ms: run.ms }, 'delivery.attempted');
+        logger.info({ ...base, attempt: decision.state.attempt, outcome: 'retry_scheduled', retryAt: new Date(decision.at).toISOString(), urls: urls(), ms: run.ms }, 'delivery.attempted');
         throw new DelayedError();
       }
       case 'dead': {
@@ -82,7 +82,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
         });
         if (evicted > 0) metrics.deadLettersEvicted.inc(evicted);
         metrics.messages.inc({ result: 'dead_lettered' });
-        logger.warn({ ...base, attempt: state.attempt, outcome: 'dead_lettered', reason: decision.reason, urls, ms: run.ms }, 'delivery.attempted');
+        logger.warn({ ...base, attempt: state.attempt, outcome: 'dead_lettered', reason: decision.reason, urls: urls(), ms: run.ms }, 'delivery.attempted');
         return 'dead_lettered';
       }
     }

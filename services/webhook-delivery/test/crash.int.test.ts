@@ -39,8 +39,8 @@ async function startDeliveryChild(prefix: string, redisUrl: string): Promise<Del
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const started: DeliveryChild = { process: child, port, output: () => output, exited };
   children.push(started);
@@ -137,8 +137,8 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
       async () => {
         const seen = new Set(receiver.requests.map((r) => r.headers['x-eventrelay-message-id']));
         expect(seen.size).toBe(CALLS);
-        const counts = await pipeline.deliverQueue.getJobCounts('active', 'wait', 'delayed', 'prioritized', 'waiting-children', 'paused');
-        expect(counts).toEqual({ active: 0, wait: 0, delayed: 0, prioritized: 0, 'waiting-children': 0, paused: 0 });
+        const counts = await pipeline.deliverQueue.getJobCounts('active', 'wait', 'delayed', 'prioritized', 'waiting-children');
+        expect(counts).toEqual({ active: 0, wait: 0, delayed: 0, prioritized: 0, 'waiting-children': 0 });
       },
       75_000,
       250,

@@ -4,6 +4,7 @@
  */
 import { Agent } from 'undici';
 import { isIP } from 'node:net';
+import { isNativeError } from 'node:util/types';
 import type { SendFailure, SendResult } from '../domain/outcome.js';
 import { refusal, type Network } from '../domain/networks.js';
 import { guardedLookup, systemResolver, type Resolver } from './address-guard.js';
@@ -43,6 +44,16 @@ export function createSender(options: SenderOptions): Sender {
     },
   });
 
+  // Verdicts on IP-literal hosts, so the check does not parse the address on every request.
+  const literalVerdicts = new Map<string, string | undefined>();
+  const vetLiteral = (host: string): string | undefined => {
+    if (literalVerdicts.has(host)) return literalVerdicts.get(host);
+    const verdict = refusal(host, options.allowedNetworks);
+    if (literalVerdicts.size >= 10_000) literalVerdicts.clear();
+    literalVerdicts.set(host, verdict);
+    return verdict;
+  };
+
   return {
     async send(url, headers, body) {
       let target: URL;
@@ -55,7 +66,7 @@ export function createSender(options: SenderOptions): Sender {
       // An IP literal is connected to without a lookup, so it is vetted here.
       const host = target.hostname.replace(/^\[|\]$/g, '');
       if (isIP(host) !== 0) {
-        const why = refusal(host, options.allowedNetworks);
+        const why = vetLiteral(host);
         if (why !== undefined) return failure('address_refused', why);
       }
       const signal = AbortSignal.timeout(options.timeoutMs);
@@ -78,9 +89,13 @@ function failure(kind: SendFailure, detail: string): SendResult {
 
 const TLS_CODES = /^(CERT_|ERR_TLS_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE|DECRYPT_CERT))/;
 
-/** Maps Node and undici errors (possibly wrapped in `cause`) onto the outcome table's terms. */
+/**
+ * Maps Node and undici errors (possibly wrapped in `cause`) onto the outcome table's terms.
+ * `isNativeError`, not `instanceof Error`: errors raised by Node's net/tls/dns come from another
+ * realm than the code when it runs in a vm context (as under jest), and would not match.
+ */
 export function describeError(err: unknown): SendResult {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+  for (let e: unknown = err, depth = 0; isError(e) && depth < 5; e = e.cause, depth++) {
     const code = (e as NodeJS.ErrnoException).code ?? '';
     const detail = code ? `${code}: ${e.message}` : e.message;
     if (code === 'ERR_EVENTRELAY_ADDRESS_REFUSED') return failure('address_refused', e.message);
@@ -90,6 +105,10 @@ export function describeError(err: unknown): SendResult {
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') return failure('dns_failure', detail);
     if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return failure('timeout', detail);
   }
-  const message = err instanceof Error ? `${(err as NodeJS.ErrnoException).code ?? err.name}: ${err.message}` : String(err);
+  const message = isError(err) ? `${(err as NodeJS.ErrnoException).code ?? err.name}: ${err.message}` : String(err);
   return failure('network_error', message);
+}
+
+function isError(e: unknown): e is Error {
+  return e instanceof Error || isNativeError(e);
 }
