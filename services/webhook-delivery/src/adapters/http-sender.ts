@@ -2,6 +2,7 @@
  * One POST to one receiver URL through undici keep-alive pools (one pool per origin). Reports what
  * happened as a SendResult for the domain to classify; it never throws for a receiver's failure.
  */
+import { EventEmitter } from 'node:events';
 import { Agent } from 'undici';
 import { isIP } from 'node:net';
 import { isNativeError } from 'node:util/types';
@@ -44,43 +45,66 @@ export function createSender(options: SenderOptions): Sender {
     },
   });
 
-  // Verdicts on IP-literal hosts, so the check does not parse the address on every request.
-  const literalVerdicts = new Map<string, string | undefined>();
-  const vetLiteral = (host: string): string | undefined => {
-    if (literalVerdicts.has(host)) return literalVerdicts.get(host);
-    const verdict = refusal(host, options.allowedNetworks);
-    if (literalVerdicts.size >= 10_000) literalVerdicts.clear();
-    literalVerdicts.set(host, verdict);
-    return verdict;
+  // URLs come from a handful of destinations: parse and vet each once, not on every request.
+  const targets = new Map<string, Target>();
+  const targetOf = (url: string): Target => {
+    let target = targets.get(url);
+    if (!target) {
+      target = parseTarget(url, options.allowedNetworks);
+      if (targets.size >= 10_000) targets.clear();
+      targets.set(url, target);
+    }
+    return target;
   };
 
   return {
     async send(url, headers, body) {
-      let target: URL;
+      const target = targetOf(url);
+      if ('refused' in target) return target.refused;
+      // The limit covers the whole attempt: queueing for a connection, connecting, headers and
+      // body. undici takes an EventEmitter with `aborted` as its signal; at thousands of requests a
+      // second that is much cheaper than an AbortSignal (EventTarget listeners cost microseconds).
+      const deadline = Object.assign(new EventEmitter(), { aborted: false });
+      let response: { destroy(err?: Error): unknown } | undefined;
+      const timer = setTimeout(() => {
+        deadline.aborted = true;
+        deadline.emit('abort');
+        response?.destroy(new Error('deadline passed'));
+      }, options.timeoutMs);
       try {
-        target = new URL(url);
-      } catch {
-        return failure('invalid_url', `"${url}" is not a URL`);
-      }
-      if (target.protocol !== 'http:' && target.protocol !== 'https:') return failure('invalid_url', `${target.protocol} is not http or https`);
-      // An IP literal is connected to without a lookup, so it is vetted here.
-      const host = target.hostname.replace(/^\[|\]$/g, '');
-      if (isIP(host) !== 0) {
-        const why = vetLiteral(host);
-        if (why !== undefined) return failure('address_refused', why);
-      }
-      const signal = AbortSignal.timeout(options.timeoutMs);
-      try {
-        const res = await agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers, body, signal });
+        const res = await agent.request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal: deadline });
+        response = res.body;
         const retryAfter = res.headers['retry-after'];
-        await res.body.dump({ limit: RESPONSE_BODY_LIMIT, signal });
+        await res.body.dump({ limit: RESPONSE_BODY_LIMIT });
         return { kind: 'response', status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
       } catch (err) {
-        return signal.aborted ? failure('timeout', `no complete response within ${options.timeoutMs} ms`) : describeError(err);
+        return deadline.aborted ? failure('timeout', `no complete response within ${options.timeoutMs} ms`) : describeError(err);
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: () => agent.close(),
   };
+}
+
+type Target = { readonly origin: string; readonly path: string } | { readonly refused: SendResult };
+
+function parseTarget(url: string, allowed: readonly Network[]): Target {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { refused: failure('invalid_url', `"${url}" is not a URL`) };
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { refused: failure('invalid_url', `${parsed.protocol} is not http or https`) };
+  // An IP literal is connected to without a lookup, so it is vetted here; hostnames are vetted at
+  // every connect, by the lookup.
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0) {
+    const why = refusal(host, allowed);
+    if (why !== undefined) return { refused: failure('address_refused', why) };
+  }
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
 }
 
 function failure(kind: SendFailure, detail: string): SendResult {

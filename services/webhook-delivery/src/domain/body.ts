@@ -54,10 +54,11 @@ function pageProperties(call: NormalizedCall): Body | undefined {
   return Object.keys(merged).length === 0 && call.properties === undefined ? undefined : merged;
 }
 
-/** Drops keys whose value is absent, keeping the order of the rest. */
+/** Drops keys whose value is absent, keeping the order of the rest (a copy: `delete` is slow). */
 function present(body: Body): Body {
-  for (const key of Object.keys(body)) if (body[key] === undefined) delete body[key];
-  return body;
+  const out: Body = {};
+  for (const key in body) if (body[key] !== undefined) out[key] = body[key];
+  return out;
 }
 
 /** Ingest already stores UTC with milliseconds; this keeps the promise for any other producer. */
