@@ -29,8 +29,9 @@ export const queueCatalog = {
       // The router's work is Redis-only, so a failure means Redis trouble: retry for about 17 minutes.
       attempts: 12,
       backoff: { type: 'exponential', delay: 500 },
-      // Ingest dedupes messageIds itself, so finished route jobs need not be kept long.
-      removeOnComplete: { age: 3600, count: 10_000 },
+      // A finished route job is deleted at once: its id is a fresh requestId (nothing to dedupe
+      // against; ingest dedupes messageIds itself), and it holds a whole request's calls.
+      removeOnComplete: true,
       removeOnFail: { age: 7 * DAY_S },
     },
   } satisfies QueueDefinition<RouteJob> as QueueDefinition<RouteJob>,
