@@ -8,3 +8,4 @@ export * from './queues.js';
 export * from './destination-directory.js';
 export * from './delivery-records.js';
 export * from './workers.js';
+export * from './worker-process.js';

@@ -7,14 +7,11 @@ import {
   ConfigStore,
   DestinationDirectory,
   closeRedis,
-  closeServer,
   createRedis,
   openQueue,
   openWorker,
   readConfigFile,
-  shutdownGate,
-  startOpsServer,
-  whenReady,
+  runWorkerProcess,
   type Logger,
   type Registry,
   type ShutdownStep,
@@ -38,8 +35,6 @@ export interface RunningRouter {
   readonly shutdownSteps: ShutdownStep[];
   close(): Promise<void>;
 }
-
-const REDIS_STARTUP_TIMEOUT_MS = 30_000;
 
 export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<RunningRouter> {
   const { logger, registry } = deps;
@@ -74,52 +69,32 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
     },
   );
   worker.on('failed', (job, err) => logger.error({ requestId: job?.data.requestId, attempt: job?.attemptsMade, err: err.message }, 'route.failed'));
-  const gate = shutdownGate();
-  const release = async () => {
-    destinations.stop();
-    suppressions.stop();
-    await deliverQueue.close();
-    await Promise.all([closeRedis(connection), closeRedis(control)]);
-  };
-
-  let ops: Awaited<ReturnType<typeof startOpsServer>>;
-  try {
-    await Promise.all([whenReady(control, REDIS_STARTUP_TIMEOUT_MS), whenReady(connection, REDIS_STARTUP_TIMEOUT_MS)]);
-    if (config) logger.info({ file: env.EVENTRELAY_CONFIG, version: (await store.apply(config)).version }, 'config.applied');
-    await destinations.start();
-    await suppressions.start();
-    ops = await startOpsServer(env.ROUTER_METRICS_PORT, '0.0.0.0', {
-      registry,
-      readiness: { redis: async () => void (await control.ping()), accepting: gate.check, worker: async () => (worker.isRunning() ? undefined : Promise.reject(new Error('worker not running'))) },
-    });
-  } catch (err) {
-    await worker.close();
-    await release();
-    throw err;
-  }
-  worker.run().catch((err: unknown) => logger.error({ err: String(err) }, 'route_worker.stopped'));
-  logger.info({ port: ops.port, concurrency: env.ROUTER_CONCURRENCY }, 'router.started');
-
-  const shutdownSteps: ShutdownStep[] = [
-    {
-      // Active route jobs finish (each is a few Redis calls); waiting ones stay queued.
-      name: 'stop taking route jobs, finish active ones',
-      run: async () => {
-        gate.begin();
-        await worker.close();
-      },
+  const running = await runWorkerProcess({
+    name: 'router',
+    worker,
+    connections: [control, connection],
+    control,
+    opsPort: env.ROUTER_METRICS_PORT,
+    registry,
+    logger,
+    async prepare() {
+      if (config) logger.info({ file: env.EVENTRELAY_CONFIG, version: (await store.apply(config)).version }, 'config.applied');
+      await destinations.start();
+      await suppressions.start();
     },
-    { name: 'close queues, Redis and the ops server', run: async () => void (await Promise.all([release(), closeServer(ops.server)])) },
-  ];
+    async release() {
+      destinations.stop();
+      suppressions.stop();
+      await deliverQueue.close();
+      await Promise.all([closeRedis(connection), closeRedis(control)]);
+    },
+    finishing: 'finish active route jobs (a few Redis calls each)',
+  });
   return {
-    port: ops.port,
+    ...running,
     refreshConfig: async () => {
       await destinations.refresh();
       await suppressions.refresh();
-    },
-    shutdownSteps,
-    async close() {
-      for (const step of shutdownSteps) await step.run();
     },
   };
 }

@@ -12,13 +12,10 @@ import {
   DeadLetterStore,
   DestinationDirectory,
   closeRedis,
-  closeServer,
   createRedis,
   openWorker,
   readConfigFile,
-  shutdownGate,
-  startOpsServer,
-  whenReady,
+  runWorkerProcess,
   type Logger,
   type Registry,
   type ShutdownStep,
@@ -52,7 +49,6 @@ export interface RunningDelivery {
   close(): Promise<void>;
 }
 
-const REDIS_STARTUP_TIMEOUT_MS = 30_000;
 const uniform = () => randomInt(0, 2 ** 32) / 2 ** 32;
 
 export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promise<RunningDelivery> {
@@ -109,52 +105,31 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     },
   );
   worker.on('failed', (job, err) => logger.error({ jobId: job?.id, messageId: job?.data.call.messageId, destinationId: job?.data.destinationId, err: err.message }, 'delivery.job_failed'));
-  const gate = shutdownGate();
-  const release = async () => {
-    destinations.stop();
-    await attemptLog.close();
-    await sender.close();
-    await Promise.all([closeRedis(connection), closeRedis(control)]);
-  };
-
-  let ops: Awaited<ReturnType<typeof startOpsServer>>;
-  try {
-    await Promise.all([whenReady(control, REDIS_STARTUP_TIMEOUT_MS), whenReady(connection, REDIS_STARTUP_TIMEOUT_MS)]);
-    if (config) logger.info({ file: env.EVENTRELAY_CONFIG, version: (await store.apply(config)).version }, 'config.applied');
-    await destinations.start();
-    attemptLog.start();
-    ops = await startOpsServer(env.DELIVERY_METRICS_PORT, '0.0.0.0', {
-      registry,
-      readiness: { redis: async () => void (await control.ping()), accepting: gate.check, worker: async () => (worker.isRunning() ? undefined : Promise.reject(new Error('worker not running'))) },
-    });
-  } catch (err) {
-    await worker.close();
-    await release();
-    throw err;
-  }
-  worker.run().catch((err: unknown) => logger.error({ err: String(err) }, 'deliver_worker.stopped'));
-  logger.info({ port: ops.port, concurrency: env.DELIVERY_CONCURRENCY }, 'delivery.started');
-
-  const shutdownSteps: ShutdownStep[] = [
-    {
-      // Active jobs finish their attempt (bounded by DELIVERY_TIMEOUT_MS) and record the outcome;
-      // waiting jobs stay queued for the next worker.
-      name: 'stop taking delivery jobs, finish active attempts',
-      run: async () => {
-        gate.begin();
-        await worker.close();
-      },
+  const running = await runWorkerProcess({
+    name: 'delivery',
+    worker,
+    connections: [control, connection],
+    control,
+    opsPort: env.DELIVERY_METRICS_PORT,
+    registry,
+    logger,
+    async prepare() {
+      if (config) logger.info({ file: env.EVENTRELAY_CONFIG, version: (await store.apply(config)).version }, 'config.applied');
+      await destinations.start();
+      attemptLog.start();
     },
-    { name: 'flush the attempt log, close connections and the ops server', run: async () => void (await Promise.all([release(), closeServer(ops.server)])) },
-  ];
+    async release() {
+      destinations.stop();
+      await attemptLog.close();
+      await sender.close();
+      await Promise.all([closeRedis(connection), closeRedis(control)]);
+    },
+    finishing: 'let active attempts finish (at most DELIVERY_TIMEOUT_MS) and record them',
+  });
   return {
-    port: ops.port,
+    ...running,
     refreshConfig: () => destinations.refresh(),
     flushAttemptLog: () => attemptLog.flush(),
-    shutdownSteps,
-    async close() {
-      for (const step of shutdownSteps) await step.run();
-    },
   };
 }
 

@@ -1,0 +1,85 @@
+/**
+ * The life of a worker process (router, webhook-delivery): wait for Redis, prepare (apply the
+ * config file, load caches), serve /healthz /readyz /metrics, run the BullMQ worker, and shut down
+ * in order on request: stop taking jobs and let active ones finish → release queues, caches and
+ * Redis → close the ops server.
+ */
+import type { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { closeServer, shutdownGate, startOpsServer } from './ops.js';
+import { whenReady } from './redis.js';
+import type { ShutdownStep } from './shutdown.js';
+
+export interface WorkerProcessParts {
+  /** For log lines: `<name>.started`, `<name>_worker.stopped`. */
+  readonly name: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any payload: only lifecycle methods are used
+  readonly worker: Worker<any>;
+  /** Every connection the process uses; start-up waits for all of them. */
+  readonly connections: readonly Redis[];
+  /** Pinged by /readyz. */
+  readonly control: Redis;
+  readonly opsPort: number;
+  readonly registry: Registry;
+  readonly logger: Logger;
+  /** Runs once Redis answers and before the worker takes jobs. */
+  prepare(): Promise<void>;
+  /** Closes what the process opened besides the worker: queues, caches, buffers, Redis. */
+  release(): Promise<void>;
+  /** What finishing an active job means, for the shutdown log. */
+  readonly finishing: string;
+}
+
+export interface RunningWorkerProcess {
+  readonly port: number;
+  readonly shutdownSteps: ShutdownStep[];
+  close(): Promise<void>;
+}
+
+/** How long start-up waits for Redis before giving up (a supervisor restarts the process). */
+const REDIS_STARTUP_TIMEOUT_MS = 30_000;
+
+export async function runWorkerProcess(parts: WorkerProcessParts): Promise<RunningWorkerProcess> {
+  const { worker, logger } = parts;
+  const gate = shutdownGate();
+  let ops: Awaited<ReturnType<typeof startOpsServer>>;
+  try {
+    await Promise.all(parts.connections.map((c) => whenReady(c, REDIS_STARTUP_TIMEOUT_MS)));
+    await parts.prepare();
+    ops = await startOpsServer(parts.opsPort, '0.0.0.0', {
+      registry: parts.registry,
+      readiness: {
+        redis: async () => void (await parts.control.ping()),
+        accepting: gate.check,
+        worker: () => (worker.isRunning() ? Promise.resolve() : Promise.reject(new Error('worker not running'))),
+      },
+    });
+  } catch (err) {
+    await worker.close();
+    await parts.release();
+    throw err;
+  }
+  worker.run().catch((err: unknown) => logger.error({ err: String(err) }, `${parts.name}_worker.stopped`));
+  logger.info({ port: ops.port, concurrency: worker.concurrency }, `${parts.name}.started`);
+
+  const shutdownSteps: ShutdownStep[] = [
+    {
+      // Waiting jobs stay queued for the next worker; worker.close() waits for the active ones.
+      name: `stop taking jobs, ${parts.finishing}`,
+      run: async () => {
+        gate.begin();
+        await worker.close();
+      },
+    },
+    { name: 'release queues and Redis, close the ops server', run: async () => void (await Promise.all([parts.release(), closeServer(ops.server)])) },
+  ];
+  return {
+    port: ops.port,
+    shutdownSteps,
+    async close() {
+      for (const step of shutdownSteps) await step.run();
+    },
+  };
+}
