@@ -22,6 +22,7 @@ import { runLoad, type LoadResult } from './lib/load.js';
 import { batchBodies, singleCallBodies, type BodyFactory } from './lib/payloads.js';
 import { freePort, killAll, machineBusySeconds, processCpuSeconds, sleep, startServer, type ServerProcess } from './lib/proc.js';
 import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, type CommandDelta } from './lib/redis.js';
+import { envNumber, selectedPhases } from './lib/env.js';
 import { fmtInt, fmtMs, round, table } from './lib/report.js';
 
 const PHASES = ['bare', 'express', 'batched', 'single'] as const;
@@ -31,26 +32,12 @@ const BATCH_SIZE = 20;
 const WRITE_KEY = 'bench-write-key-0001';
 const TARGET = { batchedCallsPerS: 15_000, batchedP99Ms: 50, singleToExpress: 0.5 };
 
-function envNumber(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${name} must be a number between ${min} and ${max}, got "${raw}"`);
-  return n;
-}
-
 const durationS = envNumber('BENCH_DURATION_S', 15, 1, 600);
 const warmupS = envNumber('BENCH_WARMUP_S', 3, 0, 60);
 const connections = envNumber('BENCH_CONNECTIONS', 50, 1, 1000);
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const cpuProf = process.env['BENCH_CPU_PROF'] === '1';
-const selected: Phase[] = process.env['BENCH_PHASES']
-  ? process.env['BENCH_PHASES'].split(',').map((p) => {
-      const name = p.trim() as Phase;
-      if (!PHASES.includes(name)) throw new Error(`BENCH_PHASES: unknown phase "${p}"; use ${PHASES.join(', ')}`);
-      return name;
-    })
-  : [...PHASES];
+const selected: Phase[] = selectedPhases(PHASES);
 
 const runTag = randomBytes(4).toString('hex');
 const resultsDir = path.join(BENCH_DIR, 'results');

@@ -35,6 +35,7 @@ import { timedBatchBodies } from './lib/payloads.js';
 import { freePort, killAll, machineBusySeconds, processCpuSeconds, processMemoryKb, sleep, startChild, startServer, type ChildHandle, type ServerProcess } from './lib/proc.js';
 import type { ReceiverStats } from './lib/receiver.js';
 import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, startPrivateRedis, type RedisSnapshot } from './lib/redis.js';
+import { envNumber, selectedPhases } from './lib/env.js';
 import { fmtInt, fmtMs, round, table } from './lib/report.js';
 
 const PHASES = ['fixed', 'saturation', 'baseline'] as const;
@@ -43,14 +44,6 @@ type Phase = (typeof PHASES)[number];
 const WRITE_KEY = 'bench-write-key-0001';
 const SHARED_SECRET = 'whsec_bench_pipeline_0001';
 const TARGET = { deliveredCallsPerS: 3000, fixedP99Ms: 250, ratioToBaseline: 0.5 };
-
-function envNumber(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${name} must be a number between ${min} and ${max}, got "${raw}"`);
-  return n;
-}
 
 const durationS = envNumber('BENCH_DURATION_S', 20, 1, 600);
 const warmupS = envNumber('BENCH_WARMUP_S', 5, 0, 120);
@@ -64,13 +57,7 @@ const logLevel = process.env['BENCH_LOG_LEVEL'] ?? 'warn';
 const cpuProf = process.env['BENCH_CPU_PROF'] === '1';
 const redisMode = process.env['BENCH_REDIS'] ?? 'shared';
 if (redisMode !== 'shared' && redisMode !== 'private') throw new Error(`BENCH_REDIS must be "shared" or "private", got "${redisMode}"`);
-const selected: Phase[] = process.env['BENCH_PHASES']
-  ? process.env['BENCH_PHASES'].split(',').map((p) => {
-      const name = p.trim() as Phase;
-      if (!PHASES.includes(name)) throw new Error(`BENCH_PHASES: unknown phase "${p}"; use ${PHASES.join(', ')}`);
-      return name;
-    })
-  : [...PHASES];
+const selected: Phase[] = selectedPhases(PHASES);
 
 const runTag = randomBytes(4).toString('hex');
 const resultsDir = path.join(BENCH_DIR, 'results');

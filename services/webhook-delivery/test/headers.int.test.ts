@@ -3,6 +3,7 @@
  * the message id and the attempt number across a retry.
  */
 import { eventually } from '../../../test/support/eventually';
+import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
 import { signatureValid, startReceiver, type Receiver } from '../../../test/support/receiver';
 
@@ -11,22 +12,13 @@ const FAST_RETRY = { DELIVERY_RETRY_BASE_MS: '50' };
 const random = () => 0.999;
 
 describe('webhook request headers', () => {
-  const open: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    for (const o of open.reverse()) await o.close();
-    open.length = 0;
-  });
-
+  const scope = testScope();
   async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-    const r = await startReceiver(...args);
-    open.push(r);
-    return r;
+    return scope.track(await startReceiver(...args));
   }
   async function pipeline(...args: Parameters<typeof startTestPipeline>): Promise<TestPipeline> {
-    const p = await startTestPipeline(...args);
-    // Closed before the receivers (afterEach walks the list backwards).
-    open.push(p);
-    return p;
+    // Opened after its receivers, so closed before them.
+    return scope.track(await startTestPipeline(...args));
   }
 
   it('sends User-Agent Eventrelay/1.0, Content-Type application/json, the message id and attempt 1', async () => {

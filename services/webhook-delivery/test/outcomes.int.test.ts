@@ -4,6 +4,7 @@
  */
 import type { DeliveryAttempt } from '@eventrelay/config';
 import { eventually } from '../../../test/support/eventually';
+import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
 import { freePort } from '../../../test/support/redis';
 import { startReceiver, type Receiver } from '../../../test/support/receiver';
@@ -20,22 +21,13 @@ const BEYOND_BACKOFF_MS = 8 * BASE_MS;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('delivery outcomes', () => {
-  const open: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    for (const o of open.reverse()) await o.close();
-    open.length = 0;
-  });
-
+  const scope = testScope();
   async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-    const r = await startReceiver(...args);
-    open.push(r);
-    return r;
+    return scope.track(await startReceiver(...args));
   }
   async function pipeline(options: PipelineOptions): Promise<TestPipeline> {
-    const p = await startTestPipeline({ random, ...options, deliveryEnv: { DELIVERY_RETRY_BASE_MS: String(BASE_MS), ...options.deliveryEnv } });
-    // Closed before the receivers: afterEach walks the list backwards.
-    open.push(p);
-    return p;
+    // Opened after its receivers, so closed before them.
+    return scope.track(await startTestPipeline({ random, ...options, deliveryEnv: { DELIVERY_RETRY_BASE_MS: String(BASE_MS), ...options.deliveryEnv } }));
   }
   /** The attempt log, oldest first, once it holds `count` entries. */
   async function attemptsOf(p: TestPipeline, destinationId: string, count: number): Promise<DeliveryAttempt[]> {

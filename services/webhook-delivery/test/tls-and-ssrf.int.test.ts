@@ -8,6 +8,7 @@ import type { DeliveryAttempt } from '@eventrelay/config';
 import type { Resolver } from '../src/adapters/address-guard';
 import { makeCertificates, type TestCertificates } from '../../../test/support/certs';
 import { eventually } from '../../../test/support/eventually';
+import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
 import { startReceiver, type Receiver } from '../../../test/support/receiver';
 
@@ -37,27 +38,18 @@ const LOCALHOST_V4: LookupAddress[] = [{ address: '127.0.0.1', family: 4 }];
 
 describe('tls and the SSRF guard', () => {
   let certs: TestCertificates;
-  const open: { close(): Promise<void> }[] = [];
+  const scope = testScope();
 
   beforeAll(() => {
     certs = makeCertificates();
   });
   afterAll(() => certs?.cleanup());
-  afterEach(async () => {
-    for (const o of open.reverse()) await o.close();
-    open.length = 0;
-  });
-
   async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-    const r = await startReceiver(...args);
-    open.push(r);
-    return r;
+    return scope.track(await startReceiver(...args));
   }
   async function pipeline(options: PipelineOptions): Promise<TestPipeline> {
-    const p = await startTestPipeline({ random, ...options, deliveryEnv: { ...FAST_RETRY, ...options.deliveryEnv } });
-    // Closed before the receivers: afterEach walks the list backwards.
-    open.push(p);
-    return p;
+    // Opened after its receivers, so closed before them.
+    return scope.track(await startTestPipeline({ random, ...options, deliveryEnv: { ...FAST_RETRY, ...options.deliveryEnv } }));
   }
   async function deadLetterOf(p: TestPipeline, destinationId: string) {
     return eventually(async () => {
