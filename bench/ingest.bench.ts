@@ -20,7 +20,7 @@ import path from 'node:path';
 import { BENCH_DIR, INGEST_DIR, REPO_ROOT } from './lib/deps.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { batchBodies, singleCallBodies, type BodyFactory } from './lib/payloads.js';
-import { freePort, killAll, machineBusySeconds, processCpuSeconds, sleep, startServer, type ServerProcess } from './lib/proc.js';
+import { freePort, killAll, machineBusySeconds, processCpuSeconds, runBench, sleep, startServer, type ServerProcess } from './lib/proc.js';
 import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, type CommandDelta } from './lib/redis.js';
 import { envNumber, selectedPhases } from './lib/env.js';
 import { fmtInt, fmtMs, round, table } from './lib/report.js';
@@ -330,18 +330,4 @@ async function cleanup(): Promise<void> {
   await redis.quit().catch(() => redis.disconnect());
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    process.stderr.write(`bench: ${signal}; stopping\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  () => cleanup(),
-  async (err: unknown) => {
-    process.stderr.write(`bench: failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-    await cleanup();
-  },
-);
+runBench(main, cleanup);

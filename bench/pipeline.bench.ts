@@ -32,7 +32,7 @@ import { BENCH_DIR, REPO_ROOT } from './lib/deps.js';
 import { LoadDriver, percentile, type Sink } from './lib/drive.js';
 import { IpcClient } from './lib/ipc.js';
 import { timedBatchBodies } from './lib/payloads.js';
-import { freePort, killAll, machineBusySeconds, processCpuSeconds, processMemoryKb, sleep, startChild, startServer, type ChildHandle, type ServerProcess } from './lib/proc.js';
+import { freePort, killAll, machineBusySeconds, processCpuSeconds, processMemoryKb, runBench, sleep, startChild, startServer, type ChildHandle, type ServerProcess } from './lib/proc.js';
 import type { ReceiverStats } from './lib/receiver.js';
 import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, startPrivateRedis, type RedisSnapshot } from './lib/redis.js';
 import { envNumber, selectedPhases } from './lib/env.js';
@@ -750,18 +750,4 @@ async function cleanup(): Promise<void> {
   await privateRedis?.stop();
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    process.stderr.write(`bench: ${signal}; stopping\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  () => cleanup(),
-  async (err: unknown) => {
-    process.stderr.write(`bench: failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-    await cleanup();
-  },
-);
+runBench(main, cleanup);

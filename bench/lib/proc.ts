@@ -175,3 +175,21 @@ export function machineBusySeconds(): number | undefined {
     return undefined;
   }
 }
+
+/** Runs a bench's main with cleanup on success, failure, SIGINT and SIGTERM. */
+export function runBench(main: () => Promise<void>, cleanup: () => Promise<void>): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`bench: ${signal}; stopping\n`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  main().then(
+    () => cleanup(),
+    async (err: unknown) => {
+      process.stderr.write(`bench: failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+      await cleanup();
+    },
+  );
+}

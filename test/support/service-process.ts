@@ -4,6 +4,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { SHARED_REDIS_URL, deletePrefix, freePort, uniquePrefix } from './redis';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -43,4 +44,47 @@ export async function waitForOk(url: string, timeoutMs = 15_000): Promise<void> 
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The checks every worker process (router, webhook-delivery) must pass as operators run it: bad
+ * start-up input stops it with a message naming what is wrong, and once ready it serves the ops
+ * endpoints and exits 0 on SIGTERM.
+ */
+export function describeWorkerProcess(name: string, opsPortVariable: string, badEnv: Record<string, string>, namedInError: string[]): void {
+  describe(`the ${name} process`, () => {
+    const prefix = uniquePrefix('proc');
+    beforeAll(() => buildService(name), 120_000);
+    afterAll(() => deletePrefix(SHARED_REDIS_URL, prefix));
+
+    it('refuses to start on bad environment values and names every bad variable', async () => {
+      const result = await runToExit(name, badEnv);
+      expect(result.code).toBe(1);
+      for (const text of namedInError) expect(result.output).toContain(text);
+    });
+
+    it('refuses to start on a config file that does not exist, naming it', async () => {
+      const result = await runToExit(name, { REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, EVENTRELAY_CONFIG: '/nonexistent/eventrelay.json', [opsPortVariable]: '0' });
+      expect(result.code).toBe(1);
+      expect(result.output).toContain('EVENTRELAY_CONFIG');
+      expect(result.output).toContain('/nonexistent/eventrelay.json');
+    });
+
+    it('serves /healthz, /readyz and /metrics, and exits 0 on SIGTERM', async () => {
+      const port = await freePort();
+      const child = spawnService(name, { REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, [opsPortVariable]: String(port), LOG_LEVEL: 'info' });
+      try {
+        await waitForOk(`http://127.0.0.1:${port}/readyz`);
+        expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+        expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('eventrelay_');
+        expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+        const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        expect(child.output()).toContain('shutdown.done');
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+    }, 30_000);
+  });
 }
