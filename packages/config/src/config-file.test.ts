@@ -163,14 +163,31 @@ describe('parseConfigText', () => {
       ['x-eventrelay-attempt'],
       ['Transfer-Encoding'],
       ['Connection'],
+      ['Keep-Alive'],
+      ['Upgrade'],
+      ['Expect'],
     ])('refuses the reserved static header %s', (name) => {
       expect(problems(withHeaders({ [name]: 'value' }))).toBe(
-        `eventrelay.config.json: destinations[0].settings.webhooks[1].headers.${name} may not be set: eventrelay sets that header itself`,
+        `eventrelay.config.json: destinations[0].settings.webhooks[1].headers.${name} may not be set: eventrelay or the HTTP connection controls that header`,
       );
     });
 
-    it.each([['a\r\nX-Injected: 1'], ['line\nbreak'], ['carriage\rreturn'], ['nul\0']])('refuses the header value %j', (value) => {
-      expect(problems(withHeaders({ 'X-Team': value }))).toBe('eventrelay.config.json: destinations[0].settings.webhooks[1].headers.X-Team may not contain CR, LF or NUL');
+    it.each([['a\r\nX-Injected: 1'], ['line\nbreak'], ['carriage\rreturn'], ['nul\0'], ['euro €'], ['bell\u0007']])('refuses the header value %j', (value) => {
+      expect(problems(withHeaders({ 'X-Team': value }))).toBe(
+        'eventrelay.config.json: destinations[0].settings.webhooks[1].headers.X-Team may hold only printable Latin-1 text (no control characters such as CR or LF, nor characters beyond U+00FF)',
+      );
+    });
+
+    it('accepts tabs and Latin-1 in header values', () => {
+      expect(() => parseConfigText(JSON.stringify(withHeaders({ 'X-Team': 'caf\u00e9\tteam' })), 'x.json')).not.toThrow();
+    });
+
+    it('refuses a webhook URL with a user name or password', () => {
+      const config = JSON.parse(JSON.stringify(withHeaders({}))) as { destinations: { settings: { webhooks: { url: string }[] } }[] };
+      config.destinations[0]!.settings.webhooks[1]!.url = 'https://user:secret@hooks.example.com/in';
+      expect(problems(config)).toBe(
+        'eventrelay.config.json: destinations[0].settings.webhooks[1].url may not hold a user name or password; send credentials in a static Authorization header',
+      );
     });
 
     it.each([['Bad Header'], ['X-Ünicode'], ['colon:'], ['']])('refuses the header name %j', (name) => {

@@ -34,6 +34,7 @@ export function checkConfig(value: unknown, origin: string): ValidConfig {
     d.settings.webhooks.forEach((w, j) => {
       problems.push(...webhookHeaderProblems(w.headers, `destinations[${i}].settings.webhooks[${j}]`));
       if (!isHttpUrl(w.url)) problems.push(`destinations[${i}].settings.webhooks[${j}].url must be an absolute http or https URL`);
+      else if (hasCredentials(w.url)) problems.push(`destinations[${i}].settings.webhooks[${j}].url may not hold a user name or password; send credentials in a static Authorization header`);
     }),
   );
   if (problems.length > 0) throw new ConfigError('invalid_config', `${origin}: ${problems.join('; ')}`);
@@ -87,4 +88,9 @@ function references(config: ValidConfig): string[] {
     });
   });
   return problems;
+}
+
+function hasCredentials(text: string): boolean {
+  const url = new URL(text);
+  return url.username !== '' || url.password !== '';
 }

@@ -1,7 +1,8 @@
 /**
  * Static headers configured for a webhook URL may not replace the headers eventrelay itself sets
- * (SPEC section 4): receivers rely on them to verify and dedupe, and Host/Content-Length would let a
- * setting break the HTTP framing.
+ * (SPEC section 4): receivers rely on them to verify and dedupe; Host, Content-Length and the
+ * connection-level headers would let a setting break the HTTP framing (and the HTTP client refuses
+ * them, which would otherwise only show as failed attempts).
  */
 export const RESERVED_WEBHOOK_HEADERS: ReadonlySet<string> = new Set([
   'user-agent',
@@ -13,6 +14,12 @@ export const RESERVED_WEBHOOK_HEADERS: ReadonlySet<string> = new Set([
   'content-length',
   'transfer-encoding',
   'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
 ]);
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -22,8 +29,9 @@ export function webhookHeaderProblems(headers: Readonly<Record<string, string>> 
   const problems: string[] = [];
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (!TOKEN.test(name)) problems.push(`${at}.headers has an invalid header name "${name}"`);
-    else if (RESERVED_WEBHOOK_HEADERS.has(name.toLowerCase())) problems.push(`${at}.headers.${name} may not be set: eventrelay sets that header itself`);
-    if (/[\r\n\0]/.test(value)) problems.push(`${at}.headers.${name} may not contain CR, LF or NUL`);
+    else if (RESERVED_WEBHOOK_HEADERS.has(name.toLowerCase())) problems.push(`${at}.headers.${name} may not be set: eventrelay or the HTTP connection controls that header`);
+    // What HTTP/1.1 allows in a field value: tab, visible ASCII, space and obs-text (Latin-1).
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) problems.push(`${at}.headers.${name} may hold only printable Latin-1 text (no control characters such as CR or LF, nor characters beyond U+00FF)`);
   }
   return problems;
 }

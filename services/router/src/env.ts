@@ -5,10 +5,10 @@ export const routerEnvSpec = {
   ROUTER_METRICS_PORT: port({ default: 9101, describe: 'port of /healthz, /readyz and /metrics' }),
   ROUTER_CONCURRENCY: integer({ default: 16, min: 1, max: 1000, describe: 'route jobs (intake requests) expanded at once' }),
   ROUTER_DEDUPE_WINDOW_S: integer({
-    default: 3600,
+    default: 1800,
     min: 1,
     max: 30 * 86_400,
-    describe: 'how long a delivery job id is remembered, so that a call routed again within it is not delivered again (covers route-job retries; ingest dedupes client resends)',
+    describe: 'how long a delivery job id is remembered, so that a call routed again within it is not delivered again (covers route-job retries, about 17 min; ingest dedupes client resends); about 150 B of Redis per delivery',
   }),
 } as const;
 

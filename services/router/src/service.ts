@@ -46,7 +46,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   const deliverQueue = openQueue('deliver', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
-  const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX);
+  const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX, (what, detail) => logger.warn(detail, what));
   const worker = openWorker(
     'route',
     connection,

@@ -135,6 +135,14 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
       expect(await deliveryJobs(p)).toEqual(['d1/m-free', 'd1/m-other']);
     });
 
+    it('an unreadable entry still suppresses the user (for every source) and does not fail the route job', async () => {
+      const p = await start({ destinations: [dest('d1')] });
+      await p.admin.hset(configKeys(p.prefix).suppressedUsers, { 'user-garbled': 'not json', 'user-odd': '{"sourceIds": 7}' });
+      await p.router.refreshConfig();
+      await routeAndWait(p, 'req-1', [trackCall('m-garbled', { userId: 'user-garbled' }), trackCall('m-odd', { userId: 'user-odd' }), trackCall('m-free', { userId: 'user-free' })]);
+      expect(await deliveryJobs(p)).toEqual(['d1/m-free']);
+    });
+
     it('routes the user again once the suppression is lifted', async () => {
       const p = await start({ destinations: [dest('d1')] });
       const key = configKeys(p.prefix).suppressedUsers;

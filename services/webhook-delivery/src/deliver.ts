@@ -18,16 +18,14 @@ export interface DeliverDeps {
   readonly random: () => number;
 }
 
-export type RunResult =
-  | { readonly kind: 'dropped'; readonly reason: string }
-  | { readonly kind: 'decided'; readonly decision: Decision; readonly attempts: readonly DeliveryAttempt[]; readonly ms: number };
+export interface RunResult {
+  readonly decision: Decision;
+  readonly attempts: readonly DeliveryAttempt[];
+  readonly ms: number;
+}
 
-export async function runDelivery(job: DeliverJob, destination: Destination | undefined, deps: DeliverDeps): Promise<RunResult> {
-  // A destination deleted or disabled after the call was routed gets nothing more; its pending
-  // messages are dropped rather than kept waiting for a destination that may never return.
-  if (!destination) return { kind: 'dropped', reason: 'destination no longer exists' };
-  if (!destination.enabled) return { kind: 'dropped', reason: 'destination is disabled' };
-
+/** `destination` is the job's destination as configured now, and enabled. */
+export async function runDelivery(job: DeliverJob, destination: Destination, deps: DeliverDeps): Promise<RunResult> {
   const { settings } = destination;
   const urls = settings.webhooks.map((w) => w.url);
   const startedAt = deps.clock();
@@ -52,7 +50,7 @@ export async function runDelivery(job: DeliverJob, destination: Destination | un
   );
   const now = deps.clock();
   const decision = decideRound({ urls, state: job.retry, results, startedAt, now, policy: deps.policy, random: deps.random });
-  return { kind: 'decided', decision, attempts, ms: now - startedAt };
+  return { decision, attempts, ms: now - startedAt };
 }
 
 function attemptRecord(job: DeliverJob, url: string, attempt: number, outcome: Outcome, latencyMs: number, at: number): DeliveryAttempt {

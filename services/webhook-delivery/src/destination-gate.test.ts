@@ -1,4 +1,4 @@
-import { DestinationGate, type GateOptions, type GateVerdict } from './destination-gate.js';
+import { DestinationGate, MAX_PARK_MS, type GateOptions, type GateVerdict } from './destination-gate.js';
 
 const T0 = Date.parse('2026-11-21T09:30:00.000Z');
 const almostOne = 1 - 2 ** -40;
@@ -238,6 +238,20 @@ describe('DestinationGate', () => {
       gate.leave('d1', 10_000); // mean 0.8 × 5000 + 0.2 × 10000 = 6000
       expectGo(gate.enter('d1'));
       expect(expectPark(gate.enter('d1'))).toBe(6000);
+    });
+  });
+
+  describe('a job parked before', () => {
+    it('waits twice as long per earlier park, up to MAX_PARK_MS', () => {
+      const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1'));
+      advance(1000); // at the cap, nothing finished for slowMs: slow
+      // random 0.5 → jitter factor 1; the typical duration is slowMs (1000)
+      expect(expectPark(gate.enter('d1', 0))).toBe(1000);
+      expect(expectPark(gate.enter('d1', 1))).toBe(2000);
+      expect(expectPark(gate.enter('d1', 3))).toBe(8000);
+      expect(expectPark(gate.enter('d1', 50))).toBe(MAX_PARK_MS);
+      expect(expectPark(gate.enter('d1', -2))).toBe(1000);
     });
   });
 

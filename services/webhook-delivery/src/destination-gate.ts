@@ -14,12 +14,15 @@
  * it holds no more than its cap.
  */
 
+/** The longest a job is parked at once, however often it was parked before. */
+export const MAX_PARK_MS = 5 * 60 * 1000;
+
 export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; readonly delayMs: number };
 
 interface Lane {
   inFlight: number;
   /** Oldest first. */
-  waiters: { resolve: (v: GateVerdict) => void; since: number }[];
+  waiters: { resolve: (v: GateVerdict) => void; since: number; parks: number }[];
   /** Parks waiters that waited `slowMs`; runs only while there are waiters (one timer per lane, not per job). */
   sweep: NodeJS.Timeout | undefined;
   /** Exponentially weighted mean attempt duration, ms. */
@@ -42,16 +45,17 @@ export class DestinationGate {
 
   constructor(private readonly options: GateOptions) {}
 
-  enter(destinationId: string): GateVerdict | Promise<GateVerdict> {
+  /** `parks`: how often this job was parked before; each park doubles its next delay. */
+  enter(destinationId: string, parks = 0): GateVerdict | Promise<GateVerdict> {
     const lane = this.lane(destinationId);
     if (lane.inFlight < this.options.maxInFlight) {
       if (lane.inFlight === 0) lane.lastFinishedAt = this.options.clock();
       lane.inFlight++;
       return { kind: 'go' };
     }
-    if (this.isSlow(lane)) return this.park(lane);
+    if (this.isSlow(lane)) return this.park(lane, parks);
     return new Promise<GateVerdict>((resolve) => {
-      lane.waiters.push({ resolve, since: this.options.clock() });
+      lane.waiters.push({ resolve, since: this.options.clock(), parks });
       if (!lane.sweep) {
         lane.sweep = setInterval(() => this.sweep(lane), Math.max(10, Math.floor(this.options.slowMs / 10)));
         lane.sweep.unref();
@@ -80,7 +84,10 @@ export class DestinationGate {
 
   private sweep(lane: Lane): void {
     const now = this.options.clock();
-    while (lane.waiters.length > 0 && now - (lane.waiters[0]?.since ?? now) >= this.options.slowMs) lane.waiters.shift()?.resolve(this.park(lane));
+    while (lane.waiters.length > 0 && now - (lane.waiters[0]?.since ?? now) >= this.options.slowMs) {
+      const waiter = lane.waiters.shift();
+      waiter?.resolve(this.park(lane, waiter.parks));
+    }
     if (lane.waiters.length === 0) {
       clearInterval(lane.sweep);
       lane.sweep = undefined;
@@ -91,9 +98,15 @@ export class DestinationGate {
     return lane.meanMs >= this.options.slowMs || this.options.clock() - lane.lastFinishedAt >= this.options.slowMs;
   }
 
-  private park(lane: Lane): GateVerdict {
+  /**
+   * About one typical attempt, doubled for every earlier park of the same job (up to MAX_PARK_MS):
+   * a long backlog on a hung destination then costs Redis a trickle of moves, not one per job
+   * per attempt duration.
+   */
+  private park(lane: Lane, parks: number): GateVerdict {
     const typical = Math.min(Math.max(lane.meanMs, this.options.slowMs), this.options.maxParkMs);
-    return { kind: 'park', delayMs: Math.round(typical * (0.5 + this.options.random())) };
+    const delayMs = Math.min(MAX_PARK_MS, typical * 2 ** Math.min(Math.max(parks, 0), 10)) * (0.5 + this.options.random());
+    return { kind: 'park', delayMs: Math.round(delayMs) };
   }
 
   private lane(destinationId: string): Lane {

@@ -25,7 +25,7 @@ export const deliveryEnvSpec = {
     default: 64,
     min: 1,
     max: 10_000,
-    describe: 'requests one process has open to one destination; more wait briefly or are parked, so a slow receiver cannot take every worker slot (see docs/delivery.md)',
+    describe: 'jobs one process works on for one destination at once; more wait briefly or are parked, so a slow receiver cannot take every worker slot (see docs/delivery.md)',
   }),
   DELIVERY_CONNECTIONS_PER_ORIGIN: integer({ default: 64, min: 1, max: 10_000, describe: 'keep-alive connections per receiver origin (scheme, host and port)' }),
   DELIVERY_LOG_MAX_PER_DESTINATION: integer({ default: 1000, min: 1, max: 1_000_000, describe: 'attempt log entries kept per destination' }),

@@ -8,7 +8,8 @@ async function main(): Promise<void> {
   const env = loadEnv(process.env);
   const logger = createLogger('webhook-delivery', env.LOG_LEVEL);
   let steps: readonly ShutdownStep[] = [];
-  onShutdownSignal(() => steps, logger);
+  // Active attempts may take up to DELIVERY_TIMEOUT_MS to finish: give the step that waits for them that long.
+  onShutdownSignal(() => steps, logger, { stepTimeoutMs: env.DELIVERY_TIMEOUT_MS + 5000 });
   steps = (await startDelivery(env, { logger, registry: createMetricsRegistry('webhook-delivery') })).shutdownSteps;
 }
 

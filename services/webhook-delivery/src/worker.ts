@@ -5,14 +5,14 @@
  * locked to this process; if the process dies, the lock lapses and another worker runs it again.
  */
 import { DelayedError, type Job } from 'bullmq';
-import type { DeadLetter, DeliverJob, Destination } from '@eventrelay/config';
+import type { DeadLetter, DeliverJob, Destination, RetryState } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
-import { runDelivery, type DeliverDeps } from './deliver.js';
+import { runDelivery, type DeliverDeps, type RunResult } from './deliver.js';
 import type { DestinationGate } from './destination-gate.js';
 import type { DeliveryMetrics } from './metrics.js';
 
 export interface WorkerDeps extends DeliverDeps {
-  readonly destinations: { get(id: string): Destination | undefined };
+  readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
   readonly gate: DestinationGate;
   readonly deadLetters: { add(letter: DeadLetter): Promise<number> };
   readonly metrics: DeliveryMetrics;
@@ -23,36 +23,79 @@ export type JobResult = 'delivered' | 'dead_lettered' | 'dropped';
 
 export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>, token?: string) => Promise<JobResult> {
   const { metrics, logger } = deps;
+
+  /** The job's destination; reloads the config first when it is unknown or disabled here. */
+  async function destinationOf(id: string): Promise<Destination | undefined> {
+    const known = deps.destinations.get(id);
+    if (known?.enabled) return known;
+    // Router and webhook-delivery reload config on their own clocks: a destination created or
+    // enabled a moment ago may be known to the router first. Never judge on a stale view.
+    await deps.destinations.refresh();
+    return deps.destinations.get(id);
+  }
+
+  /** Kept for inspection and replay; written idempotently by job id. */
+  async function deadLetter(job: Job<DeliverJob>, state: RetryState, reason: string): Promise<void> {
+    // The final state marks every URL failed, so a run after a crash between here and the job's
+    // completion writes the same letter again instead of attempting after the window.
+    const urls = Object.fromEntries(Object.entries(state.urls).map(([url, s]) => [url, { ...s, failed: true }]));
+    const { retry: _dropped, ...replayable } = job.data;
+    await job.updateData({ ...replayable, retry: { ...state, urls } });
+    const evicted = await deps.deadLetters.add({
+      jobId: String(job.id),
+      job: replayable,
+      attempts: state.attempt,
+      lastError: reason,
+      urls: Object.entries(state.urls).map(([url, s]) => ({ url, error: s.lastError })),
+      firstAttemptAt: new Date(state.firstAttemptAt).toISOString(),
+      deadAt: new Date(deps.clock()).toISOString(),
+    });
+    if (evicted > 0) metrics.deadLettersEvicted.inc(evicted);
+    metrics.messages.inc({ result: 'dead_lettered' });
+  }
+
   return async (job, token) => {
     const data = job.data;
-    const destination = deps.destinations.get(data.destinationId);
-    const verdict = destination?.enabled ? await deps.gate.enter(data.destinationId) : ({ kind: 'go' } as const);
+    const base = { messageId: data.call.messageId, sourceId: data.sourceId, destinationId: data.destinationId, jobId: job.id };
+    const destination = await destinationOf(data.destinationId);
+    if (!destination) {
+      // Deleted: there is nowhere to deliver to, nor anyone to replay for.
+      metrics.messages.inc({ result: 'dropped' });
+      logger.warn({ ...base, outcome: 'dropped', reason: 'destination no longer exists' }, 'delivery.attempted');
+      return 'dropped';
+    }
+    if (!destination.enabled) {
+      // Disabled: kept as a dead letter, so the operator can replay once it is enabled again.
+      const reason = 'destination is disabled';
+      await deadLetter(job, data.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason);
+      logger.warn({ ...base, outcome: 'dead_lettered', reason }, 'delivery.attempted');
+      return 'dead_lettered';
+    }
+
+    // Every fetch of the job counts in attemptsStarted: those beyond its rounds were parks.
+    const parks = job.attemptsStarted - 1 - (data.retry?.attempt ?? 0);
+    const verdict = await deps.gate.enter(data.destinationId, parks);
     if (verdict.kind === 'park') {
       metrics.parked.inc();
       await job.moveToDelayed(deps.clock() + verdict.delayMs, token);
       throw new DelayedError();
     }
-    const entered = destination?.enabled === true;
     metrics.inFlight.inc();
-    let run: Awaited<ReturnType<typeof runDelivery>> | undefined;
+    let run: RunResult | undefined;
     try {
       run = await runDelivery(data, destination, deps);
     } finally {
       metrics.inFlight.dec();
-      if (entered) deps.gate.leave(data.destinationId, run?.kind === 'decided' ? run.ms : 0);
-    }
-    const base = { messageId: data.call.messageId, sourceId: data.sourceId, destinationId: data.destinationId, jobId: job.id };
-    if (run.kind === 'dropped') {
-      metrics.messages.inc({ result: 'dropped' });
-      logger.warn({ ...base, outcome: 'dropped', reason: run.reason }, 'delivery.attempted');
-      return 'dropped';
+      deps.gate.leave(data.destinationId, run?.ms ?? 0);
     }
     for (const a of run.attempts) {
       metrics.attempts.inc({ destination: data.destinationId, outcome: a.outcome });
       metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
     }
     const { decision } = run;
-    const urls = () => run.attempts.map((a) => ({ url: a.url, outcome: a.outcome, status: a.status, error: a.error, ms: a.latencyMs }));
+    // Receiver URLs often carry credentials in their path or query: logs get the origin only
+    // (the attempt log, behind the admin API, keeps the full URL).
+    const urls = () => run.attempts.map((a) => ({ url: originOf(a.url), outcome: a.outcome, status: a.status, error: a.error, ms: a.latencyMs }));
     switch (decision.kind) {
       case 'delivered': {
         metrics.messages.inc({ result: 'delivered' });
@@ -69,22 +112,18 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
         throw new DelayedError();
       }
       case 'dead': {
-        const { state } = decision;
-        const { retry: _dropped, ...replayable } = data;
-        const evicted = await deps.deadLetters.add({
-          jobId: String(job.id),
-          job: replayable,
-          attempts: state.attempt,
-          lastError: decision.reason,
-          urls: Object.entries(state.urls).map(([url, s]) => ({ url, error: s.lastError })),
-          firstAttemptAt: new Date(state.firstAttemptAt).toISOString(),
-          deadAt: new Date(deps.clock()).toISOString(),
-        });
-        if (evicted > 0) metrics.deadLettersEvicted.inc(evicted);
-        metrics.messages.inc({ result: 'dead_lettered' });
-        logger.warn({ ...base, attempt: state.attempt, outcome: 'dead_lettered', reason: decision.reason, urls: urls(), ms: run.ms }, 'delivery.attempted');
+        await deadLetter(job, decision.state, decision.reason);
+        logger.warn({ ...base, attempt: decision.state.attempt, outcome: 'dead_lettered', reason: decision.reason, urls: urls(), ms: run.ms }, 'delivery.attempted');
         return 'dead_lettered';
       }
     }
   };
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(invalid URL)';
+  }
 }

@@ -2,6 +2,8 @@
  * The outcome table of SPEC section 4 against real receivers: what is retried, what fails a URL
  * for good, what is dead-lettered, and how several URLs of one destination play together.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { DeliveryAttempt } from '@eventrelay/config';
 import { eventually } from '../../../test/support/eventually';
 import { testScope } from '../../../test/support/scope';
@@ -80,6 +82,32 @@ describe('delivery outcomes', () => {
     expect(attempts[1]).toMatchObject({ attempt: 2, outcome: 'success', status: 200 });
     expect(await p.deadLetters('dest-1')).toEqual([]);
   }, 30_000);
+
+  it('a receiver that sends 200 headers and then stalls the body: a timeout, not a success', async () => {
+    let requests = 0;
+    const stalled: http.ServerResponse[] = [];
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        requests++;
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        if (requests === 1) {
+          res.write('partial');
+          stalled.push(res);
+        } else res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    scope.track({ close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const p = await pipeline({ label: 'out-stall', destinations: [webhookDestination('dest-1', [url])], deliveryEnv: { DELIVERY_TIMEOUT_MS: '1000' } });
+    await p.route([trackCall('m-stall')]);
+    const attempts = await attemptsOf(p, 'dest-1', 2);
+    expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'retryable' });
+    expect(attempts[0]!.error).toMatch(/^timeout: /);
+    expect(attempts[1]).toMatchObject({ attempt: 2, outcome: 'success', status: 200 });
+    expect(stalled).toHaveLength(1);
+  });
 
   it('404: a permanent failure, not retried, dead-lettered with the error', async () => {
     const r = await receiver({ responder: () => ({ status: 404 }) });

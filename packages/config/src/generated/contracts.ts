@@ -18,6 +18,9 @@ export interface Contracts {
 export interface DeadLetter {
   jobId: string;
   job: DeliverJob;
+  /**
+   * attempt rounds made; 0 when the destination was disabled before any
+   */
   attempts: number;
   lastError: string;
   urls: {

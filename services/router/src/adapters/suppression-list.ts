@@ -15,6 +15,7 @@ export class SuppressionList {
   constructor(
     private readonly redis: Redis,
     prefix: string,
+    private readonly onProblem: (what: string, detail: Record<string, unknown>) => void,
     private readonly refreshMs = 1000,
   ) {
     this.key = configKeys(prefix).suppressedUsers;
@@ -22,7 +23,7 @@ export class SuppressionList {
 
   async start(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
+    this.timer = setInterval(() => void this.refresh().catch((err: unknown) => this.onProblem('suppressions.refresh_failed', { err: String(err) })), this.refreshMs);
     this.timer.unref();
   }
 
@@ -40,9 +41,25 @@ export class SuppressionList {
     const values = await this.redis.hmget(this.key, ...userIds);
     values.forEach((value, i) => {
       if (value === null) return;
-      const entry = JSON.parse(value) as { sourceIds?: string[] };
-      found.set(userIds[i] as string, entry.sourceIds && entry.sourceIds.length > 0 ? { allSources: false, sourceIds: entry.sourceIds } : { allSources: true });
+      const userId = userIds[i] as string;
+      const entry = parseEntry(value);
+      // An unreadable entry still suppresses (for every source, the safe reading of a privacy
+      // request) rather than failing every route job that carries the user.
+      if (entry === undefined) this.onProblem('suppressions.unreadable_entry', { userId });
+      found.set(userId, entry ?? { allSources: true });
     });
     return found;
+  }
+}
+
+function parseEntry(value: string): Suppression | undefined {
+  try {
+    const entry = JSON.parse(value) as { sourceIds?: unknown };
+    if (entry === null || typeof entry !== 'object') return undefined;
+    if (entry.sourceIds === undefined) return { allSources: true };
+    if (!Array.isArray(entry.sourceIds) || !entry.sourceIds.every((s) => typeof s === 'string')) return undefined;
+    return entry.sourceIds.length > 0 ? { allSources: false, sourceIds: entry.sourceIds } : { allSources: true };
+  } catch {
+    return undefined;
   }
 }

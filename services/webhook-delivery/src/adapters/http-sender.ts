@@ -76,6 +76,8 @@ export function createSender(options: SenderOptions): Sender {
         response = res.body;
         const retryAfter = res.headers['retry-after'];
         await res.body.dump({ limit: RESPONSE_BODY_LIMIT });
+        // dump() resolves, not rejects, when the deadline destroyed a body that was still coming.
+        if (deadline.aborted) return failure('timeout', `no complete response within ${options.timeoutMs} ms`);
         return { kind: 'response', status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
       } catch (err) {
         return deadline.aborted ? failure('timeout', `no complete response within ${options.timeoutMs} ms`) : describeError(err);
@@ -128,6 +130,8 @@ export function describeError(err: unknown): SendResult {
     if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return failure('connection_reset', detail);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') return failure('dns_failure', detail);
     if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return failure('timeout', detail);
+    // The request itself cannot be sent (a header the client refuses): sending it again will not help.
+    if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') return failure('invalid_request', detail);
   }
   const message = isError(err) ? `${(err as NodeJS.ErrnoException).code ?? err.name}: ${err.message}` : String(err);
   return failure('network_error', message);

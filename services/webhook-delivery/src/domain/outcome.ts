@@ -13,7 +13,8 @@ export type SendFailure =
   | 'network_error'
   | 'tls_untrusted'
   | 'address_refused'
-  | 'invalid_url';
+  | 'invalid_url'
+  | 'invalid_request';
 
 export type Outcome =
   | { readonly kind: 'success'; readonly status: number }
@@ -50,6 +51,7 @@ export function classifyFailure(failure: SendFailure, detail: string): Outcome {
     case 'tls_untrusted':
     case 'address_refused':
     case 'invalid_url':
+    case 'invalid_request':
       return { kind: 'permanent', error: `${failure}: ${detail}` };
   }
 }

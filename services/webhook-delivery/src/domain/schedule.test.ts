@@ -244,17 +244,18 @@ describe('decideRound', () => {
       expect(decision.state.urls[A]?.failed).toBeUndefined();
     });
 
-    it('beyond the window fails that URL; with none left the message is dead', () => {
+    it('beyond the window is cut to the window end: one last attempt there, then dead', () => {
       const now = T0 + HOUR;
-      const dead = expectDead(round({ results: [result(A, retryAfter(DEADLINE - now + 1000))], now }));
-      expect(dead.state.urls[A]?.failed).toBe(true);
-      expect(dead.state.urls[A]?.lastError).toMatch(/^HTTP 503; Retry-After 10801 s ends after the retry window$/);
-      expect(dead.reason).toContain(A);
+      const decision = expectRetry(round({ results: [result(A, retryAfter(DEADLINE - now + 1000))], now }));
+      expect(decision.at).toBe(DEADLINE);
+      expect(decision.state.urls[A]).toEqual({ lastError: 'HTTP 503', notBefore: DEADLINE });
+      const dead = expectDead(round({ state: decision.state, results: [result(A, retryAfter(5 * HOUR))], startedAt: DEADLINE, now: DEADLINE }));
+      expect(dead.reason).toMatch(/^retry window of 4 h passed; last error: .*HTTP 503/);
     });
 
-    it('beyond the window fails only that URL while another can still be retried', () => {
+    it('beyond the window for one URL does not hold back another that can be retried sooner', () => {
       const decision = expectRetry(round({ urls: [A, B], results: [result(A, retryAfter(5 * HOUR)), result(B, http500)] }));
-      expect(decision.state.urls[A]?.failed).toBe(true);
+      expect(decision.state.urls[A]).toEqual({ lastError: 'HTTP 503', notBefore: DEADLINE });
       expect(decision.state.urls[B]).toEqual({ lastError: 'HTTP 500', notBefore: T0 + 500 });
       expect(decision.at).toBe(T0 + 500);
       expect(dueUrls([A, B], decision.state, decision.at)).toEqual([B]);
@@ -309,11 +310,11 @@ describe('decideRound', () => {
       expect(decision.state.firstAttemptAt).toBe(T0);
     });
 
-    it('Retry-After is compared with the window of the first attempt', () => {
+    it('Retry-After is bounded by the window of the first attempt', () => {
       const state: RetryState = { firstAttemptAt: T0, attempt: 4, urls: { [A]: { lastError: 'HTTP 503', notBefore: T0 + 3 * HOUR } } };
       // 2 h is well inside a window counted from now, but ends after the first attempt's window
-      const dead = expectDead(round({ state, results: [result(A, retryAfter(2 * HOUR))], startedAt: T0 + 3 * HOUR, now: T0 + 3 * HOUR }));
-      expect(dead.state.urls[A]?.failed).toBe(true);
+      const decision = expectRetry(round({ state, results: [result(A, retryAfter(2 * HOUR))], startedAt: T0 + 3 * HOUR, now: T0 + 3 * HOUR }));
+      expect(decision.at).toBe(DEADLINE);
     });
   });
 

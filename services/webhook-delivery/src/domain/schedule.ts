@@ -64,8 +64,9 @@ export interface RoundInput {
 
 /**
  * One success ends the message. Otherwise permanently failed URLs are never tried again,
- * retryable ones wait for the backoff (or longer when the receiver's Retry-After asks for it),
- * and the message is dead once no URL can be tried again inside the retry window.
+ * retryable ones wait for the backoff (or longer when the receiver's Retry-After asks for it, but
+ * never past the window's end), and the message is dead once no URL can be tried again: all
+ * failed permanently, or the window has passed.
  */
 export function decideRound(input: RoundInput): Decision {
   const { state, results, now, policy } = input;
@@ -86,13 +87,10 @@ export function decideRound(input: RoundInput): Decision {
     if (outcome.kind === 'permanent') {
       urls[url] = { lastError: outcome.error, failed: true };
     } else if (outcome.kind === 'retryable') {
-      const notBefore = outcome.retryAfterMs === undefined ? backoffUntil : Math.max(backoffUntil, now + outcome.retryAfterMs);
-      // Retry-After is honoured, but never past the window: a receiver asking for a wait that
-      // ends after the window has, in effect, refused the message.
-      urls[url] =
-        notBefore > deadline
-          ? { lastError: `${outcome.error}; Retry-After ${Math.ceil((outcome.retryAfterMs ?? 0) / 1000)} s ends after the retry window`, failed: true }
-          : { lastError: outcome.error, notBefore };
+      // Retry-After is honoured, bounded by the window: a wait that would end after it is cut
+      // to the window's end, where the URL gets its last attempt.
+      const asked = outcome.retryAfterMs === undefined ? backoffUntil : Math.max(backoffUntil, now + outcome.retryAfterMs);
+      urls[url] = { lastError: outcome.error, notBefore: Math.min(asked, deadline) };
     }
   }
   const next: RetryState = { firstAttemptAt, attempt: Math.max(attempt, 1), urls };
