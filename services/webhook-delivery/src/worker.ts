@@ -24,10 +24,8 @@ export type JobResult = 'delivered' | 'dead_lettered' | 'dropped';
 export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>, token?: string) => Promise<JobResult> {
   const { metrics, logger } = deps;
 
-  /** The job's destination; reloads the config first when it is unknown or disabled here. */
-  async function destinationOf(id: string): Promise<Destination | undefined> {
-    const known = deps.destinations.get(id);
-    if (known?.enabled) return known;
+  /** The job's destination, reloading the config first when it is unknown or disabled here. */
+  async function reloadedDestination(id: string): Promise<Destination | undefined> {
     // Router and webhook-delivery reload config on their own clocks: a destination created or
     // enabled a moment ago may be known to the router first. Never judge on a stale view.
     await deps.destinations.refresh();
@@ -57,7 +55,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   return async (job, token) => {
     const data = job.data;
     const base = { messageId: data.call.messageId, sourceId: data.sourceId, destinationId: data.destinationId, jobId: job.id };
-    const destination = await destinationOf(data.destinationId);
+    const known = deps.destinations.get(data.destinationId);
+    const destination = known?.enabled ? known : await reloadedDestination(data.destinationId);
     if (!destination) {
       // Deleted: there is nowhere to deliver to, nor anyone to replay for.
       metrics.messages.inc({ result: 'dropped' });
