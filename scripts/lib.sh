@@ -90,3 +90,16 @@ ensure_redis() {
   log "redis-server did not come up; see .eventrelay/redis/redis.log"
   exit 1
 }
+
+# Go for packages/analytics-go: installed from Debian's packages when missing and we may (root with
+# apt-get); otherwise the tests that need it fail and say how to get it.
+ensure_go() {
+  compgen -G "packages/*/go.mod" >/dev/null || return 0
+  command -v go >/dev/null 2>&1 && return 0
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log "go not found: installing golang-go (apt-get)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; } || log "could not install golang-go"
+  else
+    log "go not found: install it (sudo apt-get install -y golang-go, or https://go.dev/dl/) for the Go client's tests"
+  fi
+}

@@ -19,6 +19,7 @@ ensure_node
 ensure_pnpm
 install_deps || exit 1
 ensure_redis
+ensure_go
 
 mkdir -p .eventrelay
 status=0

@@ -1,0 +1,56 @@
+package analytics
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// envelopeBytes is the size of everything in a batch request but its calls and their commas:
+// {"batch":[...],"context":{"library":{...}},"messageId":"<36>","sentAt":"<24>"}.
+var envelopeBytes = len(encodeBatch(nil, "00000000-0000-4000-8000-000000000000", "2006-01-02T15:04:05.000Z"))
+
+// splitBatches cuts the queued calls into batches of at most maxCount calls whose JSON, commas
+// included, fits in maxBytes. A single call always fits: calls over MaxMessageBytes are refused
+// when they are made.
+func splitBatches(calls []json.RawMessage, maxCount, maxBytes int) [][]json.RawMessage {
+	var batches [][]json.RawMessage
+	start, size := 0, 0
+	for i, call := range calls {
+		extra := len(call)
+		if i > start {
+			extra++ // the comma
+		}
+		if i > start && (i-start >= maxCount || size+extra > maxBytes) {
+			batches = append(batches, calls[start:i])
+			start, size, extra = i, 0, len(call)
+		}
+		size += extra
+	}
+	if start < len(calls) {
+		batches = append(batches, calls[start:])
+	}
+	return batches
+}
+
+// encodeBatch writes the request body of SPEC section 7.
+func encodeBatch(calls []json.RawMessage, messageID, sentAt string) []byte {
+	size := 160
+	for _, c := range calls {
+		size += len(c) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, `{"batch":[`...)
+	for i, c := range calls {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, c...)
+	}
+	out = append(out, `],"context":{"library":{"name":"analytics-go","version":`...)
+	out = strconv.AppendQuote(out, Version)
+	out = append(out, `}},"messageId":`...)
+	out = strconv.AppendQuote(out, messageID)
+	out = append(out, `,"sentAt":`...)
+	out = strconv.AppendQuote(out, sentAt)
+	return append(out, '}')
+}
