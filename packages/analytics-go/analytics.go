@@ -24,6 +24,7 @@ const (
 )
 
 // Limits of the intake: a single call and a whole batch request, in bytes of JSON (KB = 1024).
+// The intake measures a call with the batch's context merged in, and so does the client.
 const (
 	MaxMessageBytes = 32 * 1024
 	MaxBatchBytes   = 500 * 1024
@@ -119,7 +120,7 @@ func (c *Client) Identify(msg *Identify) error {
 	}
 	m := *msg
 	m.Type = "identify"
-	return c.enqueue(&m, &m.Message)
+	return c.enqueue(&m, &m.Message, m.Context != nil)
 }
 
 // Track queues a track call. Event and UserId or AnonymousId are required.
@@ -129,7 +130,7 @@ func (c *Client) Track(msg *Track) error {
 	}
 	m := *msg
 	m.Type = "track"
-	return c.enqueue(&m, &m.Message)
+	return c.enqueue(&m, &m.Message, m.Context != nil)
 }
 
 // Page queues a page call. UserId or AnonymousId is required.
@@ -139,7 +140,7 @@ func (c *Client) Page(msg *Page) error {
 	}
 	m := *msg
 	m.Type = "page"
-	return c.enqueue(&m, &m.Message)
+	return c.enqueue(&m, &m.Message, m.Context != nil)
 }
 
 // Screen queues a screen call. UserId or AnonymousId is required.
@@ -149,7 +150,7 @@ func (c *Client) Screen(msg *Screen) error {
 	}
 	m := *msg
 	m.Type = "screen"
-	return c.enqueue(&m, &m.Message)
+	return c.enqueue(&m, &m.Message, m.Context != nil)
 }
 
 // Group queues a group call. GroupId and UserId or AnonymousId are required.
@@ -159,7 +160,7 @@ func (c *Client) Group(msg *Group) error {
 	}
 	m := *msg
 	m.Type = "group"
-	return c.enqueue(&m, &m.Message)
+	return c.enqueue(&m, &m.Message, m.Context != nil)
 }
 
 // Alias queues an alias call. UserId and PreviousId are required.
@@ -169,7 +170,7 @@ func (c *Client) Alias(msg *Alias) error {
 	}
 	m := *msg
 	m.Type = "alias"
-	return c.enqueue(&m, &m.Message)
+	return c.enqueue(&m, &m.Message, m.Context != nil)
 }
 
 // Close sends what is queued, waits until every batch is sent (or given up), and stops the
@@ -225,7 +226,7 @@ func firstPositive(values ...int) int {
 }
 
 // enqueue encodes the call now (so the caller may reuse its maps afterwards) and queues it.
-func (c *Client) enqueue(msg interface{}, base *Message) error {
+func (c *Client) enqueue(msg interface{}, base *Message, hasContext bool) error {
 	c.start()
 	if base.MessageId == "" {
 		base.MessageId = c.uid()
@@ -237,8 +238,8 @@ func (c *Client) enqueue(msg interface{}, base *Message) error {
 	if err != nil {
 		return fmt.Errorf("analytics: cannot encode the %s call as JSON: %w", base.Type, err)
 	}
-	if len(data) > MaxMessageBytes {
-		return &TooLargeError{Type: base.Type, Bytes: len(data)}
+	if size := sizeAtIntake(data, hasContext); size > MaxMessageBytes {
+		return &TooLargeError{Type: base.Type, Bytes: size}
 	}
 	c.mu.Lock()
 	if c.closed {

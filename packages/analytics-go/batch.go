@@ -9,6 +9,18 @@ import (
 // {"batch":[...],"context":{"library":{...}},"messageId":"<36>","sentAt":"<24>"}.
 var envelopeBytes = len(encodeBatch(nil, "00000000-0000-4000-8000-000000000000", "2006-01-02T15:04:05.000Z"))
 
+// libraryContext is what the batch envelope's context adds to every call at the intake.
+var libraryContext = `"library":{"name":"analytics-go","version":` + strconv.Quote(Version) + `}`
+
+// sizeAtIntake is the size the intake measures a call at: its JSON with the batch's
+// context.library merged into its own context (or added as one).
+func sizeAtIntake(call []byte, hasContext bool) int {
+	if hasContext {
+		return len(call) + len(libraryContext) + 1 // the comma inside the call's context
+	}
+	return len(call) + len(`,"context":{}`) + len(libraryContext)
+}
+
 // splitBatches cuts the queued calls into batches of at most maxCount calls whose JSON, commas
 // included, fits in maxBytes. A single call always fits: calls over MaxMessageBytes are refused
 // when they are made.
@@ -46,9 +58,9 @@ func encodeBatch(calls []json.RawMessage, messageID, sentAt string) []byte {
 		}
 		out = append(out, c...)
 	}
-	out = append(out, `],"context":{"library":{"name":"analytics-go","version":`...)
-	out = strconv.AppendQuote(out, Version)
-	out = append(out, `}},"messageId":`...)
+	out = append(out, `],"context":{`...)
+	out = append(out, libraryContext...)
+	out = append(out, `},"messageId":`...)
 	out = strconv.AppendQuote(out, messageID)
 	out = append(out, `,"sentAt":`...)
 	out = strconv.AppendQuote(out, sentAt)

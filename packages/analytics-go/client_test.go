@@ -340,7 +340,7 @@ func TestCallSizeLimit(t *testing.T) {
 		probe := *m
 		probe.Type = "track"
 		raw, _ := json.Marshal(&probe)
-		m.Properties["p"] = strings.Repeat("x", n-len(raw))
+		m.Properties["p"] = strings.Repeat("x", n-sizeAtIntake(raw, false))
 		return m
 	}
 	if err := c.Track(sized(MaxMessageBytes)); err != nil {

@@ -28,7 +28,11 @@ describe('analytics-go → ingest', () => {
     }
     const calls = (await ingest.routeJobs()).flatMap((j) => j.calls);
     const byId = new Map(calls.map((c) => [c.messageId, c]));
-    expect([...byId.keys()].sort()).toEqual(['go-alias', 'go-group', 'go-historical', 'go-identify', 'go-page', 'go-screen', 'go-track']);
+    // go-largest: the biggest call the client accepts (32 KB as the intake measures it) is
+    // accepted by the intake too.
+    expect([...byId.keys()].sort()).toEqual(['go-alias', 'go-group', 'go-historical', 'go-identify', 'go-largest', 'go-page', 'go-screen', 'go-track']);
+    const largest = byId.get('go-largest')!;
+    expect(((largest.properties as { pad: string }).pad.length)).toBeGreaterThan(32_000);
 
     expect(byId.get('go-identify')).toMatchObject({ type: 'identify', userId: 'go-user', traits: { plan: 'pro', seats: 3 } });
     expect(byId.get('go-track')).toMatchObject({ type: 'track', userId: 'go-user', event: 'Order Completed', properties: { revenue: 19.99 }, integrations: { All: false, Webhooks: true } });

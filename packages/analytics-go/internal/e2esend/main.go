@@ -4,8 +4,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	analytics "github.com/eventrelay/eventrelay/packages/analytics-go"
 )
@@ -24,6 +27,27 @@ func main() {
 		c.Alias(&analytics.Alias{UserId: "go-user", PreviousId: "go-anon", Message: id("alias")}),
 		c.Track(&analytics.Track{AnonymousId: "go-anon", Event: "Historical", Message: analytics.Message{MessageId: "go-historical", Timestamp: "2026-01-02T03:04:05.678Z"}}),
 	}
+	// The largest call the client lets through must be one the intake accepts too (both measure
+	// with the batch context merged in). A probe client that never sends finds the limit.
+	probe := analytics.New("probe")
+	probe.Size, probe.FlushAfter = 1<<30, time.Hour
+	padded := func(n int) *analytics.Track {
+		return &analytics.Track{UserId: "go-user", Event: "Largest", Properties: map[string]interface{}{"pad": strings.Repeat("x", n)}, Message: analytics.Message{MessageId: "go-largest", Timestamp: "2026-01-02T03:04:05.678Z"}}
+	}
+	fits := func(n int) bool {
+		var tooLarge *analytics.TooLargeError
+		return !errors.As(probe.Track(padded(n)), &tooLarge)
+	}
+	lo, hi := 0, analytics.MaxMessageBytes
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	errs = append(errs, c.Track(padded(lo)))
 	for _, err := range errs {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2esend:", err)
