@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -28,7 +29,15 @@ const (
 const (
 	MaxMessageBytes = 32 * 1024
 	MaxBatchBytes   = 500 * 1024
+	// MaxBatchItems is the most calls the intake takes in one batch request.
+	MaxBatchItems = 2500
 )
+
+// Endpoint is the default intake address, under the historical client's name.
+const Endpoint = DefaultEndpoint
+
+// DefaultContext is the context every batch carries, under the historical client's name.
+var DefaultContext = map[string]interface{}{"library": map[string]interface{}{"name": "analytics-go", "version": Version}}
 
 var (
 	// ErrClosed is returned by calls made after Close.
@@ -77,6 +86,8 @@ type Client struct {
 	// backoff is the wait before retry n (n ≥ 1) of a batch; tests shorten it.
 	backoff     func(n int) time.Duration
 	maxAttempts int
+	clientOnce  sync.Once
+	noRedirects *http.Client
 
 	startOnce sync.Once
 	flushAt   int
@@ -86,6 +97,8 @@ type Client struct {
 	queue  []json.RawMessage
 	held   int
 	closed bool
+	// drained is closed when the first Close has sent (or given up) everything.
+	drained chan struct{}
 
 	flushNow chan struct{}
 	quit     chan struct{}
@@ -120,7 +133,7 @@ func (c *Client) Identify(msg *Identify) error {
 	}
 	m := *msg
 	m.Type = "identify"
-	return c.enqueue(&m, &m.Message, m.Context != nil)
+	return c.enqueue(&m, &m.Message, m.Context)
 }
 
 // Track queues a track call. Event and UserId or AnonymousId are required.
@@ -130,7 +143,7 @@ func (c *Client) Track(msg *Track) error {
 	}
 	m := *msg
 	m.Type = "track"
-	return c.enqueue(&m, &m.Message, m.Context != nil)
+	return c.enqueue(&m, &m.Message, m.Context)
 }
 
 // Page queues a page call. UserId or AnonymousId is required.
@@ -140,7 +153,7 @@ func (c *Client) Page(msg *Page) error {
 	}
 	m := *msg
 	m.Type = "page"
-	return c.enqueue(&m, &m.Message, m.Context != nil)
+	return c.enqueue(&m, &m.Message, m.Context)
 }
 
 // Screen queues a screen call. UserId or AnonymousId is required.
@@ -150,7 +163,7 @@ func (c *Client) Screen(msg *Screen) error {
 	}
 	m := *msg
 	m.Type = "screen"
-	return c.enqueue(&m, &m.Message, m.Context != nil)
+	return c.enqueue(&m, &m.Message, m.Context)
 }
 
 // Group queues a group call. GroupId and UserId or AnonymousId are required.
@@ -160,7 +173,7 @@ func (c *Client) Group(msg *Group) error {
 	}
 	m := *msg
 	m.Type = "group"
-	return c.enqueue(&m, &m.Message, m.Context != nil)
+	return c.enqueue(&m, &m.Message, m.Context)
 }
 
 // Alias queues an alias call. UserId and PreviousId are required.
@@ -170,7 +183,7 @@ func (c *Client) Alias(msg *Alias) error {
 	}
 	m := *msg
 	m.Type = "alias"
-	return c.enqueue(&m, &m.Message, m.Context != nil)
+	return c.enqueue(&m, &m.Message, m.Context)
 }
 
 // Close sends what is queued, waits until every batch is sent (or given up), and stops the
@@ -180,6 +193,8 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		// A second Close (a deferred one and a signal handler's, say) returns when the first is done.
+		<-c.drained
 		return nil
 	}
 	c.closed = true
@@ -187,6 +202,7 @@ func (c *Client) Close() error {
 	close(c.quit)
 	<-c.done
 	c.sending.Wait()
+	close(c.drained)
 	return nil
 }
 
@@ -194,15 +210,20 @@ func (c *Client) Close() error {
 func (c *Client) start() {
 	c.startOnce.Do(func() {
 		c.Endpoint = strings.TrimRight(c.Endpoint, "/")
-		c.flushAt = firstPositive(c.FlushAt, c.Size, DefaultSize)
 		if c.MaxQueueSize <= 0 {
 			c.MaxQueueSize = DefaultMaxQueueSize
 		}
+		// A flush count the queue can never reach would leave only the interval to flush.
+		c.flushAt = min(firstPositive(c.FlushAt, c.Size, DefaultSize), c.MaxQueueSize)
 		if c.Logger == nil {
 			c.Logger = log.New(os.Stderr, "analytics ", log.LstdFlags)
 		}
 		c.debug = c.Verbose || os.Getenv("DEBUG") == "analytics"
+		if u, err := url.Parse(c.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			c.errorf("Endpoint %q is not an http(s) URL such as http://localhost:8080; nothing can be sent", c.Endpoint)
+		}
 		c.flushNow = make(chan struct{}, 1)
+		c.drained = make(chan struct{})
 		c.quit = make(chan struct{})
 		c.done = make(chan struct{})
 		c.uploads = make(chan struct{}, maxConcurrentUploads)
@@ -216,6 +237,13 @@ func (c *Client) start() {
 	})
 }
 
+func min(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
 func firstPositive(values ...int) int {
 	for _, v := range values {
 		if v > 0 {
@@ -226,10 +254,12 @@ func firstPositive(values ...int) int {
 }
 
 // enqueue encodes the call now (so the caller may reuse its maps afterwards) and queues it.
-func (c *Client) enqueue(msg interface{}, base *Message, hasContext bool) error {
+func (c *Client) enqueue(msg interface{}, base *Message, context map[string]interface{}) error {
 	c.start()
 	if base.MessageId == "" {
 		base.MessageId = c.uid()
+	} else if len(base.MessageId) > 100 {
+		return &FieldError{Type: strings.ToUpper(base.Type[:1]) + base.Type[1:], Name: "MessageId (at most 100 characters)"}
 	}
 	if base.Timestamp == "" {
 		base.Timestamp = formatTime(c.now())
@@ -238,7 +268,7 @@ func (c *Client) enqueue(msg interface{}, base *Message, hasContext bool) error 
 	if err != nil {
 		return fmt.Errorf("analytics: cannot encode the %s call as JSON: %w", base.Type, err)
 	}
-	if size := sizeAtIntake(data, hasContext); size > MaxMessageBytes {
+	if size := sizeAtIntake(data, context); size > MaxMessageBytes {
 		return &TooLargeError{Type: base.Type, Bytes: size}
 	}
 	c.mu.Lock()
@@ -291,7 +321,7 @@ func (c *Client) flush() {
 	if len(queued) == 0 {
 		return
 	}
-	for _, batch := range splitBatches(queued, c.flushAt, MaxBatchBytes-envelopeBytes) {
+	for _, batch := range splitBatches(queued, min(c.flushAt, MaxBatchItems), MaxBatchBytes-envelopeBytes) {
 		c.upload(batch)
 	}
 }

@@ -13,12 +13,22 @@ var envelopeBytes = len(encodeBatch(nil, "00000000-0000-4000-8000-000000000000",
 var libraryContext = `"library":{"name":"analytics-go","version":` + strconv.Quote(Version) + `}`
 
 // sizeAtIntake is the size the intake measures a call at: its JSON with the batch's
-// context.library merged into its own context (or added as one).
-func sizeAtIntake(call []byte, hasContext bool) int {
-	if hasContext {
+// context.library merged into its own context (or added as one). A call's own library wins there.
+func sizeAtIntake(call []byte, context map[string]interface{}) int {
+	if _, own := context["library"]; own {
+		return len(call)
+	}
+	if len(context) > 0 {
 		return len(call) + len(libraryContext) + 1 // the comma inside the call's context
 	}
-	return len(call) + len(`,"context":{}`) + len(libraryContext)
+	return len(call) + len(`,"context":{}`) + len(libraryContext) // omitempty left an empty map out
+}
+
+// Batch is the request body, under the historical client's name; the client writes it directly.
+type Batch struct {
+	Context  map[string]interface{} `json:"context,omitempty"`
+	Messages []interface{}          `json:"batch"`
+	Message
 }
 
 // splitBatches cuts the queued calls into batches of at most maxCount calls whose JSON, commas

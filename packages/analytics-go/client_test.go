@@ -340,7 +340,7 @@ func TestCallSizeLimit(t *testing.T) {
 		probe := *m
 		probe.Type = "track"
 		raw, _ := json.Marshal(&probe)
-		m.Properties["p"] = strings.Repeat("x", n-sizeAtIntake(raw, false))
+		m.Properties["p"] = strings.Repeat("x", n-sizeAtIntake(raw, nil))
 		return m
 	}
 	if err := c.Track(sized(MaxMessageBytes)); err != nil {
@@ -442,10 +442,167 @@ func TestNetworkErrorsAreRetried(t *testing.T) {
 	in.Close() // nothing listens: connection refused
 	c, logs := testClient(t, url, func(c *Client) { c.Size = 1; c.FlushAfter = forever; c.maxAttempts = 3 })
 	_ = c.Track(track(""))
-	_ = c.Close()
-	if !strings.Contains(logs.String(), "after 3 attempts") {
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "dropping") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "after 3 attempts") || !strings.Contains(logs.String(), "connection refused") {
 		t.Fatalf("log %q: want the batch given up after 3 attempts", logs.String())
 	}
+}
+
+func TestCloseCutsRetriesShort(t *testing.T) {
+	in := newIntake(t, 500, 500, 500, 500)
+	c, logs := testClient(t, in.URL, func(c *Client) {
+		c.Size = 1
+		c.FlushAfter = forever
+		c.backoff = func(int) time.Duration { return time.Hour }
+	})
+	_ = c.Track(track(""))
+	in.waitFor(t, 1)
+	start := time.Now()
+	_ = c.Close()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Close took %s waiting out a retry", took)
+	}
+	if got := len(in.got()); got != 2 {
+		t.Fatalf("%d requests, want 2 (the first and one last attempt on Close)", got)
+	}
+	if !strings.Contains(logs.String(), "dropping a batch of 1 calls after 2 attempts") {
+		t.Fatalf("log %q", logs.String())
+	}
+}
+
+func TestSecondCloseWaitsForTheFirst(t *testing.T) {
+	release := make(chan struct{})
+	var arrived sync.WaitGroup
+	arrived.Add(1)
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Done()
+		<-release
+		w.WriteHeader(200)
+	}))
+	defer server.Close()
+	c, _ := testClient(t, server.URL, func(c *Client) { c.Size = 1; c.FlushAfter = forever })
+	_ = c.Track(track(""))
+	arrived.Wait()
+	first := make(chan struct{})
+	go func() { _ = c.Close(); close(first) }()
+	second := make(chan struct{})
+	go func() { time.Sleep(50 * time.Millisecond); _ = c.Close(); close(second) }()
+	select {
+	case <-second:
+		t.Fatal("the second Close returned while the first was still sending")
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	<-first
+	<-second
+}
+
+func TestRetriesCarryAFreshSentAt(t *testing.T) {
+	in := newIntake(t, 500, 200)
+	c, _ := testClient(t, in.URL, func(c *Client) {
+		c.Size = 1
+		c.FlushAfter = forever
+		c.backoff = func(int) time.Duration { return 20 * time.Millisecond }
+	})
+	_ = c.Track(track(""))
+	got := in.waitFor(t, 2)
+	if got[0].body.MessageID != got[1].body.MessageID {
+		t.Errorf("the retry has another envelope messageId: %q, %q", got[0].body.MessageID, got[1].body.MessageID)
+	}
+	if got[0].body.SentAt == got[1].body.SentAt {
+		t.Errorf("the retry reused sentAt %q", got[0].body.SentAt)
+	}
+}
+
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	target := newIntake(t)
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL+"/v1/batch", http.StatusFound))
+	defer redirect.Close()
+	c, logs := testClient(t, redirect.URL, func(c *Client) { c.Size = 1; c.FlushAfter = forever })
+	_ = c.Track(track(""))
+	_ = c.Close()
+	if n := len(target.got()); n != 0 {
+		t.Fatalf("the redirect was followed (%d requests at its target)", n)
+	}
+	if !strings.Contains(logs.String(), "HTTP 302 (a redirect to") {
+		t.Fatalf("log %q", logs.String())
+	}
+}
+
+func TestBadEndpointIsNotRetried(t *testing.T) {
+	c, logs := testClient(t, "localhost:8080", func(c *Client) {
+		c.Size = 1
+		c.FlushAfter = forever
+		c.backoff = func(int) time.Duration { return time.Hour }
+	})
+	_ = c.Track(track(""))
+	start := time.Now()
+	_ = c.Close()
+	if !strings.Contains(logs.String(), `Endpoint "localhost:8080" is not an http(s) URL`) || !strings.Contains(logs.String(), "not retried") {
+		t.Fatalf("log %q", logs.String())
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("a request that cannot be made was retried")
+	}
+}
+
+func TestRejectedCallsAreLogged(t *testing.T) {
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte(`{"success":true,"rejected":[{"index":0,"code":"invalid_event","message":"track requires event"}]}`))
+	}))
+	defer server.Close()
+	c, logs := testClient(t, server.URL, func(c *Client) { c.Size = 1; c.FlushAfter = forever })
+	_ = c.Track(track(""))
+	_ = c.Close()
+	if !strings.Contains(logs.String(), "dropped call 0: track requires event") {
+		t.Fatalf("log %q", logs.String())
+	}
+}
+
+func TestLimitsOnBatchesAndTheQueue(t *testing.T) {
+	t.Run("at most 2500 calls per request", func(t *testing.T) {
+		in := newIntake(t)
+		c, _ := testClient(t, in.URL, func(c *Client) { c.FlushAt = 3000; c.FlushAfter = forever })
+		for i := 0; i < 3000; i++ {
+			_ = c.Track(track(""))
+		}
+		_ = c.Close()
+		for _, r := range in.got() {
+			if len(r.body.Batch) > MaxBatchItems {
+				t.Fatalf("a batch of %d calls", len(r.body.Batch))
+			}
+		}
+		if len(in.accepted()) != 3000 {
+			t.Fatalf("%d calls arrived, want 3000", len(in.accepted()))
+		}
+	})
+	t.Run("a flush count above MaxQueueSize still flushes by count", func(t *testing.T) {
+		in := newIntake(t)
+		c, _ := testClient(t, in.URL, func(c *Client) { c.Size = 20; c.MaxQueueSize = 5; c.FlushAfter = forever })
+		for i := 0; i < 5; i++ {
+			if err := c.Track(track("")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := in.waitFor(t, 1); len(got[0].body.Batch) != 5 {
+			t.Fatalf("batch of %d", len(got[0].body.Batch))
+		}
+	})
+	t.Run("a messageId over 100 characters is refused", func(t *testing.T) {
+		c, _ := testClient(t, "http://127.0.0.1:1", func(c *Client) { c.FlushAfter = forever })
+		var fe *FieldError
+		if err := c.Track(track(strings.Repeat("m", 101))); !errors.As(err, &fe) || fe.Type != "Track" {
+			t.Fatalf("got %v", err)
+		}
+		if err := c.Track(track(strings.Repeat("m", 100))); err != nil {
+			t.Fatalf("100 characters refused: %v", err)
+		}
+	})
 }
 
 func TestCloseFlushesAndIsFinal(t *testing.T) {
