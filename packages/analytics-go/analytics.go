@@ -128,62 +128,38 @@ func New(writeKey string) *Client {
 // Identify queues an identify call. It returns an error at once when neither UserId nor
 // AnonymousId is set.
 func (c *Client) Identify(msg *Identify) error {
-	if err := msg.validate(); err != nil {
-		return err
-	}
-	m := *msg
-	m.Type = "identify"
-	return c.enqueue(&m, &m.Message, m.Context)
+	m := *msg // the caller's struct is left as it is
+	return c.enqueue(&m, "identify")
 }
 
 // Track queues a track call. Event and UserId or AnonymousId are required.
 func (c *Client) Track(msg *Track) error {
-	if err := msg.validate(); err != nil {
-		return err
-	}
-	m := *msg
-	m.Type = "track"
-	return c.enqueue(&m, &m.Message, m.Context)
+	m := *msg // the caller's struct is left as it is
+	return c.enqueue(&m, "track")
 }
 
 // Page queues a page call. UserId or AnonymousId is required.
 func (c *Client) Page(msg *Page) error {
-	if err := msg.validate(); err != nil {
-		return err
-	}
-	m := *msg
-	m.Type = "page"
-	return c.enqueue(&m, &m.Message, m.Context)
+	m := *msg // the caller's struct is left as it is
+	return c.enqueue(&m, "page")
 }
 
 // Screen queues a screen call. UserId or AnonymousId is required.
 func (c *Client) Screen(msg *Screen) error {
-	if err := msg.validate(); err != nil {
-		return err
-	}
-	m := *msg
-	m.Type = "screen"
-	return c.enqueue(&m, &m.Message, m.Context)
+	m := *msg // the caller's struct is left as it is
+	return c.enqueue(&m, "screen")
 }
 
 // Group queues a group call. GroupId and UserId or AnonymousId are required.
 func (c *Client) Group(msg *Group) error {
-	if err := msg.validate(); err != nil {
-		return err
-	}
-	m := *msg
-	m.Type = "group"
-	return c.enqueue(&m, &m.Message, m.Context)
+	m := *msg // the caller's struct is left as it is
+	return c.enqueue(&m, "group")
 }
 
 // Alias queues an alias call. UserId and PreviousId are required.
 func (c *Client) Alias(msg *Alias) error {
-	if err := msg.validate(); err != nil {
-		return err
-	}
-	m := *msg
-	m.Type = "alias"
-	return c.enqueue(&m, &m.Message, m.Context)
+	m := *msg // the caller's struct is left as it is
+	return c.enqueue(&m, "alias")
 }
 
 // Close sends what is queued, waits until every batch is sent (or given up), and stops the
@@ -253,8 +229,21 @@ func firstPositive(values ...int) int {
 	return 0
 }
 
-// enqueue encodes the call now (so the caller may reuse its maps afterwards) and queues it.
-func (c *Client) enqueue(msg interface{}, base *Message, context map[string]interface{}) error {
+// call is what every message type provides to enqueue (messages.go).
+type call interface {
+	validate() error
+	message() *Message
+	context() map[string]interface{}
+}
+
+// enqueue validates and encodes the call now (so the caller may reuse its maps afterwards) and
+// queues it.
+func (c *Client) enqueue(msg call, typ string) error {
+	if err := msg.validate(); err != nil {
+		return err
+	}
+	base, context := msg.message(), msg.context()
+	base.Type = typ
 	c.start()
 	if base.MessageId == "" {
 		base.MessageId = c.uid()

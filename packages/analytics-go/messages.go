@@ -124,3 +124,17 @@ func (m *Alias) validate() error {
 	}
 	return nil
 }
+
+func (m *Identify) message() *Message { return &m.Message }
+func (m *Track) message() *Message    { return &m.Message }
+func (m *Page) message() *Message     { return &m.Message }
+func (m *Screen) message() *Message   { return &m.Message }
+func (m *Group) message() *Message    { return &m.Message }
+func (m *Alias) message() *Message    { return &m.Message }
+
+func (m *Identify) context() map[string]interface{} { return m.Context }
+func (m *Track) context() map[string]interface{}    { return m.Context }
+func (m *Page) context() map[string]interface{}     { return m.Context }
+func (m *Screen) context() map[string]interface{}   { return m.Context }
+func (m *Group) context() map[string]interface{}    { return m.Context }
+func (m *Alias) context() map[string]interface{}    { return m.Context }
