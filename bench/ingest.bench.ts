@@ -23,7 +23,7 @@ import { batchBodies, singleCallBodies, type BodyFactory } from './lib/payloads.
 import { freePort, killAll, machineBusySeconds, processCpuSeconds, runBench, sleep, startServer, type ServerProcess } from './lib/proc.js';
 import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, type CommandDelta } from './lib/redis.js';
 import { envNumber, selectedPhases } from './lib/env.js';
-import { fmtInt, fmtMs, round, table } from './lib/report.js';
+import { fmtInt, fmtMs, round, table, writeResults } from './lib/report.js';
 
 const PHASES = ['bare', 'express', 'batched', 'single'] as const;
 type Phase = (typeof PHASES)[number];
@@ -191,17 +191,7 @@ async function main(): Promise<void> {
       ]),
     ),
   };
-  mkdirSync(resultsDir, { recursive: true });
-  const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
-  const dated = path.join(resultsDir, `ingest-${stamp}.json`);
-  writeFileSync(dated, JSON.stringify(json, null, 2) + '\n');
-  const written = [path.relative(REPO_ROOT, dated)];
-  if (selected.length === PHASES.length) {
-    const latest = path.join(resultsDir, 'ingest-latest.json');
-    writeFileSync(latest, JSON.stringify(json, null, 2) + '\n');
-    written.push(path.relative(REPO_ROOT, latest));
-  }
-  process.stdout.write(`wrote ${written.join(' and ')}\n`);
+  writeResults(resultsDir, REPO_ROOT, 'ingest', started, json, selected.length === PHASES.length);
 }
 
 function verdict(v: boolean | undefined): string {

@@ -36,7 +36,7 @@ import { freePort, killAll, machineBusySeconds, processCpuSeconds, processMemory
 import type { ReceiverStats } from './lib/receiver.js';
 import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, startPrivateRedis, type RedisSnapshot } from './lib/redis.js';
 import { envNumber, selectedPhases } from './lib/env.js';
-import { fmtInt, fmtMs, round, table } from './lib/report.js';
+import { fmtInt, fmtMs, round, table, writeResults } from './lib/report.js';
 
 const PHASES = ['fixed', 'saturation', 'baseline'] as const;
 type Phase = (typeof PHASES)[number];
@@ -708,17 +708,7 @@ function report(started: Date, results: PhaseResult[], peakRss: Record<string, n
       'cpu_pct is percent of one core; other is what the rest of the machine used.',
     details: Object.fromEntries(results.map((r) => [r.phase, phaseJson(r)])),
   };
-  mkdirSync(resultsDir, { recursive: true });
-  const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
-  const dated = path.join(resultsDir, `pipeline-${stamp}.json`);
-  writeFileSync(dated, JSON.stringify(json, null, 2) + '\n');
-  const written = [path.relative(REPO_ROOT, dated)];
-  if (selected.length === PHASES.length) {
-    const latest = path.join(resultsDir, 'pipeline-latest.json');
-    writeFileSync(latest, JSON.stringify(json, null, 2) + '\n');
-    written.push(path.relative(REPO_ROOT, latest));
-  }
-  process.stdout.write(`wrote ${written.join(' and ')}\n`);
+  writeResults(resultsDir, REPO_ROOT, 'pipeline', started, json, selected.length === PHASES.length);
 }
 
 /** Each process's CPU per delivered call, µs (machine and other left out). */

@@ -1,3 +1,6 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
 /** Plain-text table for the terminal. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -16,4 +19,18 @@ export function fmtMs(n: number | undefined): string {
 export function round(n: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
+}
+
+/**
+ * Writes `<name>-<start time>.json` under `dir`, and `<name>-latest.json` (the file the README
+ * quotes) only when every phase ran. Prints and returns the paths written.
+ */
+export function writeResults(dir: string, repoRoot: string, name: string, started: Date, json: unknown, allPhases: boolean): string[] {
+  mkdirSync(dir, { recursive: true });
+  const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+  const files = [path.join(dir, `${name}-${stamp}.json`), ...(allPhases ? [path.join(dir, `${name}-latest.json`)] : [])];
+  for (const file of files) writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
+  const written = files.map((f) => path.relative(repoRoot, f));
+  process.stdout.write(`wrote ${written.join(' and ')}\n`);
+  return written;
 }

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 import { ConfigError, parseConfigText, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
 
 export function configKeys(prefix: string) {
@@ -84,13 +85,29 @@ export class ConfigStore {
   }
 }
 
-/** Reads and checks the file; throws ConfigError naming the file and the field. */
-export async function readConfigFile(path: string): Promise<ValidConfig> {
+/** The declarative config file named by EVENTRELAY_CONFIG, read and checked. */
+export interface ConfigFile {
+  readonly path: string;
+  readonly config: ValidConfig;
+}
+
+/**
+ * Reads and checks the file (nothing when no path is given); throws ConfigError naming the file
+ * and the field. Processes call it before they connect, so a bad file leaves Redis untouched.
+ */
+export async function readConfigFile(path: string | undefined): Promise<ConfigFile | undefined> {
+  if (!path) return undefined;
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     throw new ConfigError('invalid_config', `EVENTRELAY_CONFIG: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
-  return parseConfigText(text, path);
+  return { path, config: parseConfigText(text, path) };
+}
+
+/** Applies the file at start (an idempotent upsert; every process does, whichever starts first). */
+export async function applyConfigFile(store: ConfigStore, file: ConfigFile | undefined, logger: Logger): Promise<void> {
+  if (!file) return;
+  logger.info({ file: file.path, version: (await store.apply(file.config)).version }, 'config.applied');
 }

@@ -124,13 +124,4 @@ export class DeadLetterStore {
     const values = await this.redis.hmget(this.keys.deadData(destinationId), ...ids);
     return values.filter((v): v is string => v !== null).map((v) => JSON.parse(v) as DeadLetter);
   }
-
-  async count(destinationId: string): Promise<number> {
-    return this.redis.zcard(this.keys.deadIndex(destinationId));
-  }
-
-  async remove(destinationId: string, jobIds: readonly string[]): Promise<void> {
-    if (jobIds.length === 0) return;
-    await this.redis.multi().zrem(this.keys.deadIndex(destinationId), ...jobIds).hdel(this.keys.deadData(destinationId), ...jobIds).exec();
-  }
 }

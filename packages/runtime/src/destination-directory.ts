@@ -1,32 +1,29 @@
-/**
- * Destinations, served from memory to the router and webhook-delivery. The config version counter
- * is polled every `refreshMs`, so a change made anywhere reaches every process within about that
- * long (SPEC section 6 allows 2 s) at the cost of one GET per second per process.
- */
+/** Destinations, served from memory to the router and webhook-delivery, kept fresh by a ConfigWatch. */
 import type { Destination } from '@eventrelay/config';
 import type { ConfigStore } from './config-store.js';
+import { ConfigWatch } from './config-watch.js';
 
 export class DestinationDirectory {
   private byId = new Map<string, Destination>();
   private bySource = new Map<string, Destination[]>();
-  private version = -1;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly watch: ConfigWatch;
 
-  constructor(
-    private readonly store: ConfigStore,
-    private readonly refreshMs = 1000,
-    private readonly onRefreshError: (err: unknown) => void = () => undefined,
-  ) {}
+  constructor(store: ConfigStore, refreshMs = 1000, onRefreshError: (err: unknown) => void = () => undefined) {
+    this.watch = new ConfigWatch(store, () => this.load(store), refreshMs, onRefreshError);
+  }
 
   /** Loads every destination; rejects when Redis cannot be read. */
-  async start(): Promise<void> {
-    await this.refresh();
-    this.timer = setInterval(() => void this.refresh().catch(this.onRefreshError), this.refreshMs);
-    this.timer.unref();
+  start(): Promise<void> {
+    return this.watch.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.watch.stop();
+  }
+
+  /** Reloads now when the config version moved (instead of within a second). */
+  refresh(): Promise<void> {
+    return this.watch.refresh();
   }
 
   get(id: string): Destination | undefined {
@@ -38,11 +35,8 @@ export class DestinationDirectory {
     return this.bySource.get(sourceId) ?? [];
   }
 
-  /** Reloads now when the version moved; tests call it to skip the wait. */
-  async refresh(): Promise<void> {
-    const version = await this.store.version();
-    if (version === this.version) return;
-    const all = await this.store.destinations();
+  private async load(store: ConfigStore): Promise<void> {
+    const all = await store.destinations();
     const bySource = new Map<string, Destination[]>();
     for (const d of all) {
       if (!d.enabled) continue;
@@ -50,6 +44,5 @@ export class DestinationDirectory {
     }
     this.byId = new Map(all.map((d) => [d.id, d]));
     this.bySource = bySource;
-    this.version = version;
   }
 }

@@ -12,6 +12,7 @@ import {
   createRedis,
   listen,
   openQueue,
+  applyConfigFile,
   readConfigFile,
   shutdownGate,
   whenReady,
@@ -50,7 +51,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   const newId = deps.newId ?? randomUUID;
   logger.info({ env: describeEnv(ingestEnvSpec, env) }, 'ingest.config');
   // Checked before anything connects: a bad file must leave Redis untouched.
-  const config = env.EVENTRELAY_CONFIG ? await readConfigFile(env.EVENTRELAY_CONFIG) : undefined;
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
 
   const control = createRedis(env.REDIS_URL, 'control', 'ingest-control');
   const hot = createRedis(env.REDIS_URL, 'hot-path', 'ingest-hot');
@@ -69,10 +70,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   try {
     if (control.status !== 'ready') logger.info('redis.waiting');
     await Promise.all([whenReady(control, REDIS_STARTUP_TIMEOUT_MS), whenReady(hot, REDIS_STARTUP_TIMEOUT_MS)]);
-    if (config) {
-      const applied = await new ConfigStore(control, env.EVENTRELAY_PREFIX).apply(config);
-      logger.info({ file: env.EVENTRELAY_CONFIG, version: applied.version }, 'config.applied');
-    }
+    await applyConfigFile(new ConfigStore(control, env.EVENTRELAY_PREFIX), configFile, logger);
     await directory.start();
     depthGuard.start();
     const writer = new IntakeWriter({

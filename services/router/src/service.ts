@@ -10,6 +10,7 @@ import {
   createRedis,
   openQueue,
   openWorker,
+  applyConfigFile,
   readConfigFile,
   runWorkerProcess,
   type Logger,
@@ -39,7 +40,7 @@ export interface RunningRouter {
 export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<RunningRouter> {
   const { logger, registry } = deps;
   logger.info({ env: describeEnv(routerEnvSpec, env) }, 'router.config');
-  const config = env.EVENTRELAY_CONFIG ? await readConfigFile(env.EVENTRELAY_CONFIG) : undefined;
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
 
   const control = createRedis(env.REDIS_URL, 'control', 'router-control');
   const connection = createRedis(env.REDIS_URL, 'worker', 'router-worker');
@@ -78,7 +79,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
     registry,
     logger,
     async prepare() {
-      if (config) logger.info({ file: env.EVENTRELAY_CONFIG, version: (await store.apply(config)).version }, 'config.applied');
+      await applyConfigFile(store, configFile, logger);
       await destinations.start();
       await suppressions.start();
     },

@@ -4,7 +4,7 @@
  * delivery job ids make that repeat harmless.
  */
 import type { Job, Queue } from 'bullmq';
-import { queueCatalog, type DeliverJob, type Destination, type RouteJob } from '@eventrelay/config';
+import { queueCatalog, type DeliverJob, type Destination, type NormalizedCall, type RouteJob } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
 import { planRoute } from './domain/plan-route.js';
 import type { Suppression } from './domain/suppression.js';
@@ -12,7 +12,7 @@ import type { RouterMetrics } from './metrics.js';
 
 export interface RouteDeps {
   readonly destinations: { forSource(sourceId: string): readonly Destination[] };
-  readonly suppressions: { lookup(userIds: readonly string[]): Promise<ReadonlyMap<string, Suppression>> };
+  readonly suppressions: { lookup(calls: readonly NormalizedCall[]): Promise<ReadonlyMap<string, Suppression>> };
   readonly deliverQueue: Pick<Queue<DeliverJob>, 'addBulk'>;
   /** How long a delivery job id blocks a repeat of it. */
   readonly dedupeWindowMs: number;
@@ -26,8 +26,7 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
   return async (job) => {
     const started = deps.clock();
     const route = job.data;
-    const userIds = [...new Set(route.calls.map((c) => c.userId).filter((u): u is string => u !== undefined))];
-    const plan = planRoute(route, deps.destinations.forSource(route.sourceId), await deps.suppressions.lookup(userIds));
+    const plan = planRoute(route, deps.destinations.forSource(route.sourceId), await deps.suppressions.lookup(route.calls));
     if (plan.deliveries.length > 0) {
       await deps.deliverQueue.addBulk(
         plan.deliveries.map((d) => ({

@@ -14,6 +14,7 @@ import {
   closeRedis,
   createRedis,
   openWorker,
+  applyConfigFile,
   readConfigFile,
   runWorkerProcess,
   type Logger,
@@ -57,8 +58,8 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   const random = deps.random ?? uniform;
   logger.info({ env: describeEnv(deliveryEnvSpec, env) }, 'delivery.config');
   // Files are read before anything connects: a bad one must leave Redis untouched.
-  const config = env.EVENTRELAY_CONFIG ? await readConfigFile(env.EVENTRELAY_CONFIG) : undefined;
-  const ca = env.WEBHOOK_CA_FILE ? [...rootCertificates, ...(await readPem('WEBHOOK_CA_FILE', env.WEBHOOK_CA_FILE)), ...(env.NODE_EXTRA_CA_CERTS ? await readPem('NODE_EXTRA_CA_CERTS', env.NODE_EXTRA_CA_CERTS) : [])] : undefined;
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
+  const ca = await trustedCas(env);
 
   const control = createRedis(env.REDIS_URL, 'control', 'delivery-control');
   const connection = createRedis(env.REDIS_URL, 'worker', 'delivery-worker');
@@ -114,7 +115,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     registry,
     logger,
     async prepare() {
-      if (config) logger.info({ file: env.EVENTRELAY_CONFIG, version: (await store.apply(config)).version }, 'config.applied');
+      await applyConfigFile(store, configFile, logger);
       await destinations.start();
       attemptLog.start();
     },
@@ -131,6 +132,17 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     refreshConfig: () => destinations.refresh(),
     flushAttemptLog: () => attemptLog.flush(),
   };
+}
+
+/**
+ * The CA list for https receivers: undefined keeps Node's own (which NODE_EXTRA_CA_CERTS extends).
+ * With WEBHOOK_CA_FILE the list is given explicitly, and Node then ignores NODE_EXTRA_CA_CERTS, so
+ * its file is added here too.
+ */
+async function trustedCas(env: DeliveryEnv): Promise<string[] | undefined> {
+  if (!env.WEBHOOK_CA_FILE) return undefined;
+  const extra = env.NODE_EXTRA_CA_CERTS ? await readPem('NODE_EXTRA_CA_CERTS', env.NODE_EXTRA_CA_CERTS) : [];
+  return [...rootCertificates, ...(await readPem('WEBHOOK_CA_FILE', env.WEBHOOK_CA_FILE)), ...extra];
 }
 
 async function readPem(variable: string, path: string): Promise<string[]> {

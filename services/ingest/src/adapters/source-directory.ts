@@ -3,7 +3,7 @@
  * Redis); changes and removals are seen within `refreshMs` through the config version counter.
  * Misses are remembered briefly so that a client hammering with a bad key costs one lookup a second.
  */
-import type { ConfigStore } from '@eventrelay/runtime';
+import { ConfigWatch, type ConfigStore } from '@eventrelay/runtime';
 import type { Source } from '@eventrelay/config';
 
 const MAX_NEGATIVE_ENTRIES = 10_000;
@@ -11,24 +11,23 @@ const MAX_NEGATIVE_ENTRIES = 10_000;
 export class SourceDirectory {
   private byWriteKey = new Map<string, Source>();
   private misses = new Map<string, number>();
-  private version = -1;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly watch: ConfigWatch;
 
   constructor(
     private readonly store: ConfigStore,
     private readonly clock: () => number,
     private readonly refreshMs = 1000,
-  ) {}
+  ) {
+    this.watch = new ConfigWatch(store, () => this.load(), refreshMs);
+  }
 
   /** Loads every source; rejects when Redis cannot be read. */
-  async start(): Promise<void> {
-    await this.refresh();
-    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
-    this.timer.unref();
+  start(): Promise<void> {
+    return this.watch.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.watch.stop();
   }
 
   async lookup(writeKey: string): Promise<Source | undefined> {
@@ -47,12 +46,9 @@ export class SourceDirectory {
     return found;
   }
 
-  private async refresh(): Promise<void> {
-    const version = await this.store.version();
-    if (version === this.version) return;
+  private async load(): Promise<void> {
     const sources = await this.store.sources();
     this.byWriteKey = new Map(sources.map((s) => [s.writeKey, s]));
     this.misses.clear();
-    this.version = version;
   }
 }

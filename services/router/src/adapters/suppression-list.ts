@@ -4,6 +4,7 @@
  * drop point costs nothing until a SUPPRESS regulation exists.
  */
 import type { Redis } from 'ioredis';
+import type { NormalizedCall } from '@eventrelay/config';
 import { configKeys } from '@eventrelay/runtime';
 import type { Suppression } from '../domain/suppression.js';
 
@@ -35,9 +36,12 @@ export class SuppressionList {
     this.size = await this.redis.hlen(this.key);
   }
 
-  async lookup(userIds: readonly string[]): Promise<ReadonlyMap<string, Suppression>> {
+  /** Suppressions of the calls' users; none is looked for while no user is suppressed at all. */
+  async lookup(calls: readonly NormalizedCall[]): Promise<ReadonlyMap<string, Suppression>> {
     const found = new Map<string, Suppression>();
-    if (this.size === 0 || userIds.length === 0) return found;
+    if (this.size === 0) return found;
+    const userIds = [...new Set(calls.map((c) => c.userId).filter((u): u is string => u !== undefined))];
+    if (userIds.length === 0) return found;
     const values = await this.redis.hmget(this.key, ...userIds);
     values.forEach((value, i) => {
       if (value === null) return;
