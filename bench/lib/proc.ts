@@ -176,8 +176,17 @@ export function machineBusySeconds(): number | undefined {
   }
 }
 
-/** Runs a bench's main with cleanup on success, failure, SIGINT and SIGTERM. */
-export function runBench(main: () => Promise<void>, cleanup: () => Promise<void>): void {
+/**
+ * Runs a bench's main with cleanup on success, failure, SIGINT and SIGTERM, and a watchdog that
+ * kills everything after `boundS` seconds however a child or Redis misbehaves.
+ */
+export function runBench(main: () => Promise<void>, cleanup: () => Promise<void>, boundS: number): void {
+  const watchdog = setTimeout(() => {
+    process.stderr.write(`bench: still running after ${boundS} s; giving up\n`);
+    killAll();
+    process.exit(2);
+  }, boundS * 1000);
+  watchdog.unref();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       process.stderr.write(`bench: ${signal}; stopping\n`);
