@@ -191,7 +191,7 @@ describe('parseConfigText', () => {
     });
 
     it.each([['Bad Header'], ['X-Ünicode'], ['colon:'], ['']])('refuses the header name %j', (name) => {
-      expect(problems(withHeaders({ [name]: 'v' }))).toContain(`destinations[0].settings.webhooks[1].headers has an invalid header name "${name}"`);
+      expect(problems(withHeaders({ [name]: 'v' }))).toContain(`destinations[0].settings.webhooks[1].headers.${name} is not a valid HTTP header name`);
     });
 
     it('accepts ordinary static headers', () => {

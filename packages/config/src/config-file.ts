@@ -5,7 +5,8 @@
 import { ConfigError } from './errors.js';
 import type { EventrelayConfig } from './generated/contracts.js';
 import { describeSchemaErrors, validateConfigShape } from './schemas.js';
-import { webhookHeaderProblems } from './webhook-headers.js';
+import { describeProblem } from './field-problems.js';
+import { webhookSettingsProblems } from './destinations/webhooks.js';
 
 export interface ValidConfig {
   readonly sources: NonNullable<EventrelayConfig['sources']>;
@@ -30,24 +31,9 @@ export function checkConfig(value: unknown, origin: string): ValidConfig {
   }
   const config: ValidConfig = { sources: value.sources ?? [], destinations: value.destinations ?? [], audiences: value.audiences ?? [] };
   const problems = [...uniqueness(config), ...references(config)];
-  config.destinations.forEach((d, i) =>
-    d.settings.webhooks.forEach((w, j) => {
-      problems.push(...webhookHeaderProblems(w.headers, `destinations[${i}].settings.webhooks[${j}]`));
-      if (!isHttpUrl(w.url)) problems.push(`destinations[${i}].settings.webhooks[${j}].url must be an absolute http or https URL`);
-      else if (hasCredentials(w.url)) problems.push(`destinations[${i}].settings.webhooks[${j}].url may not hold a user name or password; send credentials in a static Authorization header`);
-    }),
-  );
+  config.destinations.forEach((d, i) => problems.push(...webhookSettingsProblems(d.settings, `destinations[${i}].settings`).map(describeProblem)));
   if (problems.length > 0) throw new ConfigError('invalid_config', `${origin}: ${problems.join('; ')}`);
   return config;
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-  } catch {
-    return false;
-  }
 }
 
 function uniqueness(config: ValidConfig): string[] {
@@ -88,9 +74,4 @@ function references(config: ValidConfig): string[] {
     });
   });
   return problems;
-}
-
-function hasCredentials(text: string): boolean {
-  const url = new URL(text);
-  return url.username !== '' || url.password !== '';
 }

@@ -3,16 +3,20 @@
  * again can succeed (`retryable`), and, where it reaches an HTTP client, the status to answer with.
  * The registry below is the one list of codes; docs/errors.md mirrors it and a test keeps them equal.
  */
+import type { FieldProblem } from './field-problems.js';
+
 export const errorCodes = {
-  invalid_request: { retryable: false, httpStatus: 400, summary: 'The request body is not a JSON object of the expected shape (invalid JSON, invalid UTF-8, `batch` not an array, nesting too deep, unknown encoding).' },
+  invalid_request: { retryable: false, httpStatus: 400, summary: 'The request body is not a JSON object of the expected shape (invalid JSON, invalid UTF-8, `batch` not an array, nesting too deep, unknown encoding), or an admin API request has a bad field (listed under `fields`).' },
   invalid_event: { retryable: false, httpStatus: 400, summary: 'A call is missing a required field or has a field of the wrong type; the message names the field.' },
   payload_too_large: { retryable: false, httpStatus: 400, summary: 'A single call over 32 KB, a batch over 500 KB or over 2500 items (sizes measured after inflation).' },
   missing_write_key: { retryable: false, httpStatus: 400, summary: 'No write key in HTTP Basic auth nor in the body.' },
   unknown_write_key: { retryable: false, httpStatus: 401, summary: 'The write key names no source.' },
   rate_limited: { retryable: true, httpStatus: 429, summary: "Over the source's requests-per-second limit; retry after `Retry-After` seconds." },
   service_unavailable: { retryable: true, httpStatus: 503, summary: 'Redis is unreachable or the router queue is over its depth limit; the calls may not have been stored; retry after `Retry-After` seconds (repeats are deduplicated).' },
-  not_found: { retryable: false, httpStatus: 404, summary: 'No route at that path.' },
+  unauthorized: { retryable: false, httpStatus: 401, summary: 'An admin API request without a valid `Authorization: Bearer` token.' },
+  not_found: { retryable: false, httpStatus: 404, summary: 'No route at that path, or no source or destination with that id.' },
   method_not_allowed: { retryable: false, httpStatus: 405, summary: 'The path exists but not for that HTTP method.' },
+  conflict: { retryable: false, httpStatus: 409, summary: 'The admin API request contradicts the current state: an id already taken, or a replay while the destination is disabled.' },
   internal_error: { retryable: true, httpStatus: 500, summary: 'A defect in eventrelay; the request may be retried.' },
   invalid_env: { retryable: false, httpStatus: undefined, summary: 'An environment variable has a bad value; the process stops and names it.' },
   invalid_config: { retryable: false, httpStatus: undefined, summary: 'The declarative config file (EVENTRELAY_CONFIG) is unreadable or invalid; the message names the path and field. Nothing is applied.' },
@@ -43,6 +47,17 @@ export class ValidationError extends EventrelayError {
 
 export class AuthError extends EventrelayError {
   constructor(code: 'missing_write_key' | 'unknown_write_key', message: string) {
+    super(code, message);
+  }
+}
+
+/** An admin API request we refuse; `fields` names each bad field of its body or query. */
+export class RequestError extends EventrelayError {
+  constructor(
+    code: 'invalid_request' | 'unauthorized' | 'not_found' | 'conflict' | 'payload_too_large',
+    message: string,
+    readonly fields: readonly FieldProblem[] = [],
+  ) {
     super(code, message);
   }
 }

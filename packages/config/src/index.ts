@@ -4,6 +4,10 @@ export * from './queues.js';
 export * from './schemas.js';
 export * from './config-file.js';
 export * from './webhook-headers.js';
+export * from './field-problems.js';
+export * from './config-changes.js';
+export * from './destination-catalog.js';
+export { webhookSettingsProblems } from './destinations/webhooks.js';
 export type {
   NormalizedCall,
   RouteJob,
@@ -19,4 +23,22 @@ export type {
   Source,
   Destination,
   Audience,
+  SourceCreate,
+  SourcePatch,
+  DestinationCreate,
+  DestinationPatch,
+  DestinationView,
+  SecretHint,
+  CatalogEntry,
+  ReplayRequest,
+  ReplayResult,
+  DeliveriesQuery,
+  PageQuery,
+  DeliveryPage,
+  DeadLetterPage,
+  AuditEntry,
+  AuditPage,
+  DebugEvent,
+  DebugEventPage,
+  ApiError,
 } from './generated/contracts.js';

@@ -9,14 +9,36 @@ import configSchema from '../schemas/eventrelay-config.schema.json';
 import deliverJobSchema from '../schemas/deliver-job.schema.json';
 import deliveryAttemptSchema from '../schemas/delivery-attempt.schema.json';
 import deadLetterSchema from '../schemas/dead-letter.schema.json';
+import adminApiSchema from '../schemas/admin-api.schema.json';
+import { describeProblem, type FieldProblem } from './field-problems.js';
 import type { DeadLetter, DeliverJob, DeliveryAttempt, EventrelayConfig, NormalizedCall, RouteJob, WebhookSettings } from './generated/contracts.js';
 
+/** Every schema file, in no particular order; `$ref`s between them use their `$id`s. */
+export const contractSchemas = [normalizedCallSchema, routeJobSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema, adminApiSchema] as const;
+
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
-ajv.addSchema([normalizedCallSchema, routeJobSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema]);
+ajv.addSchema([...contractSchemas]);
+// Query strings arrive as text: this instance turns "20" into 20 and fills in defaults.
+const queryAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: true, useDefaults: true });
+queryAjv.addSchema([...contractSchemas]);
 
 function validator<T>(id: string): ValidateFunction<T> {
   const fn = ajv.getSchema<T>(id);
   if (!fn) throw new Error(`schema ${id} is not registered`);
+  return fn;
+}
+
+export type AdminApiDefinition = keyof typeof adminApiSchema.definitions;
+
+/** The validator of an admin API body, by its definition name in admin-api.schema.json. */
+export function adminBodyValidator<T>(name: AdminApiDefinition): ValidateFunction<T> {
+  return validator<T>(`admin-api.schema.json#/definitions/${name}`);
+}
+
+/** The same for a query string: numbers coerced from text, defaults filled in. */
+export function adminQueryValidator<T>(name: AdminApiDefinition): ValidateFunction<T> {
+  const fn = queryAjv.getSchema<T>(`admin-api.schema.json#/definitions/${name}`);
+  if (!fn) throw new Error(`schema ${name} is not registered`);
   return fn;
 }
 
@@ -28,20 +50,24 @@ export const validateDeliverJob = validator<DeliverJob>('deliver-job.schema.json
 export const validateDeliveryAttempt = validator<DeliveryAttempt>('delivery-attempt.schema.json');
 export const validateDeadLetter = validator<DeadLetter>('dead-letter.schema.json');
 
-/** Turns ajv errors into short sentences that name the field, e.g. `sources[0].writeKey must match ...`. */
-export function describeSchemaErrors(errors: ErrorObject[] | null | undefined, root = ''): string[] {
+/** Ajv errors as field problems, e.g. `{field: 'sources[0].writeKey', message: 'must match ...'}`. */
+export function schemaProblems(errors: ErrorObject[] | null | undefined, root = ''): FieldProblem[] {
   return (errors ?? []).map((e) => {
     const at = root + e.instancePath.replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.').replace(/^\./, root ? '.' : '');
-    const where = at === '' ? '(root)' : at;
     switch (e.keyword) {
       case 'required':
-        return `${where === '(root)' ? '' : `${where}.`}${String(e.params.missingProperty)} is required`;
+        return { field: `${at === '' ? '' : `${at}.`}${String(e.params.missingProperty)}`, message: 'is required' };
       case 'additionalProperties':
-        return `${where} has an unknown field "${String(e.params.additionalProperty)}"`;
+        return { field: at === '' ? '(root)' : at, message: `has an unknown field "${String(e.params.additionalProperty)}"` };
       case 'enum':
-        return `${where} must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+        return { field: at === '' ? '(root)' : at, message: `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
       default:
-        return `${where} ${e.message ?? 'is invalid'}`;
+        return { field: at === '' ? '(root)' : at, message: e.message ?? 'is invalid' };
     }
   });
+}
+
+/** Ajv errors as short sentences that name the field, e.g. `sources[0].writeKey must match ...`. */
+export function describeSchemaErrors(errors: ErrorObject[] | null | undefined, root = ''): string[] {
+  return schemaProblems(errors, root).map(describeProblem);
 }

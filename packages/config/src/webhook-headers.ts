@@ -4,6 +4,8 @@
  * connection-level headers would let a setting break the HTTP framing (and the HTTP client refuses
  * them, which would otherwise only show as failed attempts).
  */
+import type { FieldProblem } from './field-problems.js';
+
 export const RESERVED_WEBHOOK_HEADERS: ReadonlySet<string> = new Set([
   'user-agent',
   'content-type',
@@ -22,16 +24,21 @@ export const RESERVED_WEBHOOK_HEADERS: ReadonlySet<string> = new Set([
   'proxy-connection',
 ]);
 
+/** Every header eventrelay adds starts with this, including ones a later version may add. */
+const OWN_HEADER_PREFIX = 'x-eventrelay-';
+
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Problems with one URL's static headers, each naming the header; empty when they are fine. */
-export function webhookHeaderProblems(headers: Readonly<Record<string, string>> | undefined, at: string): string[] {
-  const problems: string[] = [];
+export function webhookHeaderProblems(headers: Readonly<Record<string, string>> | undefined, at: string): FieldProblem[] {
+  const problems: FieldProblem[] = [];
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (!TOKEN.test(name)) problems.push(`${at}.headers has an invalid header name "${name}"`);
-    else if (RESERVED_WEBHOOK_HEADERS.has(name.toLowerCase())) problems.push(`${at}.headers.${name} may not be set: eventrelay or the HTTP connection controls that header`);
+    const field = `${at}.headers.${name}`;
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(name)) problems.push({ field, message: 'is not a valid HTTP header name (letters, digits and !#$%&\'*+.^_`|~- only)' });
+    else if (RESERVED_WEBHOOK_HEADERS.has(lower) || lower.startsWith(OWN_HEADER_PREFIX)) problems.push({ field, message: 'may not be set: eventrelay or the HTTP connection controls that header' });
     // What HTTP/1.1 allows in a field value: tab, visible ASCII, space and obs-text (Latin-1).
-    if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) problems.push(`${at}.headers.${name} may hold only printable Latin-1 text (no control characters such as CR or LF, nor characters beyond U+00FF)`);
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) problems.push({ field, message: 'may hold only printable Latin-1 text (no control characters such as CR or LF, nor characters beyond U+00FF)' });
   }
   return problems;
 }

@@ -1,12 +1,16 @@
 /**
  * Sources, destinations and audiences live in Redis so that every process sees a change within
- * seconds without a restart. Writers bump a version counter in the same transaction; readers poll
- * that one key and reload only when it moved.
+ * seconds without a restart. Writers bump a version counter in the same atomic step; readers poll
+ * that one key and reload only when it moved. Each entity is one JSON value, so no reader ever
+ * sees half of one.
  */
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ConfigError, parseConfigText, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
+import { ConfigError, parseConfigText, planUpsert, type Audience, type AuditEntry, type ConfigChange, type ConfigSnapshot, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
+import { cappedLogKeys } from './capped-log.js';
+import { deliveryKeys } from './delivery-records.js';
+import { auditLogKey, sourceEventsKey } from './operator-logs.js';
 
 export function configKeys(prefix: string) {
   return {
@@ -20,14 +24,58 @@ export function configKeys(prefix: string) {
   } as const;
 }
 
+// Writes a planned change only if the version is still the one it was planned against, then bumps
+// it and appends the audit entries: all of it or none, whatever other writers do meanwhile.
+// KEYS: version, audit list, audit counter, then the keys the operations name by index.
+// ARGV: expected version, audit cap, audit entry count, the entries, then operations of four
+// arguments each: HSET key field value | HDEL key field - | DEL key - -.
+const COMMIT = `
+if tonumber(redis.call('GET', KEYS[1]) or '0') ~= tonumber(ARGV[1]) then return -1 end
+local entries = tonumber(ARGV[3])
+for i = 4 + entries, #ARGV, 4 do
+  local key = KEYS[tonumber(ARGV[i + 1])]
+  if ARGV[i] == 'HSET' then redis.call('HSET', key, ARGV[i + 2], ARGV[i + 3])
+  elseif ARGV[i] == 'HDEL' then redis.call('HDEL', key, ARGV[i + 2])
+  else redis.call('DEL', key) end
+end
+for i = 4, 3 + entries do redis.call('LPUSH', KEYS[2], ARGV[i]) end
+if entries > 0 then
+  redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+  redis.call('INCRBY', KEYS[3], entries)
+end
+return redis.call('INCR', KEYS[1])
+`;
+
+export interface ConfigStoreOptions {
+  /** Audit entries kept; older ones are trimmed. */
+  readonly auditMax?: number;
+}
+
+/** What a planned write gives the store: the changes, their audit entries and the caller's result. */
+export interface ConfigPlan<R> {
+  readonly changes: readonly ConfigChange[];
+  readonly audit?: readonly AuditEntry[];
+  readonly result: R;
+}
+
+/** How often a write is planned again after losing a race with another writer, before giving up. */
+const MAX_WRITE_TRIES = 50;
+
 export class ConfigStore {
   private readonly keys: ReturnType<typeof configKeys>;
+  private readonly auditKeys: { list: string; seq: string };
+  private readonly auditMax: number;
+  /** Writes from this process go one at a time, so they only race writers in other processes. */
+  private writes: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly redis: Redis,
-    prefix: string,
+    private readonly prefix: string,
+    options: ConfigStoreOptions = {},
   ) {
     this.keys = configKeys(prefix);
+    this.auditKeys = cappedLogKeys(auditLogKey(prefix));
+    this.auditMax = options.auditMax ?? 10_000;
   }
 
   async version(): Promise<number> {
@@ -47,42 +95,96 @@ export class ConfigStore {
     return Object.values(await this.redis.hgetall(this.keys.destinations)).map((j) => JSON.parse(j) as Destination);
   }
 
-  /**
-   * Idempotent upsert of a checked config: everything in one MULTI, so readers see all of it or
-   * none of it. A write key that moved to another source, or away from a source, is unmapped.
-   */
-  async apply(config: ValidConfig): Promise<{ version: number }> {
-    for (let attempt = 0; ; attempt++) {
-      await this.redis.watch(this.keys.sources, this.keys.sourcesByWriteKey);
-      const existing = await this.sources();
-      const byKey = await this.redis.hgetall(this.keys.sourcesByWriteKey);
-      const incoming = new Map(config.sources.map((s) => [s.id, s]));
-      const conflicts = config.sources.flatMap((s) => {
-        const holder = byKey[s.writeKey] === undefined ? undefined : (JSON.parse(byKey[s.writeKey] as string) as Source);
-        return holder && holder.id !== s.id && !incoming.has(holder.id) ? [`source "${s.id}": its writeKey already belongs to source "${holder.id}"`] : [];
-      });
-      if (conflicts.length > 0) {
-        await this.redis.unwatch();
-        throw new ConfigError('invalid_config', conflicts.join('; '));
-      }
-      const tx = this.redis.multi();
-      for (const old of existing) {
-        const next = incoming.get(old.id);
-        if (next && next.writeKey !== old.writeKey) tx.hdel(this.keys.sourcesByWriteKey, old.writeKey);
-      }
-      for (const s of config.sources) {
-        const json = JSON.stringify(s);
-        tx.hset(this.keys.sources, s.id, json);
-        tx.hset(this.keys.sourcesByWriteKey, s.writeKey, json);
-      }
-      for (const d of config.destinations) tx.hset(this.keys.destinations, d.id, JSON.stringify(d));
-      for (const a of config.audiences) tx.hset(this.keys.audiences, a.id, JSON.stringify(a));
-      tx.incr(this.keys.version);
-      const result = await tx.exec();
-      if (result !== null) return { version: Number(result[result.length - 1]?.[1]) };
-      if (attempt >= 5) throw new Error('config store: too many concurrent writers, gave up after 6 tries');
-    }
+  /** Everything at one version (one MULTI). */
+  async snapshot(): Promise<ConfigSnapshot> {
+    const results = await this.redis.multi().get(this.keys.version).hgetall(this.keys.sources).hgetall(this.keys.destinations).hgetall(this.keys.audiences).exec();
+    if (!results) throw new Error('config store: the snapshot transaction was aborted');
+    const value = (i: number): unknown => {
+      const [err, v] = results[i] ?? [];
+      if (err) throw err;
+      return v;
+    };
+    const parse = <T extends { id: string }>(hash: unknown) => new Map(Object.values(hash as Record<string, string>).map((j) => JSON.parse(j) as T).map((x) => [x.id, x]));
+    return { version: Number(value(0) ?? 0), sources: parse<Source>(value(1)), destinations: parse<Destination>(value(2)), audiences: parse<Audience>(value(3)) };
   }
+
+  /**
+   * Plans against a fresh snapshot and commits; when another process wrote in between, plans
+   * again. `plan` may throw to refuse (nothing is written then). Returns the plan's result.
+   */
+  update<R>(plan: (snapshot: ConfigSnapshot) => ConfigPlan<R>): Promise<R> {
+    const run = async (): Promise<R> => {
+      for (let attempt = 1; ; attempt++) {
+        const snapshot = await this.snapshot();
+        const planned = plan(snapshot);
+        if ((await this.commit(snapshot.version, planned.changes, planned.audit ?? [])) !== undefined) return planned.result;
+        if (attempt >= MAX_WRITE_TRIES) throw new Error(`config store: ${MAX_WRITE_TRIES} writes in a row lost a race with other writers; giving up`);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+      }
+    };
+    const done = this.writes.then(run, run);
+    this.writes = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Idempotent upsert of a checked config (see planUpsert), all of it or none. */
+  async apply(config: ValidConfig): Promise<{ version: number }> {
+    await this.update((snapshot) => ({ changes: planUpsert(snapshot, config), result: undefined }));
+    return { version: await this.version() };
+  }
+
+  /**
+   * Writes the changes if the version is still `expectedVersion`; returns the new version, or
+   * undefined when someone else wrote first (nothing is written then).
+   */
+  async commit(expectedVersion: number, changes: readonly ConfigChange[], audit: readonly AuditEntry[] = []): Promise<number | undefined> {
+    const keys = [this.keys.version, this.auditKeys.list, this.auditKeys.seq];
+    const index = (key: string) => {
+      const at = keys.indexOf(key);
+      return String(at >= 0 ? at + 1 : keys.push(key));
+    };
+    // Unmappings first: a write key may move from one source to another in the same commit.
+    const unmap: string[] = [];
+    const ops: string[] = [];
+    const records = deliveryKeys(this.prefix);
+    for (const change of changes) {
+      switch (change.kind) {
+        case 'put-source':
+          if (change.previousWriteKey !== undefined) unmap.push('HDEL', index(this.keys.sourcesByWriteKey), change.previousWriteKey, '-');
+          ops.push('HSET', index(this.keys.sources), change.source.id, JSON.stringify(change.source));
+          ops.push('HSET', index(this.keys.sourcesByWriteKey), change.source.writeKey, JSON.stringify(change.source));
+          break;
+        case 'delete-source': {
+          unmap.push('HDEL', index(this.keys.sourcesByWriteKey), change.source.writeKey, '-');
+          ops.push('HDEL', index(this.keys.sources), change.source.id, '-');
+          const events = cappedLogKeys(sourceEventsKey(this.prefix, change.source.id));
+          ops.push('DEL', index(events.list), '-', '-', 'DEL', index(events.seq), '-', '-');
+          break;
+        }
+        case 'put-destination':
+          ops.push('HSET', index(this.keys.destinations), change.destination.id, JSON.stringify(change.destination));
+          break;
+        case 'delete-destination': {
+          ops.push('HDEL', index(this.keys.destinations), change.id, '-');
+          const attempts = cappedLogKeys(records.attempts(change.id));
+          for (const key of [attempts.list, attempts.seq, records.deadIndex(change.id), records.deadData(change.id), records.deadByMessage(change.id)]) ops.push('DEL', index(key), '-', '-');
+          break;
+        }
+        case 'put-audience':
+          ops.push('HSET', index(this.keys.audiences), change.audience.id, JSON.stringify(change.audience));
+          break;
+        default:
+          return unreachable(change);
+      }
+    }
+    const entries = audit.map((a) => JSON.stringify(a));
+    const result = await this.redis.eval(COMMIT, keys.length, ...keys, expectedVersion, this.auditMax, entries.length, ...entries, ...unmap, ...ops);
+    return Number(result) < 0 ? undefined : Number(result);
+  }
+}
+
+function unreachable(value: never): never {
+  throw new Error(`config store: unknown change ${JSON.stringify(value)}`);
 }
 
 /** The declarative config file named by EVENTRELAY_CONFIG, read and checked. */

@@ -5,12 +5,15 @@
  */
 import type { Redis } from 'ioredis';
 import type { DeadLetter, DeliveryAttempt } from '@eventrelay/config';
+import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
 
 export function deliveryKeys(prefix: string) {
   return {
     attempts: (destinationId: string) => `${prefix}:attempts:${destinationId}`,
     deadIndex: (destinationId: string) => `${prefix}:dead:${destinationId}`,
     deadData: (destinationId: string) => `${prefix}:dead-data:${destinationId}`,
+    /** messageId → job id of its dead letter, for replaying given messageIds. */
+    deadByMessage: (destinationId: string) => `${prefix}:dead-by-message:${destinationId}`,
   } as const;
 }
 
@@ -22,57 +25,40 @@ export interface AttemptLogOptions {
   readonly onError?: (err: unknown) => void;
 }
 
+/** Which attempts a page holds: `failed` is retryable or permanent. */
+export type AttemptFilter = DeliveryAttempt['outcome'] | 'failed';
+
 /**
- * Appends are batched (one LPUSH and one LTRIM per destination per flush) so that the log costs a
- * small fraction of a Redis command per attempt. A crash loses at most the last `flushMs` of log
- * entries, never a message: the log is for people, the queue is what guarantees delivery.
+ * The attempt log. Appends are batched (see BatchedCappedLog): the log is for people, the queue is
+ * what guarantees delivery.
  */
 export class AttemptLog {
   private readonly keys: ReturnType<typeof deliveryKeys>;
-  private pending = new Map<string, string[]>();
-  private size = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly log: BatchedCappedLog<DeliveryAttempt>;
 
   constructor(
     private readonly redis: Redis,
     prefix: string,
-    private readonly options: AttemptLogOptions,
+    options: AttemptLogOptions,
   ) {
     this.keys = deliveryKeys(prefix);
+    this.log = new BatchedCappedLog(redis, { max: options.maxPerDestination, flushMs: options.flushMs, onError: options.onError });
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.options.flushMs ?? 100);
-    this.timer.unref();
+    this.log.start();
   }
 
   record(attempt: DeliveryAttempt): void {
-    const list = this.pending.get(attempt.destinationId);
-    if (list) list.push(JSON.stringify(attempt));
-    else this.pending.set(attempt.destinationId, [JSON.stringify(attempt)]);
-    if (++this.size >= 1000) void this.flush();
+    this.log.append(this.keys.attempts(attempt.destinationId), attempt);
   }
 
-  /** Writes what is buffered; resolves when it is in Redis (or the write failed and was reported). */
   flush(): Promise<void> {
-    if (this.size === 0) return this.flushing;
-    const batch = this.pending;
-    this.pending = new Map();
-    this.size = 0;
-    const pipeline = this.redis.pipeline();
-    for (const [destinationId, entries] of batch) {
-      const key = this.keys.attempts(destinationId);
-      pipeline.lpush(key, ...entries);
-      pipeline.ltrim(key, 0, this.options.maxPerDestination - 1);
-    }
-    this.flushing = this.flushing.then(() => pipeline.exec().then(() => undefined, (err: unknown) => this.options.onError?.(err)));
-    return this.flushing;
+    return this.log.flush();
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flush();
+  close(): Promise<void> {
+    return this.log.close();
   }
 
   /** Newest first. */
@@ -80,24 +66,75 @@ export class AttemptLog {
     const entries = await this.redis.lrange(this.keys.attempts(destinationId), 0, limit - 1);
     return entries.map((e) => JSON.parse(e) as DeliveryAttempt);
   }
+
+  /** One page, newest first, optionally only attempts with the given outcome. */
+  page(destinationId: string, options: { limit: number; cursor?: string | undefined; status?: AttemptFilter | undefined }): Promise<CappedPage<DeliveryAttempt>> {
+    const status = options.status;
+    const match = status === undefined ? undefined : status === 'failed' ? (a: DeliveryAttempt) => a.outcome !== 'success' : (a: DeliveryAttempt) => a.outcome === status;
+    return readCapped(this.redis, this.keys.attempts(destinationId), { limit: options.limit, cursor: options.cursor, match });
+  }
 }
 
-// Adds a dead letter and trims the oldest beyond the cap, in one step so the index and the data
-// never disagree. KEYS: index, data. ARGV: jobId, score, json, max. Returns how many were evicted.
+// Adds a dead letter and trims the oldest beyond the cap, in one step so the index, the data and
+// the messageId index never disagree. KEYS: index, data, by-message. ARGV: jobId, score, json,
+// max, messageId. Returns how many were evicted.
 const ADD_DEAD_LETTER = `
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[5], ARGV[1])
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
 if over <= 0 then return 0 end
 local evicted = redis.call('ZPOPMIN', KEYS[1], over)
-for i = 1, #evicted, 2 do redis.call('HDEL', KEYS[2], evicted[i]) end
+for i = 1, #evicted, 2 do
+  local id = evicted[i]
+  local ok, letter = pcall(cjson.decode, redis.call('HGET', KEYS[2], id) or '')
+  local messageId = ok and type(letter) == 'table' and letter.job and letter.job.call and letter.job.call.messageId
+  if messageId and redis.call('HGET', KEYS[3], messageId) == id then redis.call('HDEL', KEYS[3], messageId) end
+  redis.call('HDEL', KEYS[2], id)
+end
 return over
 `;
 
+// Removes letters that are still the ones read (same job id and deadAt), so a message that died
+// again in the meantime keeps its new letter. KEYS: index, data, by-message. ARGV: triples of
+// jobId, score, messageId. Returns how many were removed.
+const REMOVE_DEAD_LETTERS = `
+local removed = 0
+for i = 1, #ARGV, 3 do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score and tonumber(score) == tonumber(ARGV[i + 1]) then
+    redis.call('ZREM', KEYS[1], ARGV[i])
+    redis.call('HDEL', KEYS[2], ARGV[i])
+    if redis.call('HGET', KEYS[3], ARGV[i + 2]) == ARGV[i] then redis.call('HDEL', KEYS[3], ARGV[i + 2]) end
+    removed = removed + 1
+  end
+end
+return removed
+`;
+
+// One page, newest first, after the cursor letter (job id and score). When that letter is gone
+// (replayed or evicted), the page starts below its score. KEYS: index, data. ARGV: cursor job id
+// ('' = newest), cursor score, count. Returns {ids and scores..., letters...} as two lists.
+const PAGE_DEAD_LETTERS = `
+local start = 0
+if ARGV[1] ~= '' then
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if score and tonumber(score) == tonumber(ARGV[2]) then
+    start = redis.call('ZREVRANK', KEYS[1], ARGV[1]) + 1
+  else
+    start = redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[2], '+inf')
+  end
+end
+local page = redis.call('ZREVRANGE', KEYS[1], start, start + tonumber(ARGV[3]), 'WITHSCORES')
+local letters = {}
+for i = 1, #page, 2 do letters[#letters + 1] = redis.call('HGET', KEYS[2], page[i]) or '' end
+return {page, letters}
+`;
+
 /**
- * Dead letters by destination: an index sorted by when the message died and the letters by job id.
- * Writing one is idempotent (keyed by job id), so a worker that dies after writing and before
- * finishing the job writes the same letter again when the job is picked up.
+ * Dead letters by destination: an index sorted by when the message died, the letters by job id,
+ * and the job id by messageId. Writing one is idempotent (keyed by job id), so a worker that dies
+ * after writing and before finishing the job writes the same letter again when the job is picked up.
  */
 export class DeadLetterStore {
   private readonly keys: ReturnType<typeof deliveryKeys>;
@@ -110,18 +147,65 @@ export class DeadLetterStore {
     this.keys = deliveryKeys(prefix);
   }
 
+  private keysOf(destinationId: string): [string, string, string] {
+    return [this.keys.deadIndex(destinationId), this.keys.deadData(destinationId), this.keys.deadByMessage(destinationId)];
+  }
+
   /** Returns how many older letters were evicted to stay under the cap. */
   async add(letter: DeadLetter): Promise<number> {
-    const destinationId = letter.job.destinationId;
-    const evicted = await this.redis.eval(ADD_DEAD_LETTER, 2, this.keys.deadIndex(destinationId), this.keys.deadData(destinationId), letter.jobId, Date.parse(letter.deadAt), JSON.stringify(letter), this.maxPerDestination);
+    const evicted = await this.redis.eval(ADD_DEAD_LETTER, 3, ...this.keysOf(letter.job.destinationId), letter.jobId, Date.parse(letter.deadAt), JSON.stringify(letter), this.maxPerDestination, letter.job.call.messageId);
     return Number(evicted);
   }
 
   /** Newest first. */
-  async list(destinationId: string, limit: number, offset = 0): Promise<DeadLetter[]> {
-    const ids = await this.redis.zrevrange(this.keys.deadIndex(destinationId), offset, offset + limit - 1);
+  async list(destinationId: string, limit: number): Promise<DeadLetter[]> {
+    return (await this.page(destinationId, { limit })).items;
+  }
+
+  /** One page, newest first; the cursor names the last letter of the previous page. */
+  async page(destinationId: string, options: { limit: number; cursor?: string | undefined }): Promise<CappedPage<DeadLetter>> {
+    const [score, jobId] = options.cursor === undefined ? ['0', ''] : splitCursor(options.cursor);
+    const [page, letters] = (await this.redis.eval(PAGE_DEAD_LETTERS, 2, this.keys.deadIndex(destinationId), this.keys.deadData(destinationId), jobId, score, options.limit)) as [string[], string[]];
+    const items = letters.slice(0, options.limit).filter((l) => l !== '').map((l) => JSON.parse(l) as DeadLetter);
+    const last = page[2 * options.limit - 2];
+    const lastScore = page[2 * options.limit - 1];
+    // One more than the limit was read: it tells whether a next page exists.
+    return { items, nextCursor: letters.length > options.limit && last !== undefined && lastScore !== undefined ? `${lastScore}_${last}` : null };
+  }
+
+  /** Oldest first, those that died at or after `sinceMs`. */
+  async oldest(destinationId: string, options: { limit: number; sinceMs?: number }): Promise<DeadLetter[]> {
+    const ids = await this.redis.zrangebyscore(this.keys.deadIndex(destinationId), options.sinceMs ?? '-inf', '+inf', 'LIMIT', 0, options.limit);
+    return this.read(destinationId, ids);
+  }
+
+  /** The letters of the given messageIds that have one. */
+  async byMessageIds(destinationId: string, messageIds: readonly string[]): Promise<DeadLetter[]> {
+    if (messageIds.length === 0) return [];
+    const ids = await this.redis.hmget(this.keys.deadByMessage(destinationId), ...messageIds);
+    return this.read(destinationId, ids.filter((id): id is string => id !== null));
+  }
+
+  /** Removes the letters, unless one was written again since it was read. Returns how many went. */
+  async remove(destinationId: string, letters: readonly DeadLetter[]): Promise<number> {
+    if (letters.length === 0) return 0;
+    const args = letters.flatMap((l) => [l.jobId, String(Date.parse(l.deadAt)), l.job.call.messageId]);
+    return Number(await this.redis.eval(REMOVE_DEAD_LETTERS, 3, ...this.keysOf(destinationId), ...args));
+  }
+
+  private async read(destinationId: string, ids: readonly string[]): Promise<DeadLetter[]> {
     if (ids.length === 0) return [];
     const values = await this.redis.hmget(this.keys.deadData(destinationId), ...ids);
     return values.filter((v): v is string => v !== null).map((v) => JSON.parse(v) as DeadLetter);
   }
+}
+
+/** A dead-letter cursor is `<score>_<jobId>`; `isDeadLetterCursor` tells a well-formed one. */
+function splitCursor(cursor: string): [string, string] {
+  const at = cursor.indexOf('_');
+  return [cursor.slice(0, at), cursor.slice(at + 1)];
+}
+
+export function isDeadLetterCursor(cursor: string): boolean {
+  return /^\d{1,16}_[A-Za-z0-9_-]{1,200}$/.test(cursor);
 }

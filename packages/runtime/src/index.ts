@@ -10,3 +10,5 @@ export * from './destination-directory.js';
 export * from './delivery-records.js';
 export * from './workers.js';
 export * from './worker-process.js';
+export * from './capped-log.js';
+export * from './operator-logs.js';

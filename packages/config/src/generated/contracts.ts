@@ -1,9 +1,16 @@
 /* Generated from schemas/*.schema.json by scripts/gen-types.mjs. Do not edit: change a schema and run pnpm gen:types. */
 
 /**
+ * @minItems 1
+ * @maxItems 5
+ */
+export type Webhooks = WebhookTarget[];
+
+/**
  * Every contract type, one per schema file under schemas/.
  */
 export interface Contracts {
+  AdminApi: AdminApi;
   DeadLetter: DeadLetter;
   DeliverJob: DeliverJob;
   DeliveryAttempt: DeliveryAttempt;
@@ -11,6 +18,179 @@ export interface Contracts {
   NormalizedCall: NormalizedCall;
   RouteJob: RouteJob;
   WebhookSettings: WebhookSettings;
+}
+/**
+ * Request and response bodies of the admin API (SPEC section 6). The routes validate with these definitions and the OpenAPI document at /admin/v1/openapi.json is built from them.
+ */
+export interface AdminApi {
+  sourceCreate?: SourceCreate;
+  sourcePatch?: SourcePatch;
+  destinationCreate?: DestinationCreate;
+  destinationPatch?: DestinationPatch;
+  destinationView?: DestinationView;
+  catalogEntry?: CatalogEntry;
+  replayRequest?: ReplayRequest;
+  replayResult?: ReplayResult;
+  deliveriesQuery?: DeliveriesQuery;
+  pageQuery?: PageQuery;
+  deliveryPage?: DeliveryPage;
+  deadLetterPage?: DeadLetterPage;
+  auditEntry?: AuditEntry;
+  auditPage?: AuditPage;
+  debugEvent?: DebugEvent;
+  debugEventPage?: DebugEventPage;
+  apiError?: ApiError;
+}
+/**
+ * A new source. Its write key is generated; its id too unless given.
+ */
+export interface SourceCreate {
+  id?: string;
+  name: string;
+  type: 'web' | 'mobile' | 'server';
+  rateLimitPerSecond?: number;
+}
+/**
+ * JSON merge patch of a source: the fields given replace the stored ones; rateLimitPerSecond null returns to the default.
+ */
+export interface SourcePatch {
+  name?: string;
+  type?: 'web' | 'mobile' | 'server';
+  rateLimitPerSecond?: number | null;
+}
+/**
+ * A new destination of a catalog type. It starts disabled unless enabled is true.
+ */
+export interface DestinationCreate {
+  id?: string;
+  name: 'Webhooks';
+  enabled?: boolean;
+  sourceIds?: string[];
+  settings: WebhookSettings;
+}
+/**
+ * Settings of one Webhooks destination (SPEC section 4).
+ */
+export interface WebhookSettings {
+  webhooks: Webhooks;
+  sharedSecret?: string;
+}
+export interface WebhookTarget {
+  url: string;
+  headers?: {
+    [k: string]: string;
+  };
+}
+/**
+ * JSON merge patch of a destination: fields given replace the stored ones (webhooks and sourceIds as whole lists); settings.sharedSecret null removes the secret, leaving it out keeps it.
+ */
+export interface DestinationPatch {
+  enabled?: boolean;
+  sourceIds?: string[];
+  settings?: {
+    webhooks?: Webhooks;
+    sharedSecret?: string | null;
+  };
+}
+/**
+ * A destination as the API returns it: the shared secret replaced by a hint.
+ */
+export interface DestinationView {
+  id: string;
+  name: string;
+  enabled: boolean;
+  sourceIds: string[];
+  settings: {
+    webhooks: Webhooks;
+    sharedSecret: SecretHint;
+  };
+}
+/**
+ * What a read shows of a write-only secret: whether one is set and, for secrets of 8 characters or more, its last 4.
+ */
+export interface SecretHint {
+  set: boolean;
+  last4?: string;
+}
+export interface CatalogEntry {
+  name: string;
+  description: string;
+  /**
+   * JSON Schema of the destination's settings
+   */
+  settingsSchema: {};
+}
+/**
+ * Which dead letters to deliver again, exactly one of: all of them, those of the given messageIds, or those dead-lettered at or after a time (ISO 8601).
+ */
+export interface ReplayRequest {
+  all?: true;
+  /**
+   * @minItems 1
+   * @maxItems 1000
+   */
+  messageIds?: string[];
+  since?: string;
+}
+export interface ReplayResult {
+  /**
+   * dead letters put back on the delivery queue (and removed from the dead letters)
+   */
+  replayed: number;
+  /**
+   * requested messageIds with no dead letter
+   */
+  notFound: string[];
+}
+export interface DeliveriesQuery {
+  /**
+   * failed = retryable or permanent
+   */
+  status?: 'success' | 'failed' | 'retryable' | 'permanent';
+  limit?: number;
+  /**
+   * nextCursor of the previous page
+   */
+  cursor?: string;
+}
+export interface PageQuery {
+  limit?: number;
+  /**
+   * nextCursor of the previous page
+   */
+  cursor?: string;
+}
+export interface DeliveryPage {
+  items: DeliveryAttempt[];
+  nextCursor: string | null;
+}
+/**
+ * One attempt at one URL, as kept in the capped per-destination attempt log (newest first).
+ */
+export interface DeliveryAttempt {
+  destinationId: string;
+  sourceId: string;
+  messageId: string;
+  url: string;
+  attempt: number;
+  outcome: 'success' | 'retryable' | 'permanent';
+  /**
+   * HTTP status, when a response arrived
+   */
+  status?: number;
+  /**
+   * what went wrong, when the outcome is not success
+   */
+  error?: string;
+  latencyMs: number;
+  /**
+   * when the attempt started, ISO 8601 UTC
+   */
+  at: string;
+}
+export interface DeadLetterPage {
+  items: DeadLetter[];
+  nextCursor: string | null;
 }
 /**
  * A message no URL of its destination accepted within the retry window, or that every URL refused permanently; kept for inspection and replay. `job` is what replay re-enqueues, without its retry state.
@@ -146,28 +326,65 @@ export interface UrlRetryState {
   notBefore?: number;
 }
 /**
- * One attempt at one URL, as kept in the capped per-destination attempt log (newest first).
+ * One write through the admin API.
  */
-export interface DeliveryAttempt {
-  destinationId: string;
-  sourceId: string;
-  messageId: string;
-  url: string;
-  attempt: number;
-  outcome: 'success' | 'retryable' | 'permanent';
+export interface AuditEntry {
   /**
-   * HTTP status, when a response arrived
-   */
-  status?: number;
-  /**
-   * what went wrong, when the outcome is not success
-   */
-  error?: string;
-  latencyMs: number;
-  /**
-   * when the attempt started, ISO 8601 UTC
+   * ISO 8601 UTC
    */
   at: string;
+  /**
+   * which admin token: tok_ and the first 8 hex digits of its SHA-256
+   */
+  tokenId: string;
+  /**
+   * e.g. source.create, destination.update, destination.replay
+   */
+  action: string;
+  targetId: string;
+  /**
+   * what changed (field names; secrets never)
+   */
+  details?: {};
+}
+export interface AuditPage {
+  items: AuditEntry[];
+  nextCursor: string | null;
+}
+/**
+ * A call the intake accepted or rejected for a source, as the event debugger shows it.
+ */
+export interface DebugEvent {
+  /**
+   * when the intake received it, ISO 8601 UTC
+   */
+  at: string;
+  outcome: 'accepted' | 'rejected';
+  /**
+   * why it was rejected
+   */
+  code?: string;
+  message?: string;
+  /**
+   * the call (as normalized when accepted), fields that look like secrets replaced by "[redacted]"
+   */
+  call?: {};
+}
+export interface DebugEventPage {
+  items: DebugEvent[];
+  nextCursor: string | null;
+}
+export interface ApiError {
+  success: false;
+  /**
+   * see docs/errors.md
+   */
+  code: string;
+  message: string;
+  fields?: {
+    field: string;
+    message: string;
+  }[];
 }
 /**
  * The declarative config file named by EVENTRELAY_CONFIG: applied at start as an idempotent upsert.
@@ -194,23 +411,6 @@ export interface Destination {
   enabled: boolean;
   sourceIds: string[];
   settings: WebhookSettings;
-}
-/**
- * Settings of one Webhooks destination (SPEC section 4).
- */
-export interface WebhookSettings {
-  /**
-   * @minItems 1
-   * @maxItems 5
-   */
-  webhooks: WebhookTarget[];
-  sharedSecret?: string;
-}
-export interface WebhookTarget {
-  url: string;
-  headers?: {
-    [k: string]: string;
-  };
 }
 export interface Audience {
   id: string;

@@ -1,0 +1,68 @@
+/**
+ * The config as one consistent snapshot, and changes to it as data. Whoever changes the config
+ * (the admin API, a config file applied at start) reads a snapshot, plans its changes with pure
+ * functions, and hands them to the store, which writes them all or none only if nobody else wrote
+ * in between (optimistic concurrency on the version counter).
+ */
+import type { ValidConfig } from './config-file.js';
+import { ConfigError } from './errors.js';
+import type { Audience, Destination, Source } from './generated/contracts.js';
+
+export interface ConfigSnapshot {
+  /** Bumped by every write; a commit names the version it was planned against. */
+  readonly version: number;
+  readonly sources: ReadonlyMap<string, Source>;
+  readonly destinations: ReadonlyMap<string, Destination>;
+  readonly audiences: ReadonlyMap<string, Audience>;
+}
+
+export type ConfigChange =
+  /** `previousWriteKey`: the key the source had before, which stops working. */
+  | { readonly kind: 'put-source'; readonly source: Source; readonly previousWriteKey?: string }
+  | { readonly kind: 'delete-source'; readonly source: Source }
+  | { readonly kind: 'put-destination'; readonly destination: Destination }
+  /** Also erases the destination's attempt log and dead letters. */
+  | { readonly kind: 'delete-destination'; readonly id: string }
+  | { readonly kind: 'put-audience'; readonly audience: Audience };
+
+export const emptySnapshot: ConfigSnapshot = { version: 0, sources: new Map(), destinations: new Map(), audiences: new Map() };
+
+/**
+ * The changes that make the store hold everything in `config` (an upsert: what the file does not
+ * name is left alone). A destination in the file without a `sharedSecret` keeps the one already
+ * stored, so an exported config (which never holds secrets) can be applied again safely.
+ */
+export function planUpsert(snapshot: ConfigSnapshot, config: ValidConfig): ConfigChange[] {
+  const incoming = new Map(config.sources.map((s) => [s.id, s]));
+  const holders = new Map([...snapshot.sources.values()].map((s) => [s.writeKey, s]));
+  const conflicts = config.sources.flatMap((s) => {
+    const holder = holders.get(s.writeKey);
+    return holder && holder.id !== s.id && !incoming.has(holder.id) ? [`source "${s.id}": its writeKey already belongs to source "${holder.id}"`] : [];
+  });
+  if (conflicts.length > 0) throw new ConfigError('invalid_config', conflicts.join('; '));
+  return [
+    ...config.sources.map((source): ConfigChange => {
+      const previous = snapshot.sources.get(source.id)?.writeKey;
+      return previous !== undefined && previous !== source.writeKey ? { kind: 'put-source', source, previousWriteKey: previous } : { kind: 'put-source', source };
+    }),
+    ...config.destinations.map((destination): ConfigChange => {
+      const storedSecret = snapshot.destinations.get(destination.id)?.settings.sharedSecret;
+      const keep = destination.settings.sharedSecret === undefined && storedSecret !== undefined;
+      return { kind: 'put-destination', destination: keep ? { ...destination, settings: { ...destination.settings, sharedSecret: storedSecret } } : destination };
+    }),
+    ...config.audiences.map((audience): ConfigChange => ({ kind: 'put-audience', audience })),
+  ];
+}
+
+/** The snapshot as a config file would hold it, secrets left out (they are write-only). */
+export function exportConfig(snapshot: ConfigSnapshot): ValidConfig {
+  const byId = <T extends { id: string }>(items: Iterable<T>) => [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return {
+    sources: byId(snapshot.sources.values()),
+    destinations: byId(snapshot.destinations.values()).map((d) => {
+      const { sharedSecret: _secret, ...settings } = d.settings;
+      return { ...d, settings };
+    }),
+    audiences: byId(snapshot.audiences.values()),
+  };
+}

@@ -1,0 +1,13 @@
+/**
+ * The destination types an operator can pick (SPEC section 6, `GET /catalog`). Adding a type is
+ * one new module under destinations/ and one line here.
+ */
+import { webhooksDestinationType } from './destinations/webhooks.js';
+
+export const destinationCatalog = [webhooksDestinationType] as const;
+
+export type DestinationTypeName = (typeof destinationCatalog)[number]['name'];
+
+export function destinationType(name: string): (typeof destinationCatalog)[number] | undefined {
+  return destinationCatalog.find((t) => t.name === name);
+}

@@ -1,0 +1,38 @@
+/**
+ * The Webhooks destination type (SPEC section 4): its settings schema and the checks a schema
+ * cannot express (URL parsing, header rules). Everything that accepts settings (the config file,
+ * the admin API) checks them here, so the rules cannot drift apart.
+ */
+import webhookSettingsSchema from '../../schemas/webhook-settings.schema.json';
+import type { FieldProblem } from '../field-problems.js';
+import type { WebhookSettings, WebhookTarget } from '../generated/contracts.js';
+import { webhookHeaderProblems } from '../webhook-headers.js';
+
+export const webhooksDestinationType = {
+  name: 'Webhooks',
+  description: 'Signed HTTP POSTs of every call to up to five URLs, with static headers, retries for up to 4 hours and dead letters.',
+  settingsSchema: webhookSettingsSchema,
+  settingsProblems: webhookSettingsProblems,
+} as const;
+
+/** Problems beyond the schema; `at` is the path of the settings object, e.g. `settings`. */
+export function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldProblem[] {
+  return settings.webhooks.flatMap((target, i) => webhookTargetProblems(target, `${at}.webhooks[${i}]`));
+}
+
+function webhookTargetProblems(target: WebhookTarget, at: string): FieldProblem[] {
+  const problems = webhookHeaderProblems(target.headers, at);
+  const url = parseHttpUrl(target.url);
+  if (!url) problems.push({ field: `${at}.url`, message: 'must be an absolute http or https URL' });
+  else if (url.username !== '' || url.password !== '') problems.push({ field: `${at}.url`, message: 'may not hold a user name or password; send credentials in a static Authorization header' });
+  return problems;
+}
+
+function parseHttpUrl(text: string): URL | undefined {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}

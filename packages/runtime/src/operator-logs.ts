@@ -1,0 +1,79 @@
+/**
+ * The two logs operators read besides the attempt log: the audit log of admin writes, and the
+ * event debugger's ring of the latest calls each source sent (accepted or rejected). Both are
+ * capped logs (capped-log.ts) under the key prefix.
+ */
+import type { Redis } from 'ioredis';
+import type { AuditEntry, DebugEvent } from '@eventrelay/config';
+import { BatchedCappedLog, pushCapped, readCapped, type CappedPage } from './capped-log.js';
+
+export function auditLogKey(prefix: string): string {
+  return `${prefix}:audit`;
+}
+
+export function sourceEventsKey(prefix: string, sourceId: string): string {
+  return `${prefix}:debug:${sourceId}`;
+}
+
+export class AuditLog {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly max = 10_000,
+  ) {}
+
+  /** For writes that are not config changes (those are audited by ConfigStore in the same step). */
+  async record(entry: AuditEntry): Promise<void> {
+    const tx = this.redis.multi();
+    pushCapped(tx, auditLogKey(this.prefix), [JSON.stringify(entry)], this.max);
+    await tx.exec();
+  }
+
+  page(options: { limit: number; cursor?: string | undefined }): Promise<CappedPage<AuditEntry>> {
+    return readCapped(this.redis, auditLogKey(this.prefix), options);
+  }
+}
+
+export interface SourceEventsOptions {
+  /** Events kept per source. */
+  readonly max: number;
+  readonly flushMs?: number;
+  readonly onError?: (err: unknown) => void;
+}
+
+/**
+ * The event debugger's rings. Ingest records into memory and writes every `flushMs`, keeping only
+ * the latest `max` events per source in between, so a busy source costs one small write per flush
+ * however many calls it sends.
+ */
+export class SourceEvents {
+  private readonly log: BatchedCappedLog<DebugEvent>;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    options: SourceEventsOptions,
+  ) {
+    this.log = new BatchedCappedLog(redis, { max: options.max, keepPerLog: options.max, flushMs: options.flushMs ?? 250, onError: options.onError });
+  }
+
+  start(): void {
+    this.log.start();
+  }
+
+  record(sourceId: string, event: DebugEvent): void {
+    this.log.append(sourceEventsKey(this.prefix, sourceId), event);
+  }
+
+  flush(): Promise<void> {
+    return this.log.flush();
+  }
+
+  close(): Promise<void> {
+    return this.log.close();
+  }
+
+  page(sourceId: string, options: { limit: number; cursor?: string | undefined }): Promise<CappedPage<DebugEvent>> {
+    return readCapped(this.redis, sourceEventsKey(this.prefix, sourceId), options);
+  }
+}
