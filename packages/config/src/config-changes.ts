@@ -6,7 +6,7 @@
  */
 import type { ValidConfig } from './config-file.js';
 import { ConfigError } from './errors.js';
-import type { Audience, Destination, Source } from './generated/contracts.js';
+import type { Audience, AuditEntry, Destination, Source } from './generated/contracts.js';
 
 export interface ConfigSnapshot {
   /** Bumped by every write; a commit names the version it was planned against. */
@@ -24,6 +24,13 @@ export type ConfigChange =
   /** Also erases the destination's attempt log and dead letters. */
   | { readonly kind: 'delete-destination'; readonly id: string }
   | { readonly kind: 'put-audience'; readonly audience: Audience };
+
+/** A planned write: the changes, their audit entries, and what the writer answers with. */
+export interface ConfigPlan<R> {
+  readonly changes: readonly ConfigChange[];
+  readonly audit?: readonly AuditEntry[];
+  readonly result: R;
+}
 
 export const emptySnapshot: ConfigSnapshot = { version: 0, sources: new Map(), destinations: new Map(), audiences: new Map() };
 

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ConfigError, parseConfigText, planUpsert, type Audience, type AuditEntry, type ConfigChange, type ConfigSnapshot, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
+import { ConfigError, parseConfigText, planUpsert, type Audience, type AuditEntry, type ConfigChange, type ConfigPlan, type ConfigSnapshot, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
 import { cappedLogKeys } from './capped-log.js';
 import { deliveryKeys } from './delivery-records.js';
 import { auditLogKey, sourceEventsKey } from './operator-logs.js';
@@ -49,13 +49,6 @@ return redis.call('INCR', KEYS[1])
 export interface ConfigStoreOptions {
   /** Audit entries kept; older ones are trimmed. */
   readonly auditMax?: number;
-}
-
-/** What a planned write gives the store: the changes, their audit entries and the caller's result. */
-export interface ConfigPlan<R> {
-  readonly changes: readonly ConfigChange[];
-  readonly audit?: readonly AuditEntry[];
-  readonly result: R;
 }
 
 /** How often a write is planned again after losing a race with another writer, before giving up. */

@@ -173,9 +173,9 @@ export class DeadLetterStore {
     return { items, nextCursor: letters.length > options.limit && last !== undefined && lastScore !== undefined ? `${lastScore}_${last}` : null };
   }
 
-  /** Oldest first, those that died at or after `sinceMs`. */
-  async oldest(destinationId: string, options: { limit: number; sinceMs?: number }): Promise<DeadLetter[]> {
-    const ids = await this.redis.zrangebyscore(this.keys.deadIndex(destinationId), options.sinceMs ?? '-inf', '+inf', 'LIMIT', 0, options.limit);
+  /** Oldest first, those that died between `sinceMs` and `untilMs` (inclusive). */
+  async oldest(destinationId: string, options: { limit: number; sinceMs?: number | undefined; untilMs?: number | undefined }): Promise<DeadLetter[]> {
+    const ids = await this.redis.zrangebyscore(this.keys.deadIndex(destinationId), options.sinceMs ?? '-inf', options.untilMs ?? '+inf', 'LIMIT', 0, options.limit);
     return this.read(destinationId, ids);
   }
 

@@ -1,0 +1,279 @@
+/**
+ * Every admin route (SPEC section 6), each a thin translator: read or plan through the domain,
+ * write through the store, answer.
+ */
+import {
+  RequestError,
+  destinationCatalog,
+  exportConfig,
+  type CatalogEntry,
+  type ConfigPlan,
+  type ConfigSnapshot,
+  type DeliveriesQuery,
+  type DestinationCreate,
+  type DestinationPatch,
+  type PageQuery,
+  type ReplayRequest,
+  type SourceCreate,
+  type SourcePatch,
+} from '@eventrelay/config';
+import { isDeadLetterCursor, type AttemptLog, type AuditLog, type ConfigStore, type DeadLetterStore, type SourceEvents } from '@eventrelay/runtime';
+import { existingDestination, planCreateDestination, planDeleteDestination, planPatchDestination } from '../domain/destinations.js';
+import { toDestinationView } from '../domain/destination-view.js';
+import { replaySelection } from '../domain/replay.js';
+import { existingSource, planCreateSource, planDeleteSource, planPatchSource, planRotateWriteKey } from '../domain/sources.js';
+import { auditEntry, type WriteContext } from '../domain/write-context.js';
+import type { Replayer } from '../adapters/replayer.js';
+import type { AdminRequest, Answer, RouteSpec } from './route-spec.js';
+
+export interface AdminDeps {
+  readonly store: Pick<ConfigStore, 'snapshot' | 'update'>;
+  readonly attempts: Pick<AttemptLog, 'page'>;
+  readonly deadLetters: Pick<DeadLetterStore, 'page'>;
+  readonly replayer: Pick<Replayer, 'replay'>;
+  readonly audit: Pick<AuditLog, 'page' | 'record'>;
+  readonly events: Pick<SourceEvents, 'page'>;
+  readonly clock: () => number;
+  /** A new random id, e.g. `src_1f3a…`. */
+  readonly newId: (kind: 'src' | 'dst') => string;
+  /** A new write key: long and random. */
+  readonly newWriteKey: () => string;
+  /** The OpenAPI document, built from these routes. */
+  readonly openApi: () => unknown;
+}
+
+const ok = (body: unknown): Answer => ({ status: 200, body });
+
+export function adminRoutes(deps: AdminDeps): RouteSpec[] {
+  const ctx = (req: AdminRequest): WriteContext => ({ tokenId: req.token.id, now: new Date(deps.clock()).toISOString() });
+  const write = <R>(plan: (snapshot: ConfigSnapshot) => ConfigPlan<R>) => deps.store.update(plan);
+  const read = async <R>(pick: (snapshot: ConfigSnapshot) => R) => pick(await deps.store.snapshot());
+  const cursorProblem = (ok: boolean) => {
+    if (!ok) throw new RequestError('invalid_request', 'cursor is not one this API gave out', [{ field: 'cursor', message: 'is not one this API gave out' }]);
+  };
+  const logCursor = (cursor: string | undefined) => cursorProblem(cursor === undefined || /^\d{1,18}$/.test(cursor));
+
+  return [
+    {
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'getOpenApi',
+      summary: 'This document (OpenAPI 3.1), served without a token',
+      answer: { status: 200, description: 'the OpenAPI document' },
+      errors: [],
+      public: true,
+      handle: () => Promise.resolve(ok(deps.openApi())),
+    },
+    {
+      method: 'get',
+      path: '/catalog',
+      operationId: 'listCatalog',
+      summary: 'The destination types available, each with the JSON Schema of its settings',
+      answer: { status: 200, schema: 'CatalogEntry', list: true, description: 'the catalog' },
+      errors: [],
+      handle: () => Promise.resolve(ok(destinationCatalog.map(({ name, description, settingsSchema }): CatalogEntry => ({ name, description, settingsSchema })))),
+    },
+    {
+      method: 'get',
+      path: '/config',
+      operationId: 'exportConfig',
+      summary: 'Everything as a declarative config file (EVENTRELAY_CONFIG), shared secrets left out',
+      answer: { status: 200, schema: 'EventrelayConfig', description: 'the config; applying it again changes nothing, and keeps the stored secrets' },
+      errors: [],
+      handle: async () => ok(await read(exportConfig)),
+    },
+    // Sources
+    {
+      method: 'get',
+      path: '/sources',
+      operationId: 'listSources',
+      summary: 'All sources, by id',
+      answer: { status: 200, schema: 'Source', list: true, description: 'the sources' },
+      errors: [],
+      handle: async () => ok(await read((s) => [...s.sources.values()].sort(byId))),
+    },
+    {
+      method: 'post',
+      path: '/sources',
+      operationId: 'createSource',
+      summary: 'Create a source; its write key is generated (and its id, unless given)',
+      body: 'SourceCreate',
+      answer: { status: 201, schema: 'Source', description: 'the new source with its write key' },
+      errors: ['invalid_request', 'conflict'],
+      handle: async (req: AdminRequest<SourceCreate>) => ({ status: 201, body: await write((s) => planCreateSource(s, req.body, { id: deps.newId('src'), writeKey: deps.newWriteKey() }, ctx(req))) }),
+    },
+    {
+      method: 'get',
+      path: '/sources/:id',
+      operationId: 'getSource',
+      summary: 'One source',
+      answer: { status: 200, schema: 'Source', description: 'the source' },
+      errors: ['not_found'],
+      handle: async (req) => ok(await read((s) => existingSource(s, param(req, 'id')))),
+    },
+    {
+      method: 'patch',
+      path: '/sources/:id',
+      operationId: 'updateSource',
+      summary: 'Rename a source, change its type or rate limit (JSON merge patch)',
+      body: 'SourcePatch',
+      answer: { status: 200, schema: 'Source', description: 'the source as stored' },
+      errors: ['invalid_request', 'not_found'],
+      handle: async (req: AdminRequest<SourcePatch>) => ok(await write((s) => planPatchSource(s, param(req, 'id'), req.body, ctx(req)))),
+    },
+    {
+      method: 'delete',
+      path: '/sources/:id',
+      operationId: 'deleteSource',
+      summary: 'Delete a source: its write key stops working within 2 s and it is disconnected from every destination',
+      answer: { status: 204, description: 'deleted' },
+      errors: ['not_found'],
+      handle: async (req) => {
+        await write((s) => planDeleteSource(s, param(req, 'id'), ctx(req)));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'post',
+      path: '/sources/:id/rotate-write-key',
+      operationId: 'rotateWriteKey',
+      summary: 'Give a source a new write key; the old one stops working within 2 s',
+      answer: { status: 200, schema: 'Source', description: 'the source with its new write key' },
+      errors: ['not_found'],
+      handle: async (req) => ok(await write((s) => planRotateWriteKey(s, param(req, 'id'), deps.newWriteKey(), ctx(req)))),
+    },
+    {
+      method: 'get',
+      path: '/sources/:id/events',
+      operationId: 'listSourceEvents',
+      summary: 'Event debugger: the latest calls the intake accepted or rejected for the source, newest first, secrets redacted',
+      query: 'PageQuery',
+      answer: { status: 200, schema: 'DebugEventPage', description: 'a page of events' },
+      errors: ['invalid_request', 'not_found'],
+      handle: async (req: AdminRequest<never, PageQuery>) => {
+        const id = param(req, 'id');
+        await read((s) => existingSource(s, id));
+        logCursor(req.query.cursor);
+        return ok(await deps.events.page(id, { limit: req.query.limit ?? 100, cursor: req.query.cursor }));
+      },
+    },
+    // Destinations
+    {
+      method: 'get',
+      path: '/destinations',
+      operationId: 'listDestinations',
+      summary: 'All destinations, by id (shared secrets shown only as a hint)',
+      answer: { status: 200, schema: 'DestinationView', list: true, description: 'the destinations' },
+      errors: [],
+      handle: async () => ok(await read((s) => [...s.destinations.values()].sort(byId).map(toDestinationView))),
+    },
+    {
+      method: 'post',
+      path: '/destinations',
+      operationId: 'createDestination',
+      summary: 'Create a destination of a catalog type; it starts disabled unless "enabled": true',
+      body: 'DestinationCreate',
+      answer: { status: 201, schema: 'DestinationView', description: 'the new destination' },
+      errors: ['invalid_request', 'conflict'],
+      handle: async (req: AdminRequest<DestinationCreate>) => ({ status: 201, body: toDestinationView(await write((s) => planCreateDestination(s, req.body, deps.newId('dst'), ctx(req)))) }),
+    },
+    {
+      method: 'get',
+      path: '/destinations/:id',
+      operationId: 'getDestination',
+      summary: 'One destination',
+      answer: { status: 200, schema: 'DestinationView', description: 'the destination' },
+      errors: ['not_found'],
+      handle: async (req) => ok(toDestinationView(await read((s) => existingDestination(s, param(req, 'id'))))),
+    },
+    {
+      method: 'patch',
+      path: '/destinations/:id',
+      operationId: 'updateDestination',
+      summary: 'Change URLs, headers, secret, sources or the enabled switch (JSON merge patch); takes effect everywhere within 2 s',
+      body: 'DestinationPatch',
+      answer: { status: 200, schema: 'DestinationView', description: 'the destination as stored' },
+      errors: ['invalid_request', 'not_found'],
+      handle: async (req: AdminRequest<DestinationPatch>) => ok(toDestinationView(await write((s) => planPatchDestination(s, param(req, 'id'), req.body, ctx(req))))),
+    },
+    {
+      method: 'delete',
+      path: '/destinations/:id',
+      operationId: 'deleteDestination',
+      summary: 'Delete a destination with its attempt log and dead letters; its queued messages are dropped',
+      answer: { status: 204, description: 'deleted' },
+      errors: ['not_found'],
+      handle: async (req) => {
+        await write((s) => planDeleteDestination(s, param(req, 'id'), ctx(req)));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'get',
+      path: '/destinations/:id/deliveries',
+      operationId: 'listDeliveries',
+      summary: 'The attempt log, newest first, optionally only attempts with one outcome',
+      query: 'DeliveriesQuery',
+      answer: { status: 200, schema: 'DeliveryPage', description: 'a page of attempts' },
+      errors: ['invalid_request', 'not_found'],
+      handle: async (req: AdminRequest<never, DeliveriesQuery>) => {
+        const id = param(req, 'id');
+        await read((s) => existingDestination(s, id));
+        logCursor(req.query.cursor);
+        return ok(await deps.attempts.page(id, { limit: req.query.limit ?? 100, cursor: req.query.cursor, status: req.query.status }));
+      },
+    },
+    {
+      method: 'get',
+      path: '/destinations/:id/dead-letters',
+      operationId: 'listDeadLetters',
+      summary: 'Messages no URL accepted, newest first',
+      query: 'PageQuery',
+      answer: { status: 200, schema: 'DeadLetterPage', description: 'a page of dead letters' },
+      errors: ['invalid_request', 'not_found'],
+      handle: async (req: AdminRequest<never, PageQuery>) => {
+        const id = param(req, 'id');
+        await read((s) => existingDestination(s, id));
+        cursorProblem(req.query.cursor === undefined || isDeadLetterCursor(req.query.cursor));
+        return ok(await deps.deadLetters.page(id, { limit: req.query.limit ?? 100, cursor: req.query.cursor }));
+      },
+    },
+    {
+      method: 'post',
+      path: '/destinations/:id/replay',
+      operationId: 'replayDeadLetters',
+      summary: 'Deliver dead letters again (all, given messageIds, or those since a time), each with a fresh retry window and its messageId',
+      body: 'ReplayRequest',
+      answer: { status: 200, schema: 'ReplayResult', description: 'how many were put back on the delivery queue' },
+      errors: ['invalid_request', 'not_found', 'conflict'],
+      handle: async (req: AdminRequest<ReplayRequest>) => {
+        const id = param(req, 'id');
+        const selection = replaySelection(req.body, await read((s) => existingDestination(s, id)));
+        const result = await deps.replayer.replay(id, selection);
+        await deps.audit.record(auditEntry(ctx(req), 'destination.replay', id, { selection: selection.kind, replayed: result.replayed }));
+        return ok(result);
+      },
+    },
+    {
+      method: 'get',
+      path: '/audit',
+      operationId: 'listAudit',
+      summary: 'Every write through this API, newest first: who (token id), what, when',
+      query: 'PageQuery',
+      answer: { status: 200, schema: 'AuditPage', description: 'a page of audit entries' },
+      errors: ['invalid_request'],
+      handle: async (req: AdminRequest<never, PageQuery>) => {
+        logCursor(req.query.cursor);
+        return ok(await deps.audit.page({ limit: req.query.limit ?? 100, cursor: req.query.cursor }));
+      },
+    },
+  ];
+}
+
+function param(req: AdminRequest, name: string): string {
+  return req.params[name] ?? '';
+}
+
+function byId(a: { id: string }, b: { id: string }): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
