@@ -71,7 +71,7 @@ describe('parseConfigText', () => {
     it('a bad writeKey', () => {
       const config = valid();
       (config['sources'] as Json[])[0] = source('web', 'short');
-      expect(problems(config)).toContain('sources[0].writeKey must match pattern');
+      expect(problems(config)).toContain('sources[0].writeKey must be 8 to 128 letters, digits, _ or -');
     });
 
     it('a missing field, an unknown field and a bad enum together', () => {
@@ -91,7 +91,7 @@ describe('parseConfigText', () => {
     it('a bad id', () => {
       const config = valid();
       (config['sources'] as Json[])[0] = source('has space', 'write-key-web-0001');
-      expect(problems(config)).toContain('sources[0].id must match pattern');
+      expect(problems(config)).toContain('sources[0].id must be 1 to 64 letters, digits, _ or -');
     });
 
     it('a destination that is not Webhooks', () => {

@@ -16,10 +16,10 @@ import type { DeadLetter, DeliverJob, DeliveryAttempt, EventrelayConfig, Normali
 /** Every schema file, in no particular order; `$ref`s between them use their `$id`s. */
 export const contractSchemas = [normalizedCallSchema, routeJobSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema, adminApiSchema] as const;
 
-const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
 ajv.addSchema([...contractSchemas]);
 // Query strings arrive as text: this instance turns "20" into 20 and fills in defaults.
-const queryAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: true, useDefaults: true });
+const queryAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true, coerceTypes: true, useDefaults: true });
 queryAjv.addSchema([...contractSchemas]);
 
 function validator<T>(id: string): ValidateFunction<T> {
@@ -59,6 +59,11 @@ export function schemaProblems(errors: ErrorObject[] | null | undefined, root = 
         return { field: `${at === '' ? '' : `${at}.`}${String(e.params.missingProperty)}`, message: 'is required' };
       case 'additionalProperties':
         return { field: at === '' ? '(root)' : at, message: `has an unknown field "${String(e.params.additionalProperty)}"` };
+      case 'pattern': {
+        // A pattern means little to people; the schema's description says what it asks for.
+        const description = (e.parentSchema as { description?: unknown } | undefined)?.description;
+        return { field: at === '' ? '(root)' : at, message: typeof description === 'string' ? `must be ${description}` : (e.message ?? 'is invalid') };
+      }
       case 'enum':
         return { field: at === '' ? '(root)' : at, message: `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
       default:

@@ -45,6 +45,9 @@ export interface AdminApi {
  * A new source. Its write key is generated; its id too unless given.
  */
 export interface SourceCreate {
+  /**
+   * 1 to 64 letters, digits, _ or -
+   */
   id?: string;
   name: string;
   type: 'web' | 'mobile' | 'server';
@@ -62,9 +65,15 @@ export interface SourcePatch {
  * A new destination of a catalog type. It starts disabled unless enabled is true.
  */
 export interface DestinationCreate {
+  /**
+   * 1 to 64 letters, digits, _ or -
+   */
   id?: string;
   name: 'Webhooks';
   enabled?: boolean;
+  /**
+   * Items: 1 to 64 letters, digits, _ or -
+   */
   sourceIds?: string[];
   settings: WebhookSettings;
 }
@@ -76,6 +85,9 @@ export interface WebhookSettings {
   sharedSecret?: string;
 }
 export interface WebhookTarget {
+  /**
+   * an absolute http or https URL
+   */
   url: string;
   headers?: {
     [k: string]: string;
@@ -86,6 +98,9 @@ export interface WebhookTarget {
  */
 export interface DestinationPatch {
   enabled?: boolean;
+  /**
+   * Items: 1 to 64 letters, digits, _ or -
+   */
   sourceIds?: string[];
   settings?: {
     webhooks?: Webhooks;
@@ -396,9 +411,15 @@ export interface EventrelayConfig {
   audiences?: Audience[];
 }
 export interface Source {
+  /**
+   * 1 to 64 letters, digits, _ or -
+   */
   id: string;
   name: string;
   type: 'web' | 'mobile' | 'server';
+  /**
+   * 8 to 128 letters, digits, _ or -
+   */
   writeKey: string;
   /**
    * requests per second this source may send to the intake; default INGEST_RATE_LIMIT
@@ -406,16 +427,31 @@ export interface Source {
   rateLimitPerSecond?: number;
 }
 export interface Destination {
+  /**
+   * 1 to 64 letters, digits, _ or -
+   */
   id: string;
   name: 'Webhooks';
   enabled: boolean;
+  /**
+   * Items: 1 to 64 letters, digits, _ or -
+   */
   sourceIds: string[];
   settings: WebhookSettings;
 }
 export interface Audience {
+  /**
+   * 1 to 64 letters, digits, _ or -
+   */
   id: string;
   name: string;
+  /**
+   * Items: 1 to 64 letters, digits, _ or -
+   */
   sourceIds: string[];
+  /**
+   * Items: 1 to 64 letters, digits, _ or -
+   */
   destinationIds: string[];
   /**
    * evaluated by the audiences feature; its grammar is defined there
