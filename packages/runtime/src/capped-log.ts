@@ -76,7 +76,7 @@ export async function readCapped<T>(redis: Redis, listKey: string, options: Read
   }
 }
 
-export interface BatchedLogOptions {
+export interface BatchedLogOptions<T> {
   /** Entries kept per log; older ones are trimmed. */
   readonly max: number;
   /** Entries are written in batches at most this far apart. */
@@ -87,6 +87,8 @@ export interface BatchedLogOptions {
    */
   readonly keepPerLog?: number;
   readonly onError?: (err: unknown) => void;
+  /** Turns an entry into what is stored, at flush time (so entries dropped before cost nothing). */
+  readonly serialize?: (entry: T) => string;
 }
 
 /**
@@ -102,7 +104,7 @@ export class BatchedCappedLog<T> {
 
   constructor(
     private readonly redis: Redis,
-    private readonly options: BatchedLogOptions,
+    private readonly options: BatchedLogOptions<T>,
   ) {}
 
   start(): void {
@@ -125,8 +127,9 @@ export class BatchedCappedLog<T> {
     const batch = this.pending;
     this.pending = new Map();
     this.size = 0;
+    const serialize = this.options.serialize ?? ((e: T) => JSON.stringify(e));
     const tx = this.redis.multi();
-    for (const [listKey, entries] of batch) pushCapped(tx, listKey, entries.map((e) => JSON.stringify(e)), this.options.max);
+    for (const [listKey, entries] of batch) pushCapped(tx, listKey, entries.map(serialize), this.options.max);
     this.flushing = this.flushing.then(() => tx.exec().then(() => undefined, (err: unknown) => this.options.onError?.(err)));
     return this.flushing;
   }

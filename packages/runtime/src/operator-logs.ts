@@ -39,6 +39,8 @@ export interface SourceEventsOptions {
   readonly max: number;
   readonly flushMs?: number;
   readonly onError?: (err: unknown) => void;
+  /** Applied to each event when it is written (ingest redacts secrets here). */
+  readonly prepare?: (event: DebugEvent) => DebugEvent;
 }
 
 /**
@@ -54,7 +56,8 @@ export class SourceEvents {
     private readonly prefix: string,
     options: SourceEventsOptions,
   ) {
-    this.log = new BatchedCappedLog(redis, { max: options.max, keepPerLog: options.max, flushMs: options.flushMs ?? 250, onError: options.onError });
+    const prepare = options.prepare ?? ((e: DebugEvent) => e);
+    this.log = new BatchedCappedLog(redis, { max: options.max, keepPerLog: options.max, flushMs: options.flushMs ?? 250, onError: options.onError, serialize: (e) => JSON.stringify(prepare(e)) });
   }
 
   start(): void {

@@ -7,6 +7,7 @@ export const ingestEnvSpec = {
   INGEST_RATE_LIMIT: integer({ default: 1000, min: 1, max: 1_000_000_000, describe: "requests per second per source, unless the source sets rateLimitPerSecond" }),
   INGEST_MAX_QUEUE_DEPTH: integer({ default: 1_000_000, min: 0, max: 1_000_000_000, describe: 'waiting route jobs (one per request) above which the intake answers 503; 0 = no limit' }),
   INGEST_DEDUPE_WINDOW_S: integer({ default: 86_400, min: 0, max: 30 * 86_400, describe: 'how long a messageId is remembered per source; 0 = no dedupe' }),
+  INGEST_DEBUG_EVENTS: integer({ default: 100, min: 0, max: 10_000, describe: 'latest calls kept per source for the event debugger (admin API); 0 = none' }),
 } as const;
 
 export type IngestEnv = EnvOf<typeof ingestEnvSpec>;

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { describeEnv } from '@eventrelay/config';
 import {
   ConfigStore,
+  SourceEvents,
   closeRedis,
   closeServer,
   createRedis,
@@ -26,6 +27,7 @@ import { SourceDirectory } from './adapters/source-directory.js';
 import { IntakeWriter } from './adapters/intake-writer.js';
 import { QueueDepthGuard } from './adapters/queue-depth-guard.js';
 import { createIngestHandler } from './http/app.js';
+import { redactSecrets } from './domain/redact.js';
 
 export interface IngestDeps {
   readonly logger: Logger;
@@ -58,8 +60,10 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   const queue = openQueue('route', hot, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
   const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
   const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);
+  const debugEvents = env.INGEST_DEBUG_EVENTS > 0 ? new SourceEvents(hot, env.EVENTRELAY_PREFIX, { max: env.INGEST_DEBUG_EVENTS, prepare: redactSecrets, onError: (err) => logger.warn({ err }, 'debug_events.write_failed') }) : undefined;
   const gate = shutdownGate();
   const release = async () => {
+    await debugEvents?.close();
     directory.stop();
     depthGuard.stop();
     await queue.close();
@@ -73,6 +77,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     await applyConfigFile(new ConfigStore(control, env.EVENTRELAY_PREFIX), configFile, logger);
     await directory.start();
     depthGuard.start();
+    debugEvents?.start();
     const writer = new IntakeWriter({
       redis: hot,
       queue,
@@ -85,6 +90,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       directory,
       writer,
       depthGuard,
+      ...(debugEvents ? { debugEvents } : {}),
       defaultRatePerSecond: env.INGEST_RATE_LIMIT,
       clock,
       newId,

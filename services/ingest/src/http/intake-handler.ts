@@ -4,9 +4,10 @@
  * calls are looked at, and 200 is sent only after the writer has the calls durably in Redis.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AuthError, UnavailableError } from '@eventrelay/config';
+import { AuthError, EventrelayError, UnavailableError, type DebugEvent, type NormalizedCall } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
 import type { IntakeRoute } from '../domain/routes.js';
+import type { Rejection } from '../domain/interpret.js';
 import { extractWriteKey } from '../domain/auth.js';
 import { inspectJsonText, itemsNeedMeasuring, parseJsonObject } from '../domain/json-text.js';
 import { interpretBody } from '../domain/interpret.js';
@@ -28,6 +29,8 @@ export interface IntakeDeps {
   readonly newId: () => string;
   readonly logger: Logger;
   readonly metrics: IngestMetrics;
+  /** The event debugger: what each source sent, accepted or rejected (see SourceEvents). */
+  readonly debugEvents?: { record(sourceId: string, event: DebugEvent): void };
 }
 
 interface Outcome {
@@ -76,10 +79,21 @@ export function createIntakeHandler(deps: IntakeDeps) {
     });
     if (!source) throw new AuthError('unknown_write_key', 'the write key names no source');
     outcome.sourceId = source.id;
+    const at = new Date(receivedAt).toISOString();
+    try {
+      const { stored, rejected } = await store(route, source, body, text, shape, receivedAt, outcome);
+      if (deps.debugEvents) recordCalls(deps.debugEvents, source.id, at, route, body, stored, rejected);
+      return rejected;
+    } catch (err) {
+      deps.debugEvents?.record(source.id, failedRequestEvent(at, err, route.kind === 'single' ? body : undefined));
+      throw err;
+    }
+  }
 
+  async function store(route: IntakeRoute, source: { id: string; rateLimitPerSecond?: number }, body: Record<string, unknown>, text: string, shape: ReturnType<typeof inspectJsonText>, receivedAt: number, outcome: Outcome) {
     const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId, measureItems: itemsNeedMeasuring(shape, Buffer.byteLength(text), MAX_CALL_BYTES) });
     outcome.rejected = rejected.length;
-    if (accepted.length === 0) return rejected;
+    if (accepted.length === 0) return { stored: accepted, rejected };
     if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
 
     const result = await deps.writer.submit({ sourceId: source.id, requestId: deps.newId(), ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond, calls: accepted });
@@ -89,6 +103,21 @@ export function createIntakeHandler(deps: IntakeDeps) {
     }
     outcome.accepted = result.enqueued;
     outcome.duplicates = result.duplicates;
-    return rejected;
+    return { stored: accepted, rejected };
   }
+}
+
+/** Accepted calls as normalized (duplicates included: they were accepted too), rejected items as sent. */
+function recordCalls(debug: NonNullable<IntakeDeps['debugEvents']>, sourceId: string, at: string, route: IntakeRoute, body: Record<string, unknown>, accepted: readonly NormalizedCall[], rejected: readonly Rejection[]): void {
+  for (const call of accepted) debug.record(sourceId, { at, outcome: 'accepted', call: call });
+  const items = route.kind === 'single' ? [] : (body['batch'] as unknown[]);
+  for (const r of rejected) {
+    const item = items[r.index];
+    debug.record(sourceId, { at, outcome: 'rejected', code: r.code, message: `batch[${r.index}]: ${r.message}`, ...(item !== null && typeof item === 'object' && !Array.isArray(item) ? { call: item } : {}) });
+  }
+}
+
+function failedRequestEvent(at: string, err: unknown, call: Record<string, unknown> | undefined): DebugEvent {
+  const known = err instanceof EventrelayError ? err : undefined;
+  return { at, outcome: 'rejected', code: known?.code ?? 'internal_error', message: known?.message ?? 'internal error', ...(call ? { call } : {}) };
 }
