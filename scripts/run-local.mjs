@@ -1,13 +1,16 @@
-// Starts the eventrelay processes of a local quick start, waits until each is ready, prints how to
-// use them, and stops them all on Ctrl-C or when one of them dies.
+// Starts the eventrelay processes of a local quick start (with the admin API), waits until each is
+// ready, prints how to use them, and stops them all on Ctrl-C or when one of them dies.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const config = process.env.EVENTRELAY_CONFIG ?? 'examples/eventrelay.config.json';
 const ingestPort = process.env.INGEST_PORT ?? '8080';
 const routerPort = process.env.ROUTER_METRICS_PORT ?? '9101';
 const deliveryPort = process.env.DELIVERY_METRICS_PORT ?? '9102';
 const receiverPort = process.env.DEMO_RECEIVER_PORT ?? '9999';
+const adminPort = process.env.ADMIN_PORT ?? '8081';
+const adminToken = process.env.ADMIN_TOKEN ?? localAdminToken();
 const env = {
   ...process.env,
   EVENTRELAY_CONFIG: config,
@@ -15,6 +18,8 @@ const env = {
   ROUTER_METRICS_PORT: routerPort,
   DELIVERY_METRICS_PORT: deliveryPort,
   DEMO_RECEIVER_PORT: receiverPort,
+  ADMIN_PORT: adminPort,
+  ADMIN_TOKEN: adminToken,
   // The demo receiver listens on loopback, which the SSRF guard refuses unless it is allowed.
   WEBHOOK_ALLOWED_NETWORKS: process.env.WEBHOOK_ALLOWED_NETWORKS ?? '127.0.0.1/32',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
@@ -25,7 +30,20 @@ const processes = [
   { name: 'ingest', entry: 'services/ingest/dist/index.js', ready: `http://127.0.0.1:${ingestPort}/readyz` },
   { name: 'router', entry: 'services/router/dist/index.js', ready: `http://127.0.0.1:${routerPort}/readyz` },
   { name: 'webhook-delivery', entry: 'services/webhook-delivery/dist/index.js', ready: `http://127.0.0.1:${deliveryPort}/readyz` },
+  { name: 'admin', entry: 'services/admin/dist/index.js', ready: `http://127.0.0.1:${adminPort}/readyz` },
 ];
+
+// The admin API refuses to start without a token; the quick start makes one on first run and keeps
+// it in .eventrelay/admin-token (readable only by you), so the README's curl lines work as printed.
+function localAdminToken() {
+  const file = '.eventrelay/admin-token';
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const token = randomBytes(24).toString('hex');
+  mkdirSync('.eventrelay', { recursive: true });
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  console.log(`[eventrelay] generated an admin token and saved it in ${file}: ${token}`);
+  return token;
+}
 
 const children = processes.map(({ name, entry }) => {
   // Own process group: Ctrl-C reaches only this script, which then sends each child one SIGTERM
@@ -75,7 +93,9 @@ if (!stopping) {
   console.log(`
 eventrelay is running (Ctrl-C stops it)
   intake            http://localhost:${ingestPort}/v1/{identify,track,page,screen,group,alias,batch}
-  ops               ingest :${ingestPort}  router :${routerPort}  webhook-delivery :${deliveryPort}   (/healthz /readyz /metrics)
+  admin API         http://localhost:${adminPort}/admin/v1   Authorization: Bearer ${adminToken}
+                    (token in .eventrelay/admin-token unless ADMIN_TOKEN is set; OpenAPI at /admin/v1/openapi.json)
+  ops               ingest :${ingestPort}  router :${routerPort}  webhook-delivery :${deliveryPort}  admin :${adminPort}   (/healthz /readyz /metrics)
   demo receiver     http://127.0.0.1:${receiverPort}/webhook  (prints each delivery and checks its signature)
   config            ${config}
 

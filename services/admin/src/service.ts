@@ -28,7 +28,7 @@ import { adminEnvSpec, type AdminEnv } from './env.js';
 import { createAdminMetrics } from './metrics.js';
 import { Replayer } from './adapters/replayer.js';
 import { createAdminHandler } from './http/app.js';
-import { buildOpenApi } from './http/openapi.js';
+import { OPENAPI_VERSION, buildOpenApi } from './http/openapi.js';
 import { adminRoutes } from './http/routes.js';
 
 export interface AdminDeps {
@@ -45,7 +45,6 @@ export interface RunningAdmin {
 }
 
 const REDIS_STARTUP_TIMEOUT_MS = 30_000;
-export const OPENAPI_VERSION = '1.0.0';
 
 export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<RunningAdmin> {
   const { logger, registry } = deps;

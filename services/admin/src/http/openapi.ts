@@ -9,6 +9,9 @@ import { ADMIN_BASE, type RouteSpec } from './route-spec.js';
 
 type Json = Record<string, unknown>;
 
+/** The document's own version (info.version); the API's is in its path (/admin/v1). */
+export const OPENAPI_VERSION = '1.0.0';
+
 /** The registry object of admin-api.schema.json only lists its definitions; it is not a shape. */
 const SKIPPED_ROOTS = new Set(['AdminApi']);
 
