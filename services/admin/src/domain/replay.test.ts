@@ -1,0 +1,35 @@
+import { RequestError, type DeadLetter, type Destination } from '@eventrelay/config';
+import { replayJob, replaySelection } from './replay';
+
+const destination: Destination = { id: 'd1', name: 'Webhooks', enabled: true, sourceIds: ['s1'], settings: { webhooks: [{ url: 'https://a' }] } };
+const call = { type: 'track' as const, messageId: 'm1', userId: 'u', event: 'E', timestamp: '2026-11-21T00:00:00.000Z', receivedAt: '2026-11-21T00:00:00.000Z' };
+
+describe('replayJob', () => {
+  it('is the same job under the same id, without its retry state (a fresh window, the same messageId)', () => {
+    const letter: DeadLetter = {
+      jobId: 'd1-abc',
+      job: { sourceId: 's1', destinationId: 'd1', call, retry: { firstAttemptAt: 1, attempt: 9, urls: { 'https://a': { lastError: 'HTTP 500' } } } },
+      attempts: 9,
+      lastError: 'HTTP 500',
+      urls: [{ url: 'https://a', error: 'HTTP 500' }],
+      firstAttemptAt: '2026-11-21T00:00:00.000Z',
+      deadAt: '2026-11-21T04:00:00.000Z',
+    };
+    expect(replayJob(letter)).toEqual({ jobId: 'd1-abc', data: { sourceId: 's1', destinationId: 'd1', call } });
+  });
+});
+
+describe('replaySelection', () => {
+  it('reads each kind of request', () => {
+    expect(replaySelection({ all: true }, destination)).toEqual({ kind: 'all' });
+    expect(replaySelection({ messageIds: ['a'] }, destination)).toEqual({ kind: 'messages', messageIds: ['a'] });
+    expect(replaySelection({ since: '2026-11-21T09:00:00Z' }, destination)).toEqual({ kind: 'since', sinceMs: Date.parse('2026-11-21T09:00:00Z') });
+  });
+
+  it('refuses a time that is not ISO 8601, and any replay while the destination is disabled', () => {
+    for (const since of ['yesterday', '1732190000', '2026-13-45T00:00:00Z']) {
+      expect(() => replaySelection({ since }, destination)).toThrow(RequestError);
+    }
+    expect(() => replaySelection({ all: true }, { ...destination, enabled: false })).toThrow(/disabled/);
+  });
+});
