@@ -79,13 +79,13 @@ describe('parseConfigText', () => {
       (config['sources'] as Json[])[1] = { id: 'api', name: 'API', type: 'tv', writeKey: 'write-key-api-0001', colour: 'red' };
       (config['audiences'] as Json[])[0] = { id: 'trial', name: 'Trial', sourceIds: [], destinationIds: [] };
       const message = problems(config);
-      expect(message).toContain('sources[1] has an unknown field "colour"');
+      expect(message).toContain('sources[1].colour is not a known field');
       expect(message).toContain('sources[1].type must be one of "web", "mobile", "server"');
       expect(message).toContain('audiences[0].condition is required');
     });
 
     it('an unknown top-level field', () => {
-      expect(problems({ ...valid(), destinationz: [] })).toContain('(root) has an unknown field "destinationz"');
+      expect(problems({ ...valid(), destinationz: [] })).toContain('destinationz is not a known field');
     });
 
     it('a bad id', () => {

@@ -58,7 +58,7 @@ export function schemaProblems(errors: ErrorObject[] | null | undefined, root = 
       case 'required':
         return { field: `${at === '' ? '' : `${at}.`}${String(e.params.missingProperty)}`, message: 'is required' };
       case 'additionalProperties':
-        return { field: at === '' ? '(root)' : at, message: `has an unknown field "${String(e.params.additionalProperty)}"` };
+        return { field: `${at === '' ? '' : `${at}.`}${String(e.params.additionalProperty)}`, message: 'is not a known field' };
       case 'pattern': {
         // A pattern means little to people; the schema's description says what it asks for.
         const description = (e.parentSchema as { description?: unknown } | undefined)?.description;

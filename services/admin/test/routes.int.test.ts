@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { checkConfig, type Destination } from '@eventrelay/config';
 import { ConfigStore } from '@eventrelay/runtime';
 import webhookSettingsSchema from '../../../packages/config/schemas/webhook-settings.schema.json';
-import { ADMIN_TEST_TOKEN, startTestAdmin, type TestAdmin } from '../../../test/support/admin';
+import { ADMIN_TEST_TOKEN, startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
 import { tokenId } from '../src/domain/tokens';
 
@@ -126,6 +126,13 @@ describe('admin API routes', () => {
       expect((await auditActions(admin)).map((e) => e.action)).toEqual(['destination.create', 'source.create']);
     });
 
+    it('a 401 answer says how to authenticate (WWW-Authenticate: Bearer, RFC 9110 section 11.6.1)', async () => {
+      const admin = await admins.start('www-auth');
+      const res = await admin.call('GET', '/sources', undefined, { token: null });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer\b/i);
+    });
+
     it('serves GET /openapi.json without a token', async () => {
       const admin = await admins.start('openapi');
       const res = await admin.call('GET', '/openapi.json', undefined, { token: null });
@@ -234,7 +241,7 @@ describe('admin API routes', () => {
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('invalid_request');
       expect(res.body.fields).toHaveLength(1);
-      expect(res.body.fields[0].message).toContain(`"${field}"`);
+      expect(res.body.fields[0]).toEqual({ field, message: 'is not a known field' });
       expect((await admin.call('GET', '/sources/ro')).body).toEqual(created.body);
       expect((await admin.call('GET', '/sources/another-id')).status).toBe(404);
     });
@@ -474,7 +481,7 @@ describe('admin API routes', () => {
       { method: 'POST', path: '/audit', allow: ['GET'] },
     ])('$method $path answers 405 with Allow: $allow', async ({ method, path, allow }) => {
       const admin = await admins.start('method');
-      const res = await admin.call(method, path, {});
+      const res = await admin.call(method, path, method === 'GET' ? undefined : {});
       expect(res.status).toBe(405);
       expect(res.body).toEqual({ success: false, code: 'method_not_allowed', message: expect.any(String) });
       const header = res.headers.get('allow');
@@ -567,7 +574,7 @@ describe('admin API routes', () => {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const page: Awaited<ReturnType<TestAdmin['call']>> = await admin.call('GET', `/audit?limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+        const page: AdminAnswer = await admin.call('GET', `/audit?limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
         expect(page.status).toBe(200);
         expect(page.body.items.length).toBeLessThanOrEqual(2);
         walked.push(...(page.body.items as unknown[]));

@@ -24,10 +24,11 @@ describe('replaySelection', () => {
     expect(replaySelection({ all: true }, destination)).toEqual({ kind: 'all' });
     expect(replaySelection({ messageIds: ['a'] }, destination)).toEqual({ kind: 'messages', messageIds: ['a'] });
     expect(replaySelection({ since: '2026-11-21T09:00:00Z' }, destination)).toEqual({ kind: 'since', sinceMs: Date.parse('2026-11-21T09:00:00Z') });
+    expect(replaySelection({ since: '2026-11-21T10:30:00.123+01:30' }, destination)).toEqual({ kind: 'since', sinceMs: Date.parse('2026-11-21T09:00:00.123Z') });
   });
 
   it('refuses a time that is not ISO 8601, and any replay while the destination is disabled', () => {
-    for (const since of ['yesterday', '1732190000', '2026-13-45T00:00:00Z']) {
+    for (const since of ['yesterday', '1732190000', '2026-13-45T00:00:00Z', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00', '2026-01-01T24:00:00Z']) {
       expect(() => replaySelection({ since }, destination)).toThrow(RequestError);
     }
     expect(() => replaySelection({ all: true }, { ...destination, enabled: false })).toThrow(/disabled/);

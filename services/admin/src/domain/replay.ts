@@ -23,9 +23,25 @@ export function replaySelection(request: ReplayRequest, destination: Destination
   if (!destination.enabled) throw new RequestError('conflict', `destination "${destination.id}" is disabled: enable it before replaying, or its messages are dead-lettered again`);
   if (request.messageIds) return { kind: 'messages', messageIds: request.messageIds };
   if (request.since !== undefined) {
-    const sinceMs = Date.parse(request.since);
-    if (!/^\d{4}-\d{2}-\d{2}T/.test(request.since) || Number.isNaN(sinceMs)) throw new RequestError('invalid_request', 'since must be an ISO 8601 date and time, e.g. 2026-11-21T09:00:00Z', [{ field: 'since', message: 'must be an ISO 8601 date and time, e.g. 2026-11-21T09:00:00Z' }]);
+    const sinceMs = parseInstant(request.since);
+    const problem = 'must be an ISO 8601 date and time with a zone, e.g. 2026-11-21T09:00:00Z';
+    if (sinceMs === undefined) throw new RequestError('invalid_request', `since ${problem}`, [{ field: 'since', message: problem }]);
     return { kind: 'since', sinceMs };
   }
   return { kind: 'all' };
+}
+
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * Epoch ms of an ISO 8601 instant, or undefined. Stricter than Date.parse, which reads a time
+ * without a zone as the server's local time and rolls 2026-02-30 over into March.
+ */
+export function parseInstant(text: string): number | undefined {
+  const m = INSTANT.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
+  return Date.parse(text);
 }

@@ -76,6 +76,7 @@ export function createAdminHandler(deps: AppDeps): (req: IncomingMessage, res: S
     const code = known?.code ?? 'internal_error';
     trace.code = code;
     if (err instanceof MethodNotAllowed) res.setHeader('Allow', err.allowed.join(', '));
+    if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="eventrelay admin"');
     const fields = known instanceof RequestError && known.fields.length > 0 ? { fields: known.fields } : {};
     res.status(status).json({ success: false, code, message: known ? known.message : 'internal error', ...fields });
   });
