@@ -6,7 +6,7 @@ import { ConfigError } from './errors.js';
 import type { EventrelayConfig } from './generated/contracts.js';
 import { describeSchemaErrors, validateConfigShape } from './schemas.js';
 import { describeProblem } from './field-problems.js';
-import { webhookSettingsProblems } from './destinations/webhooks.js';
+import { destinationType } from './destination-catalog.js';
 
 export interface ValidConfig {
   readonly sources: NonNullable<EventrelayConfig['sources']>;
@@ -31,7 +31,8 @@ export function checkConfig(value: unknown, origin: string): ValidConfig {
   }
   const config: ValidConfig = { sources: value.sources ?? [], destinations: value.destinations ?? [], audiences: value.audiences ?? [] };
   const problems = [...uniqueness(config), ...references(config)];
-  config.destinations.forEach((d, i) => problems.push(...webhookSettingsProblems(d.settings, `destinations[${i}].settings`).map(describeProblem)));
+  // The settings rules belong to the destination's catalog type (the schema has checked the name).
+  config.destinations.forEach((d, i) => problems.push(...(destinationType(d.name)?.settingsProblems(d.settings, `destinations[${i}].settings`) ?? []).map(describeProblem)));
   if (problems.length > 0) throw new ConfigError('invalid_config', `${origin}: ${problems.join('; ')}`);
   return config;
 }

@@ -7,7 +7,6 @@ export * from './webhook-headers.js';
 export * from './field-problems.js';
 export * from './config-changes.js';
 export * from './destination-catalog.js';
-export { webhookSettingsProblems } from './destinations/webhooks.js';
 export type {
   NormalizedCall,
   RouteJob,

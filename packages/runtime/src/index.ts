@@ -12,3 +12,5 @@ export * from './workers.js';
 export * from './worker-process.js';
 export * from './capped-log.js';
 export * from './operator-logs.js';
+export * from './service-main.js';
+export * from './http-service.js';

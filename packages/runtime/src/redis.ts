@@ -62,3 +62,12 @@ export function whenReady(client: Redis, timeoutMs: number): Promise<void> {
     client.once('ready', onReady);
   });
 }
+
+/** How long start-up waits for Redis before giving up (a supervisor restarts the process). */
+export const REDIS_STARTUP_TIMEOUT_MS = 30_000;
+
+/** Start-up's wait for every connection, saying so once when Redis is not there yet. */
+export async function waitForRedis(connections: readonly Redis[], onWaiting?: () => void): Promise<void> {
+  if (connections.some((c) => c.status !== 'ready')) onWaiting?.();
+  await Promise.all(connections.map((c) => whenReady(c, REDIS_STARTUP_TIMEOUT_MS)));
+}

@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { closeServer, shutdownGate, startOpsServer } from './ops.js';
-import { whenReady } from './redis.js';
+import { waitForRedis } from './redis.js';
 import type { ShutdownStep } from './shutdown.js';
 
 export interface WorkerProcessParts {
@@ -38,15 +38,12 @@ export interface RunningWorkerProcess {
   close(): Promise<void>;
 }
 
-/** How long start-up waits for Redis before giving up (a supervisor restarts the process). */
-const REDIS_STARTUP_TIMEOUT_MS = 30_000;
-
 export async function runWorkerProcess(parts: WorkerProcessParts): Promise<RunningWorkerProcess> {
   const { worker, logger } = parts;
   const gate = shutdownGate();
   let ops: Awaited<ReturnType<typeof startOpsServer>>;
   try {
-    await Promise.all(parts.connections.map((c) => whenReady(c, REDIS_STARTUP_TIMEOUT_MS)));
+    await waitForRedis(parts.connections);
     await parts.prepare();
     ops = await startOpsServer(parts.opsPort, '0.0.0.0', {
       registry: parts.registry,

@@ -3,7 +3,7 @@
  * reads process.env and never exits the process.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { RequestListener } from 'node:http';
 import { describeEnv } from '@eventrelay/config';
 import {
   AttemptLog,
@@ -13,16 +13,15 @@ import {
   SourceEvents,
   applyConfigFile,
   closeRedis,
-  closeServer,
   createRedis,
-  listen,
   openQueue,
   readConfigFile,
+  serveHttp,
   shutdownGate,
-  whenReady,
+  waitForRedis,
   type Logger,
   type Registry,
-  type ShutdownStep,
+  type RunningHttpService,
 } from '@eventrelay/runtime';
 import { adminEnvSpec, type AdminEnv } from './env.js';
 import { createAdminMetrics } from './metrics.js';
@@ -37,14 +36,7 @@ export interface AdminDeps {
   readonly clock?: () => number;
 }
 
-export interface RunningAdmin {
-  readonly server: Server;
-  readonly port: number;
-  readonly shutdownSteps: ShutdownStep[];
-  close(): Promise<void>;
-}
-
-const REDIS_STARTUP_TIMEOUT_MS = 30_000;
+export type RunningAdmin = RunningHttpService;
 
 export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<RunningAdmin> {
   const { logger, registry } = deps;
@@ -62,10 +54,9 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
     await closeRedis(redis);
   };
 
-  let server: Server;
+  let handler: RequestListener;
   try {
-    if (redis.status !== 'ready') logger.info('redis.waiting');
-    await whenReady(redis, REDIS_STARTUP_TIMEOUT_MS);
+    await waitForRedis([redis], () => logger.info('redis.waiting'));
     const store = new ConfigStore(redis, prefix, { auditMax: env.ADMIN_AUDIT_MAX });
     await applyConfigFile(store, configFile, logger);
     // The logs' caps are kept by their writers (webhook-delivery, ingest); this process only reads
@@ -84,41 +75,16 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
       openApi: () => openApi,
     });
     const openApi = buildOpenApi(routes, OPENAPI_VERSION);
-    const handler = createAdminHandler({
+    handler = createAdminHandler({
       routes,
       tokens: env.ADMIN_TOKEN,
       logger,
       metrics: createAdminMetrics(registry),
       ops: { registry, readiness: { redis: async () => void (await redis.ping()), accepting: gate.check } },
     });
-    server = createServer(handler);
-    server.keepAliveTimeout = 65_000;
-    server.requestTimeout = 30_000;
-    await listen(server, env.ADMIN_PORT, env.ADMIN_HOST);
   } catch (err) {
     await release();
     throw err;
   }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : env.ADMIN_PORT;
-  logger.info({ port }, 'admin.listening');
-
-  const shutdownSteps: ShutdownStep[] = [
-    {
-      name: 'stop accepting, finish in-flight requests',
-      run: () => {
-        gate.begin();
-        return closeServer(server);
-      },
-    },
-    { name: 'close queue and Redis', run: release },
-  ];
-  return {
-    server,
-    port,
-    shutdownSteps,
-    async close() {
-      for (const step of shutdownSteps) await step.run();
-    },
-  };
+  return serveHttp({ name: 'admin', handler, port: env.ADMIN_PORT, host: env.ADMIN_HOST, logger, stopAccepting: gate.begin, release, releasing: 'close queue and Redis' });
 }

@@ -3,23 +3,22 @@
  * pipeline in one process; it never reads process.env and never exits the process.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { RequestListener } from 'node:http';
 import { describeEnv } from '@eventrelay/config';
 import {
   ConfigStore,
   SourceEvents,
   closeRedis,
-  closeServer,
   createRedis,
-  listen,
   openQueue,
   applyConfigFile,
   readConfigFile,
+  serveHttp,
   shutdownGate,
-  whenReady,
+  waitForRedis,
   type Logger,
   type Registry,
-  type ShutdownStep,
+  type RunningHttpService,
 } from '@eventrelay/runtime';
 import { ingestEnvSpec, type IngestEnv } from './env.js';
 import { createIngestMetrics } from './metrics.js';
@@ -36,16 +35,8 @@ export interface IngestDeps {
   readonly newId?: () => string;
 }
 
-export interface RunningIngest {
-  readonly server: Server;
-  readonly port: number;
-  /** In order: stop accepting and finish in-flight requests, then close queue and Redis. */
-  readonly shutdownSteps: ShutdownStep[];
-  close(): Promise<void>;
-}
-
-/** How long start-up waits for Redis before giving up (a supervisor restarts the process). */
-const REDIS_STARTUP_TIMEOUT_MS = 30_000;
+/** In shutdown order: stop accepting and finish in-flight requests, then close queue and Redis. */
+export type RunningIngest = RunningHttpService;
 
 export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<RunningIngest> {
   const { logger, registry } = deps;
@@ -70,10 +61,9 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     await Promise.all([closeRedis(hot), closeRedis(control)]);
   };
 
-  let server: Server;
+  let handler: RequestListener;
   try {
-    if (control.status !== 'ready') logger.info('redis.waiting');
-    await Promise.all([whenReady(control, REDIS_STARTUP_TIMEOUT_MS), whenReady(hot, REDIS_STARTUP_TIMEOUT_MS)]);
+    await waitForRedis([control, hot], () => logger.info('redis.waiting'));
     await applyConfigFile(new ConfigStore(control, env.EVENTRELAY_PREFIX), configFile, logger);
     await directory.start();
     depthGuard.start();
@@ -86,7 +76,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       clock,
       onMarkFailed: (err) => logger.warn({ err }, 'dedupe.mark_failed'),
     });
-    const handler = createIngestHandler({
+    handler = createIngestHandler({
       directory,
       writer,
       depthGuard,
@@ -98,36 +88,9 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       metrics: createIngestMetrics(registry, () => depthGuard.depth),
       ops: { registry, readiness: { redis: async () => void (await control.ping()), accepting: gate.check } },
     });
-    server = createServer(handler);
-    // Longer than common load balancer idle timeouts, so the balancer closes first; and a bound on
-    // how long a slow client may take to send its request.
-    server.keepAliveTimeout = 65_000;
-    server.requestTimeout = 30_000;
-    await listen(server, env.INGEST_PORT, env.INGEST_HOST);
   } catch (err) {
     await release();
     throw err;
   }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : env.INGEST_PORT;
-  logger.info({ port }, 'ingest.listening');
-
-  const shutdownSteps: ShutdownStep[] = [
-    {
-      name: 'stop accepting, finish in-flight requests',
-      run: () => {
-        gate.begin();
-        return closeServer(server);
-      },
-    },
-    { name: 'close route queue and Redis', run: release },
-  ];
-  return {
-    server,
-    port,
-    shutdownSteps,
-    async close() {
-      for (const step of shutdownSteps) await step.run();
-    },
-  };
+  return serveHttp({ name: 'ingest', handler, port: env.INGEST_PORT, host: env.INGEST_HOST, logger, stopAccepting: gate.begin, release, releasing: 'close route queue and Redis' });
 }

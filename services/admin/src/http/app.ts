@@ -53,7 +53,7 @@ export function createAdminHandler(deps: AppDeps): (req: IncomingMessage, res: S
       const body: unknown = validateBody ? (req.body ?? {}) : undefined;
       if (validateBody && !validateBody(body)) throw invalid(schemaProblems(validateBody.errors));
       const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
-      if (validateQuery && !validateQuery(query)) throw invalid(schemaProblems(validateQuery.errors, '').map((p) => ({ ...p, field: p.field === '(root)' ? 'query' : p.field })));
+      if (validateQuery && !validateQuery(query)) throw invalid(schemaProblems(validateQuery.errors));
       const answer = await route.handle({ params: req.params as Record<string, string>, query, body, token } as AdminRequest<never, never>);
       if (answer.body === undefined) res.status(answer.status).end();
       else res.status(answer.status).json(answer.body);

@@ -79,13 +79,12 @@ export function createIntakeHandler(deps: IntakeDeps) {
     });
     if (!source) throw new AuthError('unknown_write_key', 'the write key names no source');
     outcome.sourceId = source.id;
-    const at = new Date(receivedAt).toISOString();
     try {
       const { stored, rejected } = await store(route, source, body, text, shape, receivedAt, outcome);
-      if (deps.debugEvents) recordCalls(deps.debugEvents, source.id, at, route, body, stored, rejected);
+      if (deps.debugEvents) recordCalls(deps.debugEvents, source.id, receivedAt, route, body, stored, rejected);
       return rejected;
     } catch (err) {
-      deps.debugEvents?.record(source.id, failedRequestEvent(at, err, route.kind === 'single' ? body : undefined));
+      deps.debugEvents?.record(source.id, failedRequestEvent(receivedAt, err, route.kind === 'single' ? body : undefined));
       throw err;
     }
   }
@@ -108,7 +107,8 @@ export function createIntakeHandler(deps: IntakeDeps) {
 }
 
 /** Accepted calls as normalized (duplicates included: they were accepted too), rejected items as sent. */
-function recordCalls(debug: NonNullable<IntakeDeps['debugEvents']>, sourceId: string, at: string, route: IntakeRoute, body: Record<string, unknown>, accepted: readonly NormalizedCall[], rejected: readonly Rejection[]): void {
+function recordCalls(debug: NonNullable<IntakeDeps['debugEvents']>, sourceId: string, receivedAt: number, route: IntakeRoute, body: Record<string, unknown>, accepted: readonly NormalizedCall[], rejected: readonly Rejection[]): void {
+  const at = new Date(receivedAt).toISOString();
   for (const call of accepted) debug.record(sourceId, { at, outcome: 'accepted', call: call });
   const items = route.kind === 'single' ? [] : (body['batch'] as unknown[]);
   for (const r of rejected) {
@@ -117,7 +117,8 @@ function recordCalls(debug: NonNullable<IntakeDeps['debugEvents']>, sourceId: st
   }
 }
 
-function failedRequestEvent(at: string, err: unknown, call: Record<string, unknown> | undefined): DebugEvent {
+function failedRequestEvent(receivedAt: number, err: unknown, call: Record<string, unknown> | undefined): DebugEvent {
+  const at = new Date(receivedAt).toISOString();
   const known = err instanceof EventrelayError ? err : undefined;
   return { at, outcome: 'rejected', code: known?.code ?? 'internal_error', message: known?.message ?? 'internal error', ...(call ? { call } : {}) };
 }
