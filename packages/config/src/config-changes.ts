@@ -23,7 +23,9 @@ export type ConfigChange =
   | { readonly kind: 'put-destination'; readonly destination: Destination }
   /** Also erases the destination's attempt log and dead letters. */
   | { readonly kind: 'delete-destination'; readonly id: string }
-  | { readonly kind: 'put-audience'; readonly audience: Audience };
+  | { readonly kind: 'put-audience'; readonly audience: Audience }
+  /** Also erases the audience's membership and sync state. */
+  | { readonly kind: 'delete-audience'; readonly id: string };
 
 /** A planned write: the changes, their audit entries, and what the writer answers with. */
 export interface ConfigPlan<R> {

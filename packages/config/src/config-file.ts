@@ -7,6 +7,7 @@ import type { EventrelayConfig } from './generated/contracts.js';
 import { describeSchemaErrors, validateConfigShape } from './schemas.js';
 import { describeProblem } from './field-problems.js';
 import { destinationType } from './destination-catalog.js';
+import { audienceProblems } from './audiences/audience-rules.js';
 
 export interface ValidConfig {
   readonly sources: NonNullable<EventrelayConfig['sources']>;
@@ -66,13 +67,10 @@ function references(config: ValidConfig): string[] {
       if (!sourceIds.has(id)) problems.push(`destinations[${i}].sourceIds[${j}] "${id}" names no source in this file`);
     }),
   );
+  // Same rules as the admin API; field paths are made absolute for the file.
   config.audiences.forEach((a, i) => {
-    a.sourceIds.forEach((id, j) => {
-      if (!sourceIds.has(id)) problems.push(`audiences[${i}].sourceIds[${j}] "${id}" names no source in this file`);
-    });
-    a.destinationIds.forEach((id, j) => {
-      if (!destinationIds.has(id)) problems.push(`audiences[${i}].destinationIds[${j}] "${id}" names no destination in this file`);
-    });
+    const world = { sourceIds, destinationIds, others: config.audiences.filter((_, j) => j !== i) };
+    problems.push(...audienceProblems(a, world).map((p) => `audiences[${i}].${describeProblem(p)}`));
   });
   return problems;
 }

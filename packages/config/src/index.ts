@@ -22,6 +22,18 @@ export type {
   Source,
   Destination,
   Audience,
+  AudienceCondition,
+  TraitTest,
+  EventTest,
+  AudienceCreate,
+  AudienceView,
+  AudienceMembership,
+  ProfileJob,
+  ProfileCall,
+  AudienceJob,
+  RegulationJob,
+  RegulationCreate,
+  Regulation,
   SourceCreate,
   SourcePatch,
   DestinationCreate,
@@ -41,3 +53,7 @@ export type {
   DebugEventPage,
   ApiError,
 } from './generated/contracts.js';
+export * from './audiences/trait-key.js';
+export * from './audiences/audience-rules.js';
+export * from './delivery-job-id.js';
+export * from './audiences/fingerprint.js';

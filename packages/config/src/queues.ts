@@ -3,7 +3,7 @@
  * typed from it, so renaming a queue or changing a payload breaks the build wherever it is used.
  * Names contain no ":" because BullMQ joins prefix, name and key parts with ":".
  */
-import type { DeliverJob, RouteJob } from './generated/contracts.js';
+import type { AudienceJob, DeliverJob, ProfileJob, RegulationJob, RouteJob } from './generated/contracts.js';
 
 export interface QueueDefinition<Payload> {
   readonly name: string;
@@ -54,6 +54,50 @@ export const queueCatalog = {
       removeOnFail: { age: 7 * DAY_S },
     },
   } satisfies QueueDefinition<DeliverJob> as QueueDefinition<DeliverJob>,
+
+  /** router → audiences: the identify and track calls of one routed request, for profiles. */
+  profile: {
+    name: 'profile',
+    jobName: 'profile',
+    defaultJobOptions: {
+      // Redis-only work, like routing: retry for about 17 minutes. A retry applies each call once
+      // (the profile remembers the latest messageIds).
+      attempts: 12,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: true,
+      removeOnFail: { age: 7 * DAY_S },
+    },
+  } satisfies QueueDefinition<ProfileJob> as QueueDefinition<ProfileJob>,
+
+  /** audiences → audiences: full passes over the profiles (backfills, the periodic sync). */
+  audience: {
+    name: 'audience',
+    jobName: 'audience',
+    defaultJobOptions: {
+      // A pass keeps its cursor in Redis, so a retry goes on where the failed attempt stopped;
+      // retried for about an hour of Redis trouble.
+      attempts: 12,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: true,
+      removeOnFail: { age: 7 * DAY_S },
+    },
+  } satisfies QueueDefinition<AudienceJob> as QueueDefinition<AudienceJob>,
+
+  /**
+   * admin → audiences: one regulation (deletion or suppression request). Every step is
+   * idempotent, so a retry redoes the unfinished part; retried for about 12 days of Redis trouble
+   * before it is failed, because a privacy request must not be dropped quietly.
+   */
+  regulation: {
+    name: 'regulation',
+    jobName: 'regulation',
+    defaultJobOptions: {
+      attempts: 20,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: true,
+      removeOnFail: { age: 30 * DAY_S },
+    },
+  } satisfies QueueDefinition<RegulationJob> as QueueDefinition<RegulationJob>,
 } as const;
 
 export type QueueKey = keyof typeof queueCatalog;

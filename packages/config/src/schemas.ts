@@ -10,11 +10,15 @@ import deliverJobSchema from '../schemas/deliver-job.schema.json';
 import deliveryAttemptSchema from '../schemas/delivery-attempt.schema.json';
 import deadLetterSchema from '../schemas/dead-letter.schema.json';
 import adminApiSchema from '../schemas/admin-api.schema.json';
+import audienceConditionSchema from '../schemas/audience-condition.schema.json';
+import profileJobSchema from '../schemas/profile-job.schema.json';
+import audienceJobSchema from '../schemas/audience-job.schema.json';
+import regulationJobSchema from '../schemas/regulation-job.schema.json';
 import { describeProblem, type FieldProblem } from './field-problems.js';
 import type { DeadLetter, DeliverJob, DeliveryAttempt, EventrelayConfig, NormalizedCall, RouteJob, WebhookSettings } from './generated/contracts.js';
 
 /** Every schema file, in no particular order; `$ref`s between them use their `$id`s. */
-export const contractSchemas = [normalizedCallSchema, routeJobSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema, adminApiSchema] as const;
+export const contractSchemas = [normalizedCallSchema, routeJobSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema, adminApiSchema, audienceConditionSchema, profileJobSchema, audienceJobSchema, regulationJobSchema] as const;
 
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
 ajv.addSchema([...contractSchemas]);
@@ -64,12 +68,24 @@ export function schemaProblems(errors: ErrorObject[] | null | undefined, root = 
         const description = (e.parentSchema as { description?: unknown } | undefined)?.description;
         return { field: at === '' ? '(root)' : at, message: typeof description === 'string' ? `must be ${description}` : (e.message ?? 'is invalid') };
       }
+      case 'minProperties':
+      case 'maxProperties':
+        return { field: at === '' ? '(root)' : at, message: propertyCountMessage(e) };
       case 'enum':
         return { field: at === '' ? '(root)' : at, message: `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
       default:
         return { field: at === '' ? '(root)' : at, message: e.message ?? 'is invalid' };
     }
   });
+}
+
+// Objects of "exactly one of these keys" (audience conditions) say so instead of counting properties.
+function propertyCountMessage(e: ErrorObject): string {
+  const schema = e.parentSchema as { minProperties?: number; maxProperties?: number; required?: string[]; properties?: Record<string, unknown> } | undefined;
+  const required = schema?.required ?? [];
+  const choices = Object.keys(schema?.properties ?? {}).filter((k) => !required.includes(k));
+  if (schema?.minProperties === undefined || schema.minProperties !== schema.maxProperties || schema.minProperties !== required.length + 1) return e.message ?? 'is invalid';
+  return `must have ${required.map((k) => `${k} and `).join('')}exactly one of ${choices.join(', ')}`;
 }
 
 /** Ajv errors as short sentences that name the field, e.g. `sources[0].writeKey must match ...`. */

@@ -11,6 +11,7 @@ import { ConfigError, parseConfigText, planUpsert, type Audience, type AuditEntr
 import { cappedLogKeys } from './capped-log.js';
 import { deliveryKeys } from './delivery-records.js';
 import { auditLogKey, sourceEventsKey } from './operator-logs.js';
+import { audienceDataKeys } from './profile-keys.js';
 
 export function configKeys(prefix: string) {
   return {
@@ -165,6 +166,10 @@ export class ConfigStore {
         }
         case 'put-audience':
           ops.push('HSET', index(this.keys.audiences), change.audience.id, JSON.stringify(change.audience));
+          break;
+        case 'delete-audience':
+          ops.push('HDEL', index(this.keys.audiences), change.id, '-');
+          for (const key of audienceDataKeys(this.prefix, change.id)) ops.push('DEL', index(key), '-', '-');
           break;
         default:
           return unreachable(change);

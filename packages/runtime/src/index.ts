@@ -14,3 +14,5 @@ export * from './capped-log.js';
 export * from './operator-logs.js';
 export * from './service-main.js';
 export * from './http-service.js';
+export * from './profile-keys.js';
+export * from './regulation-store.js';

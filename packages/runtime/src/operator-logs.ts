@@ -79,4 +79,30 @@ export class SourceEvents {
   page(sourceId: string, options: { limit: number; cursor?: string | undefined }): Promise<CappedPage<DebugEvent>> {
     return readCapped(this.redis, sourceEventsKey(this.prefix, sourceId), options);
   }
+
+  /**
+   * Erases the calls of these users from the source's ring (a deletion regulation). Each entry is
+   * replaced in place by one that keeps only its time and outcome, so page cursors stay valid.
+   * Returns how many entries were erased.
+   */
+  async eraseUsers(sourceId: string, userIds: readonly string[]): Promise<number> {
+    if (userIds.length === 0) return 0;
+    return Number(await this.redis.eval(ERASE_USERS, 1, sourceEventsKey(this.prefix, sourceId), ...userIds));
+  }
 }
+
+// KEYS: the ring. ARGV: userIds. A rejected call's userId may be a number, so it is compared as text.
+const ERASE_USERS = `
+local users = {}
+for i = 1, #ARGV do users[ARGV[i]] = true end
+local erased = 0
+local entries = redis.call('LRANGE', KEYS[1], 0, -1)
+for i, raw in ipairs(entries) do
+  local ok, e = pcall(cjson.decode, raw)
+  if ok and type(e) == 'table' and type(e.call) == 'table' and e.call.userId ~= nil and users[tostring(e.call.userId)] then
+    redis.call('LSET', KEYS[1], i - 1, cjson.encode({at = e.at, outcome = e.outcome, message = 'erased by a deletion regulation'}))
+    erased = erased + 1
+  end
+end
+return erased
+`;

@@ -1,6 +1,6 @@
 /**
- * The life of a worker process (router, webhook-delivery): wait for Redis, prepare (apply the
- * config file, load caches), serve /healthz /readyz /metrics, run the BullMQ worker, and shut down
+ * The life of a worker process (router, webhook-delivery, audiences): wait for Redis, prepare
+ * (apply the config file, load caches), serve /healthz /readyz /metrics, run the BullMQ workers, and shut down
  * in order on request: stop taking jobs and let active ones finish → release queues, caches and
  * Redis → close the ops server.
  */
@@ -15,8 +15,9 @@ import type { ShutdownStep } from './shutdown.js';
 export interface WorkerProcessParts {
   /** For log lines: `<name>.started`, `<name>_worker.stopped`. */
   readonly name: string;
+  /** One per queue the process consumes. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any payload: only lifecycle methods are used
-  readonly worker: Worker<any>;
+  readonly workers: readonly Worker<any>[];
   /** Every connection the process uses; start-up waits for all of them. */
   readonly connections: readonly Redis[];
   /** Pinged by /readyz. */
@@ -39,7 +40,8 @@ export interface RunningWorkerProcess {
 }
 
 export async function runWorkerProcess(parts: WorkerProcessParts): Promise<RunningWorkerProcess> {
-  const { worker, logger } = parts;
+  const { workers, logger } = parts;
+  const closeWorkers = async () => void (await Promise.all(workers.map((w) => w.close())));
   const gate = shutdownGate();
   let ops: Awaited<ReturnType<typeof startOpsServer>>;
   try {
@@ -50,16 +52,16 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
       readiness: {
         redis: async () => void (await parts.control.ping()),
         accepting: gate.check,
-        worker: () => (worker.isRunning() ? Promise.resolve() : Promise.reject(new Error('worker not running'))),
+        worker: () => (workers.every((w) => w.isRunning()) ? Promise.resolve() : Promise.reject(new Error('worker not running'))),
       },
     });
   } catch (err) {
-    await worker.close();
+    await closeWorkers();
     await parts.release();
     throw err;
   }
-  worker.run().catch((err: unknown) => logger.error({ err: String(err) }, `${parts.name}_worker.stopped`));
-  logger.info({ port: ops.port, concurrency: worker.concurrency }, `${parts.name}.started`);
+  for (const w of workers) w.run().catch((err: unknown) => logger.error({ queue: w.name, err: String(err) }, `${parts.name}_worker.stopped`));
+  logger.info({ port: ops.port, concurrency: Object.fromEntries(workers.map((w) => [w.name, w.concurrency])) }, `${parts.name}.started`);
 
   const shutdownSteps: ShutdownStep[] = [
     {
@@ -67,7 +69,7 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
       name: `stop taking jobs, ${parts.finishing}`,
       run: async () => {
         gate.begin();
-        await worker.close();
+        await closeWorkers();
       },
     },
     { name: 'release queues and Redis, close the ops server', run: async () => void (await Promise.all([parts.release(), closeServer(ops.server)])) },

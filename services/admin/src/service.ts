@@ -4,12 +4,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
-import { describeEnv } from '@eventrelay/config';
+import { describeEnv, queueCatalog } from '@eventrelay/config';
 import {
   AttemptLog,
   AuditLog,
   ConfigStore,
   DeadLetterStore,
+  RegulationStore,
   SourceEvents,
   applyConfigFile,
   closeRedis,
@@ -26,6 +27,7 @@ import {
 import { adminEnvSpec, type AdminEnv } from './env.js';
 import { createAdminMetrics } from './metrics.js';
 import { Replayer } from './adapters/replayer.js';
+import { AudienceStatus } from './adapters/audience-status.js';
 import { createAdminHandler } from './http/app.js';
 import { OPENAPI_VERSION, buildOpenApi } from './http/openapi.js';
 import { adminRoutes } from './http/routes.js';
@@ -48,9 +50,10 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
   const redis = createRedis(env.REDIS_URL, 'control', 'admin');
   const prefix = env.EVENTRELAY_PREFIX;
   const queue = openQueue('deliver', redis, prefix, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
+  const regulationQueue = openQueue('regulation', redis, prefix, (err) => logger.warn({ err: err.message }, 'regulation_queue.error'));
   const gate = shutdownGate();
   const release = async () => {
-    await queue.close();
+    await Promise.all([queue.close(), regulationQueue.close()]);
     await closeRedis(redis);
   };
 
@@ -69,6 +72,9 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
       replayer: new Replayer(deadLetters, queue, clock),
       audit: new AuditLog(redis, prefix, env.ADMIN_AUDIT_MAX),
       events: new SourceEvents(redis, prefix, { max: Number.MAX_SAFE_INTEGER }),
+      audienceStatus: new AudienceStatus(redis, prefix),
+      regulations: new RegulationStore(redis, prefix),
+      queueRegulation: async (job) => void (await regulationQueue.add(queueCatalog.regulation.jobName, job, { jobId: job.id })),
       clock,
       newId: (kind) => `${kind}_${randomBytes(8).toString('hex')}`,
       newWriteKey: () => `wk_${randomBytes(32).toString('base64url')}`,

@@ -1,4 +1,4 @@
-import { commonEnv, integer, loadEnvFrom, port, type EnvOf, type EnvSource } from '@eventrelay/config';
+import { commonEnv, integer, loadEnvFrom, oneOf, port, type EnvOf, type EnvSource } from '@eventrelay/config';
 
 export const routerEnvSpec = {
   ...commonEnv,
@@ -9,6 +9,10 @@ export const routerEnvSpec = {
     min: 1,
     max: 30 * 86_400,
     describe: 'how long a delivery job id is remembered, so that a call routed again within it is not delivered again (covers route-job retries, about 17 min; ingest dedupes client resends); about 150 B of Redis per delivery',
+  }),
+  ROUTER_FEED_PROFILES: oneOf(['true', 'false'], {
+    default: 'true',
+    describe: 'put identify and track calls with a userId on the profile queue for the audiences service; set false when no audiences service runs, or the queue grows without bound',
   }),
 } as const;
 

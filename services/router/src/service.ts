@@ -45,6 +45,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   const control = createRedis(env.REDIS_URL, 'control', 'router-control');
   const connection = createRedis(env.REDIS_URL, 'worker', 'router-worker');
   const deliverQueue = openQueue('deliver', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
+  const profileQueue = env.ROUTER_FEED_PROFILES === 'true' ? openQueue('profile', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'profile_queue.error')) : undefined;
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
   const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX, (what, detail) => logger.warn(detail, what));
@@ -56,6 +57,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       destinations,
       suppressions,
       deliverQueue,
+      ...(profileQueue ? { profileQueue } : {}),
       dedupeWindowMs: env.ROUTER_DEDUPE_WINDOW_S * 1000,
       metrics: createRouterMetrics(registry),
       logger,
@@ -72,7 +74,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   worker.on('failed', (job, err) => logger.error({ requestId: job?.data.requestId, attempt: job?.attemptsMade, err: err.message }, 'route.failed'));
   const running = await runWorkerProcess({
     name: 'router',
-    worker,
+    workers: [worker],
     connections: [control, connection],
     control,
     opsPort: env.ROUTER_METRICS_PORT,
@@ -87,6 +89,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       destinations.stop();
       suppressions.stop();
       await deliverQueue.close();
+      await profileQueue?.close();
       await Promise.all([closeRedis(connection), closeRedis(control)]);
     },
     finishing: 'finish active route jobs (a few Redis calls each)',

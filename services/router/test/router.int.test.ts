@@ -1,6 +1,6 @@
 import type { Destination } from '@eventrelay/config';
 import { configKeys } from '@eventrelay/runtime';
-import { deliveryJobId } from '../src/domain/delivery-job-id';
+import { deliveryJobId } from '@eventrelay/config';
 import { eventually } from '../../../test/support/eventually';
 import { startReceiver, type Receiver } from '../../../test/support/receiver';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';

@@ -108,7 +108,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   worker.on('failed', (job, err) => logger.error({ jobId: job?.id, messageId: job?.data.call.messageId, destinationId: job?.data.destinationId, err: err.message }, 'delivery.job_failed'));
   const running = await runWorkerProcess({
     name: 'delivery',
-    worker,
+    workers: [worker],
     connections: [control, connection],
     control,
     opsPort: env.DELIVERY_METRICS_PORT,

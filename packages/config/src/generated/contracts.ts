@@ -5,17 +5,36 @@
  * @maxItems 5
  */
 export type Webhooks = WebhookTarget[];
+/**
+ * Work of the audiences service that is not driven by one call: a full pass over the profiles for one audience (its backfill on creation, or after its definition changed), or the periodic sync of every time-windowed audience.
+ */
+export type AudienceJob =
+  | {
+      kind: 'backfill';
+      audienceId: string;
+      /**
+       * digest of the definition the pass is for; a pass for an outdated definition stops
+       */
+      fingerprint: string;
+    }
+  | {
+      kind: 'periodic';
+    };
 
 /**
  * Every contract type, one per schema file under schemas/.
  */
 export interface Contracts {
   AdminApi: AdminApi;
+  AudienceCondition: AudienceCondition;
+  AudienceJob: AudienceJob;
   DeadLetter: DeadLetter;
   DeliverJob: DeliverJob;
   DeliveryAttempt: DeliveryAttempt;
   EventrelayConfig: EventrelayConfig;
   NormalizedCall: NormalizedCall;
+  ProfileJob: ProfileJob;
+  RegulationJob: RegulationJob;
   RouteJob: RouteJob;
   WebhookSettings: WebhookSettings;
 }
@@ -39,6 +58,10 @@ export interface AdminApi {
   auditPage?: AuditPage;
   debugEvent?: DebugEvent;
   debugEventPage?: DebugEventPage;
+  audienceCreate?: AudienceCreate;
+  audienceView?: AudienceView;
+  regulationCreate?: RegulationCreate;
+  regulation?: Regulation;
   apiError?: ApiError;
 }
 /**
@@ -389,6 +412,198 @@ export interface DebugEventPage {
   items: DebugEvent[];
   nextCursor: string | null;
 }
+/**
+ * A new audience. Its id is generated unless given. Creating it sends one identify (trait true) for every current member to its destinations.
+ */
+export interface AudienceCreate {
+  /**
+   * 1 to 64 letters, digits, _ or -
+   */
+  id?: string;
+  /**
+   * the membership trait is its snake_case form (docs/audiences.md); must hold a letter or digit, and no other audience may have the same trait
+   */
+  name: string;
+  /**
+   * the sources whose calls feed the audience
+   *
+   * @minItems 1
+   *
+   * Items: 1 to 64 letters, digits, _ or -
+   */
+  sourceIds: string[];
+  /**
+   * where membership changes are delivered, while enabled
+   *
+   * Items: 1 to 64 letters, digits, _ or -
+   */
+  destinationIds: string[];
+  condition: AudienceCondition;
+}
+/**
+ * Who is in an audience: a tree of all / any / not over trait and event tests, evaluated against a user's profile (docs/audiences.md). Each node is an object with exactly one of its keys. all: every condition holds; any: at least one does; not: the condition does not.
+ */
+export interface AudienceCondition {
+  /**
+   * true when every condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  all?: AudienceCondition[];
+  /**
+   * true when at least one condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  any?: AudienceCondition[];
+  not?: AudienceCondition;
+  trait?: TraitTest;
+  event?: EventTest;
+}
+/**
+ * A test of one top-level trait (the traits of the audience's sources merged, the latest identify winning): key and exactly one operator.
+ */
+export interface TraitTest {
+  /**
+   * a top-level trait name, matched exactly (a dot is part of the name)
+   */
+  key: string;
+  /**
+   * compared with the trait's value by JSON equality
+   */
+  equals?: string | number | boolean | null;
+  /**
+   * compared with the trait's value by JSON equality
+   */
+  not_equals?: string | number | boolean | null;
+  /**
+   * true: the trait is set (null counts as set); false: it is not
+   */
+  exists?: boolean;
+  /**
+   * a string trait holds this text (case-sensitive), or an array trait holds this value
+   */
+  contains?: string | number | boolean;
+  /**
+   * a number compares with numeric traits; a string compares with string traits in code-unit order (ISO 8601 dates of the same form compare as times)
+   */
+  gt?: string | number;
+  /**
+   * a number compares with numeric traits; a string compares with string traits in code-unit order (ISO 8601 dates of the same form compare as times)
+   */
+  gte?: string | number;
+  /**
+   * a number compares with numeric traits; a string compares with string traits in code-unit order (ISO 8601 dates of the same form compare as times)
+   */
+  lt?: string | number;
+  /**
+   * a number compares with numeric traits; a string compares with string traits in code-unit order (ISO 8601 dates of the same form compare as times)
+   */
+  lte?: string | number;
+}
+/**
+ * The user sent the track event `name` at least `atLeast` times (from the audience's sources), in the last `withinDays` days when given.
+ */
+export interface EventTest {
+  /**
+   * the track call's event name, matched exactly
+   */
+  name: string;
+  atLeast?: number;
+  /**
+   * the current UTC day and the withinDays - 1 days before it
+   */
+  withinDays?: number;
+}
+/**
+ * An audience with its membership trait and how its membership stands.
+ */
+export interface AudienceView {
+  id: string;
+  name: string;
+  sourceIds: string[];
+  destinationIds: string[];
+  condition: AudienceCondition;
+  /**
+   * the trait key of the identify calls this audience sends
+   */
+  traitKey: string;
+  membership: AudienceMembership;
+}
+export interface AudienceMembership {
+  /**
+   * pending: the audiences service has not started on it yet; backfilling: the first pass over existing profiles is running; ready: every change is sent as it happens
+   */
+  status: 'pending' | 'backfilling' | 'ready';
+  /**
+   * users currently in the audience
+   */
+  members: number;
+  /**
+   * profiles evaluated by the running or last full pass
+   */
+  profilesScanned?: number;
+  /**
+   * when the last full pass (backfill or periodic sync) ended, ISO 8601 UTC
+   */
+  lastFullSyncAt?: string;
+}
+/**
+ * A deletion or suppression request for users (SPEC section 6).
+ */
+export interface RegulationCreate {
+  regulationType: 'DELETE' | 'SUPPRESS' | 'SUPPRESS_WITH_DELETE';
+  subjectType: 'USER_ID';
+  /**
+   * @minItems 1
+   * @maxItems 5000
+   */
+  subjectIds: string[];
+  /**
+   * the sources it applies to; every source when left out
+   *
+   * @minItems 1
+   *
+   * Items: 1 to 64 letters, digits, _ or -
+   */
+  sourceIds?: string[];
+}
+/**
+ * A regulation and how far it has got. The subject ids are not shown: they are personal data, and are forgotten once the regulation has finished.
+ */
+export interface Regulation {
+  id: string;
+  regulationType: 'DELETE' | 'SUPPRESS' | 'SUPPRESS_WITH_DELETE';
+  subjectType: 'USER_ID';
+  subjectCount: number;
+  /**
+   * as requested; left out means every source
+   */
+  sourceIds?: string[];
+  status: 'pending' | 'running' | 'finished';
+  createdAt: string;
+  finishedAt?: string;
+  counts: {
+    /**
+     * subjects fully handled
+     */
+    subjectsDone: number;
+    /**
+     * delete notifications put on the delivery queue (one per subject, affected source and enabled Webhooks destination)
+     */
+    deleteNotices: number;
+    /**
+     * subjects that had a profile, now erased
+     */
+    profilesErased: number;
+    /**
+     * subjects whose later calls the router now drops
+     */
+    suppressed?: number;
+  };
+}
 export interface ApiError {
   success: false;
   /**
@@ -444,21 +659,71 @@ export interface Audience {
    * 1 to 64 letters, digits, _ or -
    */
   id: string;
+  /**
+   * the membership trait is its snake_case form (docs/audiences.md); must hold a letter or digit
+   */
   name: string;
   /**
+   * the sources whose calls feed the audience; a user with no identify or track from any of them is never a member
+   *
+   * @minItems 1
+   *
    * Items: 1 to 64 letters, digits, _ or -
    */
   sourceIds: string[];
   /**
+   * where membership changes are delivered (as identify calls), when enabled
+   *
    * Items: 1 to 64 letters, digits, _ or -
    */
   destinationIds: string[];
+  condition: AudienceCondition;
+}
+/**
+ * router → audiences: the identify and track calls with a userId of one routed intake request (suppressed users' calls are not among them), to update profiles and audience membership.
+ */
+export interface ProfileJob {
+  sourceId: string;
   /**
-   * evaluated by the audiences feature; its grammar is defined there
+   * @minItems 1
    */
-  condition: {
+  calls: ProfileCall[];
+}
+/**
+ * What a profile needs of a call.
+ */
+export interface ProfileCall {
+  type: 'identify' | 'track';
+  messageId: string;
+  userId: string;
+  /**
+   * ISO 8601 UTC, clock-skew corrected
+   */
+  timestamp: string;
+  /**
+   * identify only
+   */
+  traits?: {
     [k: string]: unknown;
   };
+  /**
+   * track only
+   */
+  event?: string;
+}
+/**
+ * admin → audiences: one regulation to carry out. The subject ids live only here (the job is deleted when it finishes) and in the router's suppression list.
+ */
+export interface RegulationJob {
+  /**
+   * also the BullMQ job id
+   */
+  id: string;
+  /**
+   * ISO 8601 UTC; the timestamp of the delete notifications
+   */
+  createdAt: string;
+  request: RegulationCreate;
 }
 /**
  * One accepted intake request on the router's queue: every call of it that passed validation and dedupe.

@@ -6,6 +6,7 @@ import {
   RequestError,
   describeProblem,
   destinationType,
+  type ConfigChange,
   type ConfigPlan,
   type ConfigSnapshot,
   type Destination,
@@ -51,9 +52,15 @@ export function planPatchDestination(snapshot: ConfigSnapshot, id: string, patch
   return { changes: [{ kind: 'put-destination', destination }], audit: [auditEntry(ctx, 'destination.update', id, { fields: patchedFields(patch) })], result: destination };
 }
 
+/** Also disconnects it from every audience, so no reference dangles. */
 export function planDeleteDestination(snapshot: ConfigSnapshot, id: string, ctx: WriteContext): ConfigPlan<undefined> {
   existingDestination(snapshot, id);
-  return { changes: [{ kind: 'delete-destination', id }], audit: [auditEntry(ctx, 'destination.delete', id)], result: undefined };
+  const detached = [...snapshot.audiences.values()].filter((a) => a.destinationIds.includes(id));
+  return {
+    changes: [{ kind: 'delete-destination', id }, ...detached.map((a): ConfigChange => ({ kind: 'put-audience', audience: { ...a, destinationIds: a.destinationIds.filter((d) => d !== id) } }))],
+    audit: [auditEntry(ctx, 'destination.delete', id, ...(detached.length > 0 ? [{ detachedFrom: detached.map((a) => a.id) }] : []))],
+    result: undefined,
+  };
 }
 
 /** What the schema cannot check, each problem naming its field. */

@@ -6,18 +6,25 @@ import {
   RequestError,
   destinationCatalog,
   exportConfig,
+  type Audience,
   type CatalogEntry,
   type ConfigPlan,
   type ConfigSnapshot,
   type DeliveriesQuery,
   type DestinationCreate,
   type DestinationPatch,
+  type AudienceCreate,
   type PageQuery,
+  type RegulationCreate,
+  type RegulationJob,
   type ReplayRequest,
   type SourceCreate,
   type SourcePatch,
 } from '@eventrelay/config';
-import { isDeadLetterCursor, type AttemptLog, type AuditLog, type ConfigStore, type DeadLetterStore, type SourceEvents } from '@eventrelay/runtime';
+import { isDeadLetterCursor, type AttemptLog, type AuditLog, type ConfigStore, type DeadLetterStore, type RegulationStore, type SourceEvents } from '@eventrelay/runtime';
+import { existingAudience, planCreateAudience, planDeleteAudience, toAudienceView } from '../domain/audiences.js';
+import { planRegulation } from '../domain/regulations.js';
+import type { AudienceStatus } from '../adapters/audience-status.js';
 import { existingDestination, planCreateDestination, planDeleteDestination, planPatchDestination } from '../domain/destinations.js';
 import { toDestinationView } from '../domain/destination-view.js';
 import { replaySelection } from '../domain/replay.js';
@@ -33,9 +40,13 @@ export interface AdminDeps {
   readonly replayer: Pick<Replayer, 'replay'>;
   readonly audit: Pick<AuditLog, 'page' | 'record'>;
   readonly events: Pick<SourceEvents, 'page'>;
+  readonly audienceStatus: Pick<AudienceStatus, 'read'>;
+  readonly regulations: Pick<RegulationStore, 'create' | 'get'>;
+  /** Hands a regulation to the audiences service (the regulation queue, job id = regulation id). */
+  readonly queueRegulation: (job: RegulationJob) => Promise<void>;
   readonly clock: () => number;
   /** A new random id, e.g. `src_1f3a…`. */
-  readonly newId: (kind: 'src' | 'dst') => string;
+  readonly newId: (kind: 'src' | 'dst' | 'aud' | 'reg') => string;
   /** A new write key: long and random. */
   readonly newWriteKey: () => string;
   /** The OpenAPI document, built from these routes. */
@@ -52,6 +63,10 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
     if (!ok) throw new RequestError('invalid_request', 'cursor is not one this API gave out', [{ field: 'cursor', message: 'is not one this API gave out' }]);
   };
   const logCursor = (cursor: string | undefined) => cursorProblem(cursor === undefined || /^\d{1,18}$/.test(cursor));
+  const audienceViews = async (audiences: Audience[]) => {
+    const status = await deps.audienceStatus.read(audiences.map((a) => a.id));
+    return audiences.map((a, i) => toAudienceView(a, status[i]?.pass ?? {}, status[i]?.members ?? 0));
+  };
 
   return [
     {
@@ -252,6 +267,85 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         const result = await deps.replayer.replay(id, selection);
         await deps.audit.record(auditEntry(ctx(req), 'destination.replay', id, { selection: selection.kind, replayed: result.replayed }));
         return ok(result);
+      },
+    },
+    // Audiences
+    {
+      method: 'get',
+      path: '/audiences',
+      operationId: 'listAudiences',
+      summary: 'All audiences, by id, with their membership trait and member counts',
+      answer: { status: 200, schema: 'AudienceView', list: true, description: 'the audiences' },
+      errors: [],
+      handle: async () => ok(await audienceViews(await read((s) => [...s.audiences.values()].sort(byId)))),
+    },
+    {
+      method: 'post',
+      path: '/audiences',
+      operationId: 'createAudience',
+      summary: 'Create an audience; within seconds every current member is sent one identify with the trait true (the backfill), and later only changes',
+      body: 'AudienceCreate',
+      answer: { status: 201, schema: 'AudienceView', description: 'the new audience (membership pending until the audiences service starts its backfill)' },
+      errors: ['invalid_request', 'conflict'],
+      handle: async (req: AdminRequest<AudienceCreate>) => {
+        const audience = await write((s) => planCreateAudience(s, req.body, deps.newId('aud'), ctx(req)));
+        const [view] = await audienceViews([audience]);
+        return { status: 201, body: view };
+      },
+    },
+    {
+      method: 'get',
+      path: '/audiences/:id',
+      operationId: 'getAudience',
+      summary: 'One audience',
+      answer: { status: 200, schema: 'AudienceView', description: 'the audience' },
+      errors: ['not_found'],
+      handle: async (req) => {
+        const [view] = await audienceViews([await read((s) => existingAudience(s, param(req, 'id')))]);
+        return ok(view);
+      },
+    },
+    {
+      method: 'delete',
+      path: '/audiences/:id',
+      operationId: 'deleteAudience',
+      summary: 'Delete an audience with its membership; members are not sent false',
+      answer: { status: 204, description: 'deleted' },
+      errors: ['not_found'],
+      handle: async (req) => {
+        await write((s) => planDeleteAudience(s, param(req, 'id'), ctx(req)));
+        return { status: 204 };
+      },
+    },
+    // Regulations
+    {
+      method: 'post',
+      path: '/regulations',
+      operationId: 'createRegulation',
+      summary: 'Delete and/or suppress users: delete notifications to every affected source with Webhooks enabled, their profiles erased, their later calls dropped',
+      body: 'RegulationCreate',
+      answer: { status: 202, schema: 'Regulation', description: 'accepted; the audiences service carries it out (poll GET /regulations/:id)' },
+      errors: ['invalid_request'],
+      handle: async (req: AdminRequest<RegulationCreate>) => {
+        const { job, record } = planRegulation(await deps.store.snapshot(), req.body, deps.newId('reg'), ctx(req).now);
+        // Queued first: if the record cannot be written after, the job still runs and writes it.
+        await deps.queueRegulation(job);
+        await deps.regulations.create(record);
+        await deps.audit.record(auditEntry(ctx(req), 'regulation.create', job.id, { regulationType: record.regulationType, subjects: record.subjectCount, ...(record.sourceIds ? { sourceIds: record.sourceIds } : {}) }));
+        return { status: 202, body: record };
+      },
+    },
+    {
+      method: 'get',
+      path: '/regulations/:id',
+      operationId: 'getRegulation',
+      summary: 'A regulation: status (pending, running, finished) and counts',
+      answer: { status: 200, schema: 'Regulation', description: 'the regulation' },
+      errors: ['not_found'],
+      handle: async (req) => {
+        const found = await deps.regulations.get(param(req, 'id'));
+        if (!found) throw new RequestError('not_found', `no regulation "${param(req, 'id')}"`);
+        return ok(found);
       },
     },
     {

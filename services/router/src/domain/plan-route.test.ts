@@ -1,5 +1,5 @@
 import type { Destination, NormalizedCall, RouteJob } from '@eventrelay/config';
-import { deliveryJobId } from './delivery-job-id.js';
+import { deliveryJobId } from '@eventrelay/config';
 import { planRoute } from './plan-route.js';
 import type { Suppression } from './suppression.js';
 

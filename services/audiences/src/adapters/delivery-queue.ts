@@ -1,0 +1,21 @@
+/**
+ * Puts calls the audiences service makes (membership identifies, delete notices) on the delivery
+ * queue, with the router's job ids and deduplication, so queuing one twice delivers it once.
+ */
+import type { Queue } from 'bullmq';
+import { queueCatalog, type DeliverJob } from '@eventrelay/config';
+import type { PlannedDelivery } from '../domain/membership.js';
+
+export class DeliveryQueue {
+  constructor(
+    private readonly queue: Pick<Queue<DeliverJob>, 'addBulk'>,
+    private readonly dedupeWindowMs: number,
+  ) {}
+
+  async enqueue(deliveries: readonly PlannedDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.queue.addBulk(
+      deliveries.map((d) => ({ name: queueCatalog.deliver.jobName, data: d.data, opts: { jobId: d.jobId, deduplication: { id: d.jobId, ttl: this.dedupeWindowMs } } })),
+    );
+  }
+}

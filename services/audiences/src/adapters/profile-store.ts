@@ -1,0 +1,177 @@
+/**
+ * Profiles in Redis: one hash per user (domain/profile.ts names the fields) and a lexically
+ * ordered index of every userId, which full passes page through. A call is applied by one Lua
+ * step, so concurrent calls of one user never lose each other's updates, and a call whose
+ * messageId was applied lately (a retried job) is applied once.
+ *
+ * Footprint, bounded per user and source: traits at most PROFILE_MAX_TRAIT_BYTES (key plus JSON
+ * value; a new or longer value that would pass it is left out), at most PROFILE_MAX_EVENTS event
+ * names with one counter each, and day buckets only for the latest PROFILE_DAYS_KEPT days of each.
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { ProfileCall } from '@eventrelay/config';
+import { profileKeys } from '@eventrelay/runtime';
+import { utcDay } from '../domain/profile.js';
+
+export interface ProfileLimits {
+  readonly maxTraitBytes: number;
+  readonly maxEvents: number;
+  readonly daysKept: number;
+}
+
+/** How many recent messageIds a profile remembers, against a retried job counting a call twice. */
+const IDS_KEPT = 32;
+
+// KEYS: profile, index. ARGV: userId, sourceId, digest, kind, at, day, maxTraitBytes, maxEvents,
+// daysKept, idsKept, then for identify trait key/JSON value pairs, for track the event name.
+// Returns {applied (0 or 1), fields left out by a cap, the profile's fields (HGETALL)}.
+const APPLY = `
+local p = KEYS[1]
+local ids = redis.call('HGET', p, 'ids') or ''
+if string.find(' ' .. ids .. ' ', ' ' .. ARGV[3] .. ' ', 1, true) then return {0, 0, redis.call('HGETALL', p)} end
+ids = ARGV[3] .. ((ids == '') and '' or (' ' .. ids))
+local keep = tonumber(ARGV[10]) * (#ARGV[3] + 1) - 1
+if #ids > keep then ids = string.sub(ids, 1, keep) end
+local src = ARGV[2]
+local dropped = 0
+if ARGV[4] == 'identify' then
+  local tb = 'tb:' .. src
+  local bytes = tonumber(redis.call('HGET', p, tb) or '0')
+  local cap = tonumber(ARGV[7])
+  for i = 11, #ARGV, 2 do
+    local f = 't:' .. src .. ':' .. ARGV[i]
+    local old = redis.call('HGET', p, f)
+    local delta
+    if old then delta = #ARGV[i + 1] - #old else delta = #ARGV[i] + #ARGV[i + 1] end
+    if bytes + delta <= cap then
+      redis.call('HSET', p, f, ARGV[i + 1])
+      bytes = bytes + delta
+    else
+      dropped = dropped + 1
+    end
+  end
+  redis.call('HSET', p, tb, bytes, 'ta:' .. src, ARGV[5])
+else
+  local f = 'e:' .. src .. ':' .. ARGV[11]
+  local old = redis.call('HGET', p, f)
+  if not old then
+    local en = 'en:' .. src
+    if tonumber(redis.call('HGET', p, en) or '0') < tonumber(ARGV[8]) then
+      redis.call('HINCRBY', p, en, 1)
+      old = '0'
+    else
+      dropped = 1
+    end
+  end
+  if old then
+    local day = tonumber(ARGV[6])
+    local total, buckets, found, newest, first = 0, {}, false, day, true
+    for tok in string.gmatch(old, '%S+') do
+      if first then
+        total = tonumber(tok)
+        first = false
+      else
+        local d, c = string.match(tok, '^(%d+):(%d+)$')
+        d, c = tonumber(d), tonumber(c)
+        if d == day then c = c + 1; found = true end
+        if d > newest then newest = d end
+        buckets[#buckets + 1] = {d, c}
+      end
+    end
+    if not found then buckets[#buckets + 1] = {day, 1} end
+    table.sort(buckets, function(a, b) return a[1] > b[1] end)
+    local parts = {tostring(total + 1)}
+    for _, b in ipairs(buckets) do
+      if b[1] > newest - tonumber(ARGV[9]) then parts[#parts + 1] = b[1] .. ':' .. b[2] end
+    end
+    redis.call('HSET', p, f, table.concat(parts, ' '))
+  end
+end
+redis.call('HSET', p, 'ids', ids)
+redis.call('HINCRBY', p, 'v', 1)
+redis.call('ZADD', KEYS[2], 0, ARGV[1])
+return {1, dropped, redis.call('HGETALL', p)}
+`;
+
+export interface Applied {
+  /** False when the call was applied before (a retried job). */
+  readonly applied: boolean;
+  /** Traits or an event name left out because a cap was reached. */
+  readonly dropped: number;
+  readonly fields: Record<string, string>;
+}
+
+export class ProfileStore {
+  private readonly keys: ReturnType<typeof profileKeys>;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    private readonly limits: ProfileLimits,
+  ) {
+    this.keys = profileKeys(prefix);
+  }
+
+  async apply(sourceId: string, call: ProfileCall): Promise<Applied> {
+    const at = Date.parse(call.timestamp);
+    const digest = createHash('sha1').update(`${sourceId}\n${call.messageId}`).digest('hex').slice(0, 12);
+    const payload = call.type === 'identify' ? Object.entries(call.traits ?? {}).flatMap(([k, v]) => [k, JSON.stringify(v ?? null)]) : [call.event ?? ''];
+    const { maxTraitBytes, maxEvents, daysKept } = this.limits;
+    const [applied, dropped, flat] = (await this.redis.eval(
+      APPLY,
+      2,
+      this.keys.profile(call.userId),
+      this.keys.index,
+      call.userId,
+      sourceId,
+      digest,
+      call.type,
+      Number.isFinite(at) ? at : 0,
+      utcDay(Number.isFinite(at) ? at : 0),
+      maxTraitBytes,
+      maxEvents,
+      daysKept,
+      IDS_KEPT,
+      ...payload,
+    )) as [number, number, string[]];
+    return { applied: applied === 1, dropped, fields: pairs(flat) };
+  }
+
+  /** The users after `after` (exclusive; '' from the start), in lexical order. */
+  async userIdsAfter(after: string, count: number): Promise<string[]> {
+    return this.redis.zrangebylex(this.keys.index, after === '' ? '-' : `(${after}`, '+', 'LIMIT', 0, count);
+  }
+
+  /** Each user's fields (empty when the user has no profile). */
+  async read(userIds: readonly string[]): Promise<Record<string, string>[]> {
+    if (userIds.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of userIds) pipeline.hgetall(this.keys.profile(id));
+    const results = (await pipeline.exec()) ?? [];
+    return results.map(([err, value]) => {
+      if (err) throw err;
+      return value as Record<string, string>;
+    });
+  }
+
+  /** Erases the users' profiles; returns how many had one. */
+  async erase(userIds: readonly string[]): Promise<number> {
+    if (userIds.length === 0) return 0;
+    const tx = this.redis.multi();
+    tx.del(...userIds.map((id) => this.keys.profile(id)));
+    tx.zrem(this.keys.index, ...userIds);
+    const results = (await tx.exec()) ?? [];
+    return Number(results[0]?.[1] ?? 0);
+  }
+
+  count(): Promise<number> {
+    return this.redis.zcard(this.keys.index);
+  }
+}
+
+function pairs(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i] as string] = flat[i + 1] as string;
+  return out;
+}

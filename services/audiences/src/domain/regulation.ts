@@ -1,0 +1,53 @@
+/**
+ * What a regulation does, as data (SPEC section 6): which sources it affects, the delete
+ * notifications it forwards, and its record as it progresses. Pure.
+ */
+import { hash } from 'node:crypto';
+import { deliveryJobId, type ConfigSnapshot, type DeleteNotice, type Regulation, type RegulationJob } from '@eventrelay/config';
+import type { PlannedDelivery } from './membership.js';
+
+export function deletes(job: RegulationJob): boolean {
+  return job.request.regulationType !== 'SUPPRESS';
+}
+
+export function suppresses(job: RegulationJob): boolean {
+  return job.request.regulationType !== 'DELETE';
+}
+
+/** The listed sources that still exist, or every source. */
+export function affectedSources(job: RegulationJob, snapshot: ConfigSnapshot): string[] {
+  return job.request.sourceIds ? job.request.sourceIds.filter((id) => snapshot.sources.has(id)) : [...snapshot.sources.keys()].sort();
+}
+
+/**
+ * One `delete` per user, affected source and enabled Webhooks destination connected to it. The
+ * messageId is the same whenever the regulation is carried out again (a retried job), so the
+ * delivery job ids dedupe; the userId is hashed into it because a messageId travels in a header.
+ */
+export function deleteNotices(job: RegulationJob, sourceIds: readonly string[], snapshot: ConfigSnapshot, userIds: readonly string[]): PlannedDelivery[] {
+  const planned: PlannedDelivery[] = [];
+  const destinations = [...snapshot.destinations.values()].filter((d) => d.enabled && d.name === 'Webhooks');
+  for (const sourceId of sourceIds) {
+    const targets = destinations.filter((d) => d.sourceIds.includes(sourceId));
+    for (const userId of userIds) {
+      const call: DeleteNotice = { type: 'delete', messageId: `del-${job.id}-${hash('sha256', userId, 'base64url').slice(0, 22)}`, userId, timestamp: job.createdAt };
+      for (const d of targets) planned.push({ jobId: deliveryJobId(d.id, sourceId, call.messageId), data: { sourceId, destinationId: d.id, call } });
+    }
+  }
+  return planned;
+}
+
+/** The record as the regulation is accepted. */
+export function newRegulation(job: RegulationJob): Regulation {
+  const { request } = job;
+  return {
+    id: job.id,
+    regulationType: request.regulationType,
+    subjectType: request.subjectType,
+    subjectCount: request.subjectIds.length,
+    ...(request.sourceIds ? { sourceIds: request.sourceIds } : {}),
+    status: 'pending',
+    createdAt: job.createdAt,
+    counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
+  };
+}

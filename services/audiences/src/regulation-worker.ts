@@ -1,0 +1,76 @@
+/**
+ * The regulation queue's processor. In pages of subjects: suppress (the router drops the users'
+ * later calls), forward the delete notifications, erase the users' profiles, audience membership
+ * and event-debugger entries, and save the progress. Every step is idempotent and the record
+ * says how many subjects are done, so a retried job redoes at most one page; the notifications'
+ * job ids dedupe what that page queued before.
+ */
+import type { Job } from 'bullmq';
+import type { ConfigSnapshot, Regulation, RegulationJob } from '@eventrelay/config';
+import type { Logger, RegulationStore, SourceEvents } from '@eventrelay/runtime';
+import { affectedSources, deleteNotices, deletes, newRegulation, suppresses } from './domain/regulation.js';
+import type { DeliveryQueue } from './adapters/delivery-queue.js';
+import type { MembershipStore } from './adapters/membership-store.js';
+import type { ProfileStore } from './adapters/profile-store.js';
+import type { SuppressionWriter } from './adapters/suppression-writer.js';
+import type { AudiencesMetrics } from './metrics.js';
+
+export interface RegulationDeps {
+  readonly regulations: Pick<RegulationStore, 'get' | 'save'>;
+  readonly suppressions: Pick<SuppressionWriter, 'suppress'>;
+  readonly deliveries: Pick<DeliveryQueue, 'enqueue'>;
+  readonly profiles: Pick<ProfileStore, 'erase'>;
+  readonly membership: Pick<MembershipStore, 'erase'>;
+  readonly events: Pick<SourceEvents, 'eraseUsers'>;
+  /** A fresh config (the regulation's sources and destinations as they are now). */
+  readonly snapshot: () => Promise<ConfigSnapshot>;
+  readonly pageSize: number;
+  readonly metrics: AudiencesMetrics;
+  readonly logger: Logger;
+  readonly clock: () => number;
+}
+
+export function createRegulationProcessor(deps: RegulationDeps): (job: Job<RegulationJob>) => Promise<void> {
+  return async (job) => {
+    const started = deps.clock();
+    const data = job.data;
+    let record: Regulation = (await deps.regulations.get(data.id)) ?? newRegulation(data);
+    if (record.status === 'finished') return;
+    record = { ...record, status: 'running' };
+    await deps.regulations.save(record);
+
+    const snapshot = await deps.snapshot();
+    const sources = affectedSources(data, snapshot);
+    const audienceIds = [...snapshot.audiences.keys()];
+    const subjects = data.request.subjectIds;
+    for (let from = record.counts.subjectsDone; from < subjects.length; from += deps.pageSize) {
+      const page = subjects.slice(from, from + deps.pageSize);
+      if (suppresses(data)) await deps.suppressions.suppress(page, data.request.sourceIds);
+      let notices = 0;
+      let erased = 0;
+      if (deletes(data)) {
+        const planned = deleteNotices(data, sources, snapshot, page);
+        await deps.deliveries.enqueue(planned);
+        notices = planned.length;
+        erased = await deps.profiles.erase(page);
+        await deps.membership.erase(page, audienceIds);
+        for (const sourceId of sources) await deps.events.eraseUsers(sourceId, page);
+      }
+      const counts = record.counts;
+      record = {
+        ...record,
+        counts: {
+          subjectsDone: from + page.length,
+          deleteNotices: counts.deleteNotices + notices,
+          profilesErased: counts.profilesErased + erased,
+          ...(suppresses(data) ? { suppressed: (counts.suppressed ?? 0) + page.length } : {}),
+        },
+      };
+      await deps.regulations.save(record);
+      deps.metrics.regulationSubjects.inc({ regulation_type: data.request.regulationType }, page.length);
+    }
+    record = { ...record, status: 'finished', finishedAt: new Date(deps.clock()).toISOString() };
+    await deps.regulations.save(record);
+    deps.logger.info({ regulationId: data.id, regulationType: data.request.regulationType, subjects: subjects.length, sources: sources.length, ...record.counts, attempt: job.attemptsMade + 1, ms: deps.clock() - started }, 'regulation.finished');
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * Builds and starts the audiences service from a validated env: profiles, computed audiences and
+ * regulations (docs/audiences.md). Used by index.ts and by tests; it never reads process.env and
+ * never exits the process.
+ */
+import { audienceFingerprint, describeEnv, queueCatalog, type ConfigSnapshot } from '@eventrelay/config';
+import {
+  ConfigStore,
+  RegulationStore,
+  SourceEvents,
+  applyConfigFile,
+  closeRedis,
+  createRedis,
+  openQueue,
+  openWorker,
+  readConfigFile,
+  runWorkerProcess,
+  type Logger,
+  type Registry,
+  type ShutdownStep,
+} from '@eventrelay/runtime';
+import { audiencesEnvSpec, type AudiencesEnv } from './env.js';
+import { ConfigView } from './adapters/config-view.js';
+import { DeliveryQueue } from './adapters/delivery-queue.js';
+import { MembershipStore } from './adapters/membership-store.js';
+import { ProfileStore } from './adapters/profile-store.js';
+import { SuppressionWriter } from './adapters/suppression-writer.js';
+import { MembershipSync } from './membership-sync.js';
+import { createAudiencesMetrics } from './metrics.js';
+import { createPassProcessor } from './passes.js';
+import { createProfileProcessor } from './profile-worker.js';
+import { createRegulationProcessor } from './regulation-worker.js';
+
+export interface AudiencesDeps {
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** Evaluation time (time windows) and the identify calls' timestamps; injected by tests. */
+  readonly clock?: () => number;
+}
+
+export interface RunningAudiences {
+  readonly port: number;
+  /** Reloads the config now instead of within a second (and queues backfills); for tests. */
+  refreshConfig(): Promise<void>;
+  readonly shutdownSteps: ShutdownStep[];
+  close(): Promise<void>;
+}
+
+/** Outbox entries older than this are taken as left by a crash between commit and queue. */
+const STRANDED_AFTER_MS = 60_000;
+
+export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Promise<RunningAudiences> {
+  const { logger, registry } = deps;
+  const clock = deps.clock ?? Date.now;
+  logger.info({ env: describeEnv(audiencesEnvSpec, env) }, 'audiences.config');
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
+
+  const prefix = env.EVENTRELAY_PREFIX;
+  const control = createRedis(env.REDIS_URL, 'control', 'audiences-control');
+  const connection = createRedis(env.REDIS_URL, 'worker', 'audiences-worker');
+  const queueError = (name: string) => (err: Error) => logger.warn({ err: err.message }, `${name}_queue.error`);
+  const deliverQueue = openQueue('deliver', connection, prefix, queueError('deliver'));
+  const audienceQueue = openQueue('audience', connection, prefix, queueError('audience'));
+  const store = new ConfigStore(control, prefix);
+  const metrics = createAudiencesMetrics(registry);
+  const profiles = new ProfileStore(control, prefix, { maxTraitBytes: env.PROFILE_MAX_TRAIT_BYTES, maxEvents: env.PROFILE_MAX_EVENTS, daysKept: env.PROFILE_DAYS_KEPT });
+  const membership = new MembershipStore(control, prefix);
+  const deliveries = new DeliveryQueue(deliverQueue, env.AUDIENCES_DEDUPE_WINDOW_S * 1000);
+
+  // A new or redefined audience gets a backfill job; its id names the definition, so every
+  // process that notices the change queues the same job once.
+  const queueBackfills = async (snapshot: ConfigSnapshot) => {
+    for (const audience of snapshot.audiences.values()) {
+      const fingerprint = audienceFingerprint(audience);
+      const state = await membership.passState(audience.id);
+      if (state.fingerprint === fingerprint && state.status === 'ready') continue;
+      await audienceQueue.add(queueCatalog.audience.jobName, { kind: 'backfill', audienceId: audience.id, fingerprint }, { jobId: `backfill-${audience.id}-${fingerprint}` });
+    }
+  };
+  const config = new ConfigView(store, queueBackfills, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
+  const sync = new MembershipSync({ membership, profiles, deliveries, config: { audience: (id) => config.audience(id), get destinations() { return config.destinations; } }, clock });
+
+  const workerOptions = (name: string, concurrency: number) => ({
+    concurrency,
+    lockDurationMs: 30_000,
+    stalledIntervalMs: 15_000,
+    maxStalledCount: 5,
+    onError: (err: Error) => logger.warn({ err: err.message }, `${name}_worker.error`),
+  });
+  const profileWorker = openWorker(
+    'profile',
+    connection,
+    prefix,
+    createProfileProcessor({ profiles, sync, audiencesOf: (sourceId) => config.audiencesOf(sourceId), metrics, logger, clock }),
+    workerOptions('profile', env.AUDIENCES_CONCURRENCY),
+  );
+  const passWorker = openWorker(
+    'audience',
+    connection,
+    prefix,
+    createPassProcessor({
+      profiles,
+      membership,
+      sync,
+      config: { audience: (id) => config.audience(id), get audiences() { return config.snapshot.audiences.values(); }, refresh: () => config.refresh() },
+      pageSize: env.AUDIENCES_PAGE_SIZE,
+      strandedAfterMs: STRANDED_AFTER_MS,
+      metrics,
+      logger,
+      clock,
+      stopping: () => stopping,
+    }),
+    // A pass can run for minutes on millions of profiles: its lock is renewed meanwhile.
+    workerOptions('audience', 2),
+  );
+  const regulationWorker = openWorker(
+    'regulation',
+    connection,
+    prefix,
+    createRegulationProcessor({
+      regulations: new RegulationStore(control, prefix),
+      suppressions: new SuppressionWriter(control, prefix),
+      deliveries,
+      profiles,
+      membership,
+      // Only erases; the caps are kept by ingest, which writes the rings.
+      events: new SourceEvents(control, prefix, { max: Number.MAX_SAFE_INTEGER }),
+      snapshot: () => store.snapshot(),
+      pageSize: 500,
+      metrics,
+      logger,
+      clock,
+    }),
+    workerOptions('regulation', 1),
+  );
+  profileWorker.on('failed', (job, err) => logger.error({ jobId: job?.id, sourceId: job?.data.sourceId, attempt: job?.attemptsMade, err: err.message }, 'profile.failed'));
+  passWorker.on('failed', (job, err) => logger.error({ jobId: job?.id, kind: job?.data.kind, attempt: job?.attemptsMade, err: err.message }, 'audience.pass_failed'));
+  regulationWorker.on('failed', (job, err) => logger.error({ regulationId: job?.data.id, attempt: job?.attemptsMade, err: err.message }, 'regulation.failed'));
+
+  let stopping = false;
+  const running = await runWorkerProcess({
+    name: 'audiences',
+    workers: [profileWorker, passWorker, regulationWorker],
+    connections: [control, connection],
+    control,
+    opsPort: env.AUDIENCES_METRICS_PORT,
+    registry,
+    logger,
+    async prepare() {
+      await applyConfigFile(store, configFile, logger);
+      await config.start();
+      // One scheduler for all replicas: upserting the same id keeps one schedule.
+      await audienceQueue.upsertJobScheduler('periodic-sync', { every: env.AUDIENCES_SYNC_INTERVAL_MS }, { name: queueCatalog.audience.jobName, data: { kind: 'periodic' } });
+    },
+    async release() {
+      config.stop();
+      await Promise.all([deliverQueue.close(), audienceQueue.close()]);
+      await Promise.all([closeRedis(connection), closeRedis(control)]);
+    },
+    finishing: 'finish active profile jobs, passes and regulations (a pass stops after its page and resumes elsewhere)',
+  });
+  // Passes see the shutdown before the workers are closed, so closing waits for one page at most.
+  const [first, ...rest] = running.shutdownSteps;
+  const shutdownSteps: ShutdownStep[] = first ? [{ name: first.name, run: () => ((stopping = true), first.run()) }, ...rest] : [];
+  return {
+    port: running.port,
+    shutdownSteps,
+    close: async () => {
+      for (const step of shutdownSteps) await step.run();
+    },
+    refreshConfig: () => config.refresh(),
+  };
+}
