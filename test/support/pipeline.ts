@@ -1,5 +1,5 @@
 /**
- * The pipeline in the test process: ingest (optional), router and webhook-delivery started through
+ * The pipeline in the test process: ingest and audiences (optional), router and webhook-delivery started through
  * their real start functions against real Redis under a unique prefix, with one source and the
  * destinations the test gives. Receivers on 127.0.0.1 are allowed through the SSRF guard unless
  * the test sets WEBHOOK_ALLOWED_NETWORKS itself.
@@ -15,6 +15,8 @@ import { loadEnv as loadRouterEnv } from '../../services/router/src/env';
 import { startRouter, type RunningRouter } from '../../services/router/src/service';
 import { loadEnv as loadDeliveryEnv } from '../../services/webhook-delivery/src/env';
 import { startDelivery, type RunningDelivery } from '../../services/webhook-delivery/src/service';
+import { loadEnv as loadAudiencesEnv } from '../../services/audiences/src/env';
+import { startAudiences, type RunningAudiences } from '../../services/audiences/src/service';
 import type { Resolver } from '../../services/webhook-delivery/src/adapters/address-guard';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from './redis';
 
@@ -25,6 +27,9 @@ export interface PipelineOptions {
   ingest?: boolean;
   /** Start webhook-delivery (default true). */
   delivery?: boolean;
+  /** Start the audiences service (default false). */
+  audiences?: boolean;
+  audiencesEnv?: Record<string, string>;
   routerEnv?: Record<string, string>;
   deliveryEnv?: Record<string, string>;
   ingestEnv?: Record<string, string>;
@@ -45,6 +50,7 @@ export interface TestPipeline {
   readonly ingest: RunningIngest | undefined;
   readonly router: RunningRouter;
   readonly delivery: RunningDelivery | undefined;
+  readonly audiences: RunningAudiences | undefined;
   readonly deliveryRegistry: Registry;
   readonly routeQueue: Queue<RouteJob>;
   readonly deliverQueue: Queue<DeliverJob>;
@@ -101,6 +107,10 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
       ? await startIngest(loadIngestEnv({ ...common, INGEST_PORT: '0', INGEST_HOST: '127.0.0.1', ...options.ingestEnv }), { logger: silent, registry: createMetricsRegistry('ingest') })
       : undefined;
     if (ingest) started.push(ingest);
+    const audiences = options.audiences
+      ? await startAudiences(loadAudiencesEnv({ ...common, AUDIENCES_METRICS_PORT: '0', ...options.audiencesEnv }), { logger: silent, registry: createMetricsRegistry('audiences'), ...(options.clock ? { clock: options.clock } : {}) })
+      : undefined;
+    if (audiences) started.push(audiences);
     const routeQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: admin, prefix });
     const deliverQueue = new Queue<DeliverJob>(queueCatalog.deliver.name, { connection: admin, prefix });
     const attemptLog = new AttemptLog(admin, prefix, { maxPerDestination: 1_000_000 });
@@ -117,6 +127,7 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
       ingest,
       router,
       delivery,
+      audiences,
       deliveryRegistry,
       routeQueue,
       deliverQueue,
@@ -127,6 +138,7 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
         await store.apply({ sources: [source], destinations: next, audiences: [] });
         await router.refreshConfig();
         await delivery?.refreshConfig();
+        await audiences?.refreshConfig();
       },
       async route(calls, requestId) {
         const id = requestId ?? `req-${++requestSeq}`;

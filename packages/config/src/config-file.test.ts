@@ -17,7 +17,7 @@ const valid = (): Json => ({
       settings: { webhooks: [webhook('https://hooks.example.com/in', { Authorization: 'Bearer abc' })], sharedSecret: 'whsec_1' },
     }),
   ],
-  audiences: [{ id: 'trial', name: 'Trial Users', sourceIds: ['web'], destinationIds: ['hooks'], condition: { trait: 'plan', equals: 'trial' } }],
+  audiences: [{ id: 'trial', name: 'Trial Users', sourceIds: ['web'], destinationIds: ['hooks'], condition: { trait: { key: 'plan', equals: 'trial' } } }],
 });
 
 function rejection(config: unknown): ConfigError {
@@ -128,10 +128,10 @@ describe('parseConfigText', () => {
 
     it('refuses an audience that references an unknown source or destination', () => {
       const config = valid();
-      (config['audiences'] as Json[])[0] = { id: 'a', name: 'A', sourceIds: ['nope'], destinationIds: ['hooks', 'gone'], condition: {} };
+      (config['audiences'] as Json[])[0] = { id: 'a', name: 'A', sourceIds: ['nope'], destinationIds: ['hooks', 'gone'], condition: { event: { name: 'Signed Up' } } };
       const message = problems(config);
-      expect(message).toContain('audiences[0].sourceIds[0] "nope" names no source in this file');
-      expect(message).toContain('audiences[0].destinationIds[1] "gone" names no destination in this file');
+      expect(message).toContain('audiences[0].sourceIds[0] names no source ("nope")');
+      expect(message).toContain('audiences[0].destinationIds[1] names no destination ("gone")');
     });
 
     it('reports every problem of the file at once', () => {

@@ -71,11 +71,13 @@ describe('planRoute', () => {
 
   it('counts every call as unrouted when no destination is connected', () => {
     const plan = planRoute(job([call('m-1'), call('m-2')]), [], none);
-    expect(plan).toEqual({ deliveries: [], suppressed: 0, unrouted: 2 });
+    expect(plan).toMatchObject({ deliveries: [], suppressed: 0, unrouted: 2 });
+    // Profiles are kept whether or not a destination takes the call.
+    expect(plan.profileCalls.map((c) => c.messageId)).toEqual(['m-1', 'm-2']);
   });
 
   it('counts calls that only reach a disabled destination as unrouted', () => {
-    expect(planRoute(job([call('m-1')]), [destination('d', { enabled: false })], none)).toEqual({ deliveries: [], suppressed: 0, unrouted: 1 });
+    expect(planRoute(job([call('m-1')]), [destination('d', { enabled: false })], none)).toMatchObject({ deliveries: [], suppressed: 0, unrouted: 1 });
   });
 
   describe('suppression', () => {
@@ -98,12 +100,35 @@ describe('planRoute', () => {
 
     it('counts a suppressed call once, however many destinations, and not as unrouted', () => {
       const plan = planRoute(job([call('a-1', { userId: 'alice' })]), [destination('d1'), destination('d2')], aliceEverywhere);
-      expect(plan).toEqual({ deliveries: [], suppressed: 1, unrouted: 0 });
+      expect(plan).toEqual({ deliveries: [], suppressed: 1, unrouted: 0, profileCalls: [] });
     });
 
     it('suppresses before integrations are looked at', () => {
       const plan = planRoute(job([call('a-1', { userId: 'alice', integrations: { All: false } })]), [destination('d1')], aliceEverywhere);
-      expect(plan).toEqual({ deliveries: [], suppressed: 1, unrouted: 0 });
+      expect(plan).toEqual({ deliveries: [], suppressed: 1, unrouted: 0, profileCalls: [] });
+    });
+  });
+
+  describe('profile calls', () => {
+    it('keeps identify and track calls with a userId, with only what a profile needs', () => {
+      const calls = [
+        call('t-1', { properties: { plan: 'pro' }, context: { ip: '1.2.3.4' } }),
+        call('i-1', { type: 'identify', event: undefined, traits: { plan: 'trial' } }),
+        call('i-2', { type: 'identify', event: undefined }),
+        call('p-1', { type: 'page', event: undefined, name: 'Home' }),
+        call('g-1', { type: 'group', event: undefined, groupId: 'g' }),
+        call('a-1', { type: 'track', userId: undefined, anonymousId: 'anon' }),
+      ];
+      expect(planRoute(job(calls), [destination('d')], none).profileCalls).toEqual([
+        { type: 'track', messageId: 't-1', userId: 'u-1', timestamp: '2026-11-21T09:30:00.000Z', event: 'E' },
+        { type: 'identify', messageId: 'i-1', userId: 'u-1', timestamp: '2026-11-21T09:30:00.000Z', traits: { plan: 'trial' } },
+        { type: 'identify', messageId: 'i-2', userId: 'u-1', timestamp: '2026-11-21T09:30:00.000Z' },
+      ]);
+    });
+
+    it('leaves out suppressed users', () => {
+      const plan = planRoute(job([call('m-1', { userId: 'alice' }), call('m-2', { userId: 'bob' })]), [destination('d')], aliceEverywhere);
+      expect(plan.profileCalls.map((c) => c.userId)).toEqual(['bob']);
     });
   });
 });
