@@ -30,6 +30,8 @@ export interface PipelineOptions {
   /** Start the audiences service (default false). */
   audiences?: boolean;
   audiencesEnv?: Record<string, string>;
+  /** The audiences service's clock only (time windows), when the rest should keep real time. */
+  audiencesClock?: () => number;
   routerEnv?: Record<string, string>;
   deliveryEnv?: Record<string, string>;
   ingestEnv?: Record<string, string>;
@@ -108,7 +110,7 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
       : undefined;
     if (ingest) started.push(ingest);
     const audiences = options.audiences
-      ? await startAudiences(loadAudiencesEnv({ ...common, AUDIENCES_METRICS_PORT: '0', ...options.audiencesEnv }), { logger: silent, registry: createMetricsRegistry('audiences'), ...(options.clock ? { clock: options.clock } : {}) })
+      ? await startAudiences(loadAudiencesEnv({ ...common, AUDIENCES_METRICS_PORT: '0', ...options.audiencesEnv }), { logger: silent, registry: createMetricsRegistry('audiences'), ...((options.audiencesClock ?? options.clock) ? { clock: options.audiencesClock ?? options.clock } : {}) })
       : undefined;
     if (audiences) started.push(audiences);
     const routeQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: admin, prefix });

@@ -98,7 +98,14 @@ export class ConfigStore {
       if (err) throw err;
       return v;
     };
-    const parse = <T extends { id: string }>(hash: unknown) => new Map(Object.values(hash as Record<string, string>).map((j) => JSON.parse(j) as T).map((x) => [x.id, x]));
+    // By id, so whatever iterates a snapshot (plans, audit details, lists) does so in a stable order.
+    const parse = <T extends { id: string }>(hash: unknown) =>
+      new Map(
+        Object.values(hash as Record<string, string>)
+          .map((j) => JSON.parse(j) as T)
+          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          .map((x) => [x.id, x]),
+      );
     return { version: Number(value(0) ?? 0), sources: parse<Source>(value(1)), destinations: parse<Destination>(value(2)), audiences: parse<Audience>(value(3)) };
   }
 

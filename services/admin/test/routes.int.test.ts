@@ -86,6 +86,12 @@ describe('admin API routes', () => {
           'GET /admin/v1/destinations/{id}/deliveries',
           'GET /admin/v1/destinations/{id}/dead-letters',
           'POST /admin/v1/destinations/{id}/replay',
+          'GET /admin/v1/audiences',
+          'POST /admin/v1/audiences',
+          'GET /admin/v1/audiences/{id}',
+          'DELETE /admin/v1/audiences/{id}',
+          'POST /admin/v1/regulations',
+          'GET /admin/v1/regulations/{id}',
           'GET /admin/v1/audit',
         ].sort(),
       );
@@ -119,7 +125,7 @@ describe('admin API routes', () => {
           checked++;
         }
       }
-      expect(checked).toBe(18 * variants.length);
+      expect(checked).toBe(24 * variants.length);
       // Nothing was written by any of them.
       expect((await admin.call('GET', '/sources/src-auth')).body.name).toBe('Auth');
       expect((await admin.call('GET', '/destinations/dst-auth')).status).toBe(200);

@@ -664,9 +664,7 @@ export interface Audience {
    */
   name: string;
   /**
-   * the sources whose calls feed the audience; a user with no identify or track from any of them is never a member
-   *
-   * @minItems 1
+   * the sources whose calls feed the audience (the admin API asks for at least one; deleting a source removes it here); a user with no identify or track from any of them is never a member
    *
    * Items: 1 to 64 letters, digits, _ or -
    */

@@ -1,0 +1,117 @@
+import { deliveryJobId, emptySnapshot, type ConfigSnapshot, type DeleteNotice, type Destination, type RegulationCreate, type RegulationJob, type Source } from '@eventrelay/config';
+import { affectedSources, deleteNotices, deletes, newRegulation, suppresses } from './regulation.js';
+
+const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk_${id}_0000000` });
+const destination = (id: string, sourceIds: string[], enabled = true): Destination => ({ id, name: 'Webhooks', enabled, sourceIds, settings: { webhooks: [{ url: `https://${id}.example/in` }] } });
+
+// s1 and s2 reach an enabled destination; s3 only a disabled one.
+const snapshot: ConfigSnapshot = {
+  ...emptySnapshot,
+  sources: new Map(['s2', 's1', 's3'].map((id) => [id, source(id)])),
+  destinations: new Map([
+    ['d-both', destination('d-both', ['s1', 's2'])],
+    ['d-off', destination('d-off', ['s1', 's2', 's3'], false)],
+    ['d-s3-off', destination('d-s3-off', ['s3'], false)],
+  ]),
+};
+
+const job = (request: Partial<RegulationCreate> = {}, id = 'reg_1'): RegulationJob => ({
+  id,
+  createdAt: '2026-11-21T10:00:00.000Z',
+  request: { regulationType: 'DELETE', subjectType: 'USER_ID', subjectIds: ['alice', 'bob'], ...request },
+});
+
+describe('affectedSources', () => {
+  it('is every source, sorted, when none is listed', () => {
+    expect(affectedSources(job(), snapshot)).toEqual(['s1', 's2', 's3']);
+  });
+
+  it('is the listed sources, skipping one deleted since', () => {
+    expect(affectedSources(job({ sourceIds: ['s3', 's1'] }), snapshot)).toEqual(['s3', 's1']);
+    expect(affectedSources(job({ sourceIds: ['s2', 'deleted-since'] }), snapshot)).toEqual(['s2']);
+    expect(affectedSources(job({ sourceIds: ['deleted-since'] }), snapshot)).toEqual([]);
+  });
+});
+
+describe('deleteNotices', () => {
+  const sources = ['s1', 's2', 's3'];
+  const notices = (j: RegulationJob, userIds: readonly string[]) => deleteNotices(j, sources, snapshot, userIds);
+
+  it('plans one notice per user and source with an enabled Webhooks destination', () => {
+    const planned = notices(job(), ['alice', 'bob']);
+    expect(planned).toHaveLength(4);
+    expect(planned.map((p) => `${p.data.call.userId}@${p.data.sourceId}→${p.data.destinationId}`).sort()).toEqual(['alice@s1→d-both', 'alice@s2→d-both', 'bob@s1→d-both', 'bob@s2→d-both']);
+    for (const userId of ['alice', 'bob']) expect(planned.filter((p) => p.data.call.userId === userId)).toHaveLength(2);
+  });
+
+  it('sends {type, messageId, userId, timestamp: createdAt} and nothing else, under the usual delivery job id', () => {
+    for (const p of notices(job(), ['alice'])) {
+      const call = p.data.call as DeleteNotice;
+      expect(Object.keys(call).sort()).toEqual(['messageId', 'timestamp', 'type', 'userId']);
+      expect(call).toEqual({ type: 'delete', messageId: call.messageId, userId: 'alice', timestamp: '2026-11-21T10:00:00.000Z' });
+      expect(p.jobId).toBe(deliveryJobId(p.data.destinationId, p.data.sourceId, call.messageId));
+      expect(p.data).not.toHaveProperty('retry');
+    }
+  });
+
+  it('uses one messageId per user for all of its sources, the same when planned again', () => {
+    const first = notices(job(), ['alice', 'bob']);
+    const again = notices(job(), ['alice', 'bob']);
+    expect(again.map((p) => p.jobId)).toEqual(first.map((p) => p.jobId));
+    expect(again.map((p) => p.data.call.messageId)).toEqual(first.map((p) => p.data.call.messageId));
+    const aliceIds = new Set(first.filter((p) => p.data.call.userId === 'alice').map((p) => p.data.call.messageId));
+    expect(aliceIds.size).toBe(1);
+    expect(new Set(first.map((p) => p.jobId)).size).toBe(4);
+  });
+
+  it('gives other messageIds to other users and other regulations', () => {
+    const messageId = (j: RegulationJob, userId: string) => notices(j, [userId])[0]!.data.call.messageId;
+    expect(messageId(job(), 'alice')).not.toBe(messageId(job(), 'bob'));
+    expect(messageId(job(), 'alice')).not.toBe(messageId(job({}, 'reg_2'), 'alice'));
+  });
+
+  it.each(['alice', 'Jürgen Müller', 'user with spaces', 'ユーザー/1:2', 'a'.repeat(1000)])('keeps the messageId of %j header-safe', (userId) => {
+    const [first] = notices(job(), [userId]);
+    expect(first!.data.call.messageId).toMatch(/^del-reg_1-[A-Za-z0-9_-]+$/);
+    expect(first!.data.call.messageId.length).toBeLessThanOrEqual('del-reg_1-'.length + 22);
+    expect(first!.data.call.userId).toBe(userId);
+  });
+
+  it('plans nothing for sources without an enabled destination, or no users', () => {
+    expect(deleteNotices(job(), ['s3'], snapshot, ['alice'])).toEqual([]);
+    expect(deleteNotices(job(), [], snapshot, ['alice'])).toEqual([]);
+    expect(deleteNotices(job(), sources, snapshot, [])).toEqual([]);
+  });
+});
+
+describe('newRegulation', () => {
+  it('is pending with zero counts, counts the subjects and never lists them', () => {
+    const record = newRegulation(job({ regulationType: 'SUPPRESS_WITH_DELETE', sourceIds: ['s1'] }));
+    expect(record).toEqual({
+      id: 'reg_1',
+      regulationType: 'SUPPRESS_WITH_DELETE',
+      subjectType: 'USER_ID',
+      subjectCount: 2,
+      sourceIds: ['s1'],
+      status: 'pending',
+      createdAt: '2026-11-21T10:00:00.000Z',
+      counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
+    });
+    expect(JSON.stringify(record)).not.toContain('alice');
+  });
+
+  it('leaves sourceIds out when the request does', () => {
+    expect(newRegulation(job())).not.toHaveProperty('sourceIds');
+  });
+});
+
+describe('deletes / suppresses', () => {
+  it.each<[RegulationCreate['regulationType'], boolean, boolean]>([
+    ['DELETE', true, false],
+    ['SUPPRESS', false, true],
+    ['SUPPRESS_WITH_DELETE', true, true],
+  ])('%s: deletes %s, suppresses %s', (regulationType, del, sup) => {
+    expect(deletes(job({ regulationType }))).toBe(del);
+    expect(suppresses(job({ regulationType }))).toBe(sup);
+  });
+});

@@ -1,0 +1,164 @@
+/**
+ * Audiences end to end (SPEC section 5): calls go through router → audiences → webhook-delivery to
+ * a real receiver, audiences are created through the admin API, and membership arrives as identify
+ * calls. Real Redis under a unique prefix; the audiences service's clock is injected where time
+ * windows matter.
+ */
+import { startTestAdmin, type TestAdmin } from '../../../test/support/admin';
+import { eventually } from '../../../test/support/eventually';
+import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
+import { startReceiver, type Receiver } from '../../../test/support/receiver';
+import { testScope } from '../../../test/support/scope';
+
+const DAY_MS = 86_400_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface MembershipBody {
+  type: string;
+  userId: string;
+  traits: Record<string, unknown>;
+  timestamp: string;
+  context?: { personas?: Record<string, unknown> };
+}
+
+/** The membership identifies a receiver got, in arrival order. */
+function memberships(receiver: Receiver): MembershipBody[] {
+  return receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')) as MembershipBody).filter((b) => b.type === 'identify' && b.context?.personas !== undefined);
+}
+
+function identify(messageId: string, userId: string, traits: Record<string, unknown>, at = new Date()) {
+  const ts = at.toISOString();
+  return { type: 'identify' as const, messageId, userId, traits, timestamp: ts, receivedAt: ts };
+}
+
+describe('audiences: membership delivered as identify calls', () => {
+  const scope = testScope();
+
+  /**
+   * The pipeline with the audiences service, the admin API, and a receiver behind a destination
+   * that is connected to no source: it gets membership calls only.
+   */
+  async function setup(label: string, options: PipelineOptions = {}): Promise<{ p: TestPipeline; admin: TestAdmin; receiver: Receiver }> {
+    const receiver = scope.track(await startReceiver());
+    const p = scope.track(await startTestPipeline({ label, audiences: true, destinations: [webhookDestination('aud-hooks', [receiver.url], { sourceIds: [] })], ...options }));
+    const admin = scope.track(await startTestAdmin({ prefix: p.prefix }));
+    return { p, admin, receiver };
+  }
+
+  async function profiles(p: TestPipeline): Promise<number> {
+    return p.admin.zcard(`${p.prefix}:prof:index`);
+  }
+
+  async function createAudience(admin: TestAdmin, body: Record<string, unknown>): Promise<string> {
+    const res = await admin.call('POST', '/audiences', { sourceIds: ['src-test'], destinationIds: ['aud-hooks'], ...body });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  }
+
+  async function ready(admin: TestAdmin, id: string): Promise<{ members: number; profilesScanned?: number }> {
+    return eventually(async () => {
+      const res = await admin.call('GET', `/audiences/${id}`);
+      expect(res.body.membership.status).toBe('ready');
+      return res.body.membership;
+    }, 15_000);
+  }
+
+  it('a new audience sends one true per current member and none to others; later calls send only changes', async () => {
+    const { p, admin, receiver } = await setup('aud-backfill');
+    const plans: Record<string, string> = { 'u-1': 'trial', 'u-2': 'pro', 'u-3': 'trial', 'u-4': 'free', 'u-5': 'trial' };
+    await p.route(Object.entries(plans).map(([userId, plan], i) => identify(`seed-${i}`, userId, { plan, email: `${userId}@example.com` })));
+    // u-6 only ever sent an anonymous track: no profile, no membership.
+    await p.route([trackCall('anon-1', { userId: undefined, anonymousId: 'a-6' })]);
+    await eventually(async () => expect(await profiles(p)).toBe(5));
+
+    const id = await createAudience(admin, { name: 'Trial Users', condition: { trait: { key: 'plan', equals: 'trial' } } });
+    expect((await ready(admin, id)).members).toBe(3);
+    await receiver.waitFor(3);
+    await sleep(500); // nothing more may come
+    const backfill = memberships(receiver);
+    expect(backfill.map((b) => b.userId).sort()).toEqual(['u-1', 'u-3', 'u-5']);
+    for (const b of backfill) {
+      expect(b.traits).toEqual({ trial_users: true });
+      expect(b.context?.personas).toEqual({ computation_class: 'audience', computation_id: id, computation_key: 'trial_users' });
+    }
+
+    // u-4 qualifies: one true. u-1 leaves: one false. u-3 stays a member (another trait changes): nothing.
+    await p.route([identify('later-1', 'u-4', { plan: 'trial' }), identify('later-2', 'u-1', { plan: 'pro' }), identify('later-3', 'u-3', { email: 'new@example.com' })]);
+    await receiver.waitFor(5);
+    await sleep(500);
+    const later = memberships(receiver).slice(3);
+    expect(later.map((b) => [b.userId, b.traits['trial_users']]).sort()).toEqual([
+      ['u-1', false],
+      ['u-4', true],
+    ]);
+    expect((await admin.call('GET', `/audiences/${id}`)).body.membership.members).toBe(3);
+  });
+
+  it('merges traits across the audience’s sources only, and ignores calls of other sources', async () => {
+    const { p, admin, receiver } = await setup('aud-sources');
+    await p.store.apply({ sources: [p.source, { id: 'src-other', name: 'Other', type: 'web', writeKey: `wk_other_${p.prefix.replace(/\W/g, '')}` }], destinations: [], audiences: [] });
+    await p.routeQueue.add('route', { sourceId: 'src-other', requestId: 'other-1', calls: [identify('o-1', 'u-1', { plan: 'trial' })] }, { jobId: 'other-1' });
+    await p.route([identify('t-1', 'u-2', { plan: 'trial' })]);
+    await eventually(async () => expect(await profiles(p)).toBe(2));
+    const id = await createAudience(admin, { name: 'Trial', condition: { trait: { key: 'plan', equals: 'trial' } } });
+    expect((await ready(admin, id)).members).toBe(1);
+    await receiver.waitFor(1);
+    await sleep(300);
+    expect(memberships(receiver).map((b) => b.userId)).toEqual(['u-2']);
+  });
+
+  it('an event withinDays audience drops a user once the window has passed (injected clock, periodic sync); unchanged users get nothing', async () => {
+    let now = Date.parse('2026-11-21T12:00:00.000Z');
+    const { p, admin, receiver } = await setup('aud-window', { audiencesClock: () => now, audiencesEnv: { AUDIENCES_SYNC_INTERVAL_MS: '200' } });
+    const at = (ms: number) => new Date(ms).toISOString();
+    const order = (messageId: string, userId: string, ms: number) => trackCall(messageId, { userId, event: 'Order Completed', timestamp: at(ms), receivedAt: at(ms) });
+    // u-1 ordered today; u-2 ordered today and 5 days ago (twice in the window); u-3 ordered 30 days ago.
+    await p.route([order('o-1', 'u-1', now), order('o-2', 'u-2', now), order('o-3', 'u-2', now - 5 * DAY_MS), order('o-4', 'u-3', now - 30 * DAY_MS)]);
+    await eventually(async () => expect(await profiles(p)).toBe(3));
+
+    const id = await createAudience(admin, { name: 'Recent Buyers', condition: { event: { name: 'Order Completed', withinDays: 7 } } });
+    expect((await ready(admin, id)).members).toBe(2);
+    await receiver.waitFor(2);
+    expect(memberships(receiver).map((b) => [b.userId, b.traits['recent_buyers']]).sort()).toEqual([
+      ['u-1', true],
+      ['u-2', true],
+    ]);
+
+    // Several periodic syncs with nothing changed: nothing is sent.
+    const syncedAt = async () => (await admin.call('GET', `/audiences/${id}`)).body.membership.lastFullSyncAt as string;
+    const before = await syncedAt();
+    now += 60_000;
+    await eventually(async () => expect(await syncedAt()).not.toBe(before));
+    await sleep(600);
+    expect(memberships(receiver)).toHaveLength(2);
+
+    // Three days later u-2's older order is 8 days old, but today's still counts: still a member.
+    // Eight days later both are out of the window: one false each, and nothing for u-3.
+    now += 3 * DAY_MS;
+    await sleep(600);
+    expect(memberships(receiver)).toHaveLength(2);
+    now += 5 * DAY_MS;
+    await receiver.waitFor(4);
+    await sleep(600);
+    const left = memberships(receiver).slice(2);
+    expect(left.map((b) => [b.userId, b.traits['recent_buyers']]).sort()).toEqual([
+      ['u-1', false],
+      ['u-2', false],
+    ]);
+    expect(left.every((b) => b.timestamp === new Date(Date.parse(b.timestamp)).toISOString())).toBe(true);
+    expect((await admin.call('GET', `/audiences/${id}`)).body.membership.members).toBe(0);
+  });
+
+  it('an audience whose destination is disabled changes membership but sends nothing; deleting it erases its membership', async () => {
+    const { p, admin, receiver } = await setup('aud-disabled');
+    await p.setDestinations([webhookDestination('aud-hooks', [receiver.url], { sourceIds: [], enabled: false })]);
+    await p.route([identify('s-1', 'u-1', { plan: 'trial' })]);
+    await eventually(async () => expect(await profiles(p)).toBe(1));
+    const id = await createAudience(admin, { name: 'Trial', condition: { trait: { key: 'plan', equals: 'trial' } } });
+    expect((await ready(admin, id)).members).toBe(1);
+    await sleep(300);
+    expect(receiver.requests).toHaveLength(0);
+    expect((await admin.call('DELETE', `/audiences/${id}`)).status).toBe(204);
+    expect(await p.admin.exists(`${p.prefix}:aud:${id}:members`, `${p.prefix}:aud:${id}:state`)).toBe(0);
+  });
+});
