@@ -289,7 +289,9 @@ async function startPipeline(): Promise<[ServerProcess, ServerProcess, ServerPro
     });
   // Consumers first, so that nothing waits in a queue for a worker still starting.
   const delivery = await start('webhook-delivery', deliveryPort, { DELIVERY_METRICS_PORT: String(deliveryPort), WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' });
-  const router = await start('router', routerPort, { ROUTER_METRICS_PORT: String(routerPort) });
+  // No audiences service here: the profile feed is off, or its queue would only grow (its cost is
+  // measured by bench:audiences).
+  const router = await start('router', routerPort, { ROUTER_METRICS_PORT: String(routerPort), ROUTER_FEED_PROFILES: 'false' });
   const ingest = await start('ingest', ingestPort, { INGEST_PORT: String(ingestPort), INGEST_HOST: '127.0.0.1' });
   return [ingest, router, delivery];
 }

@@ -8,6 +8,7 @@ const config = process.env.EVENTRELAY_CONFIG ?? 'examples/eventrelay.config.json
 const ingestPort = process.env.INGEST_PORT ?? '8080';
 const routerPort = process.env.ROUTER_METRICS_PORT ?? '9101';
 const deliveryPort = process.env.DELIVERY_METRICS_PORT ?? '9102';
+const audiencesPort = process.env.AUDIENCES_METRICS_PORT ?? '9103';
 const receiverPort = process.env.DEMO_RECEIVER_PORT ?? '9999';
 const adminPort = process.env.ADMIN_PORT ?? '8081';
 const adminToken = process.env.ADMIN_TOKEN ?? localAdminToken();
@@ -17,6 +18,7 @@ const env = {
   INGEST_PORT: ingestPort,
   ROUTER_METRICS_PORT: routerPort,
   DELIVERY_METRICS_PORT: deliveryPort,
+  AUDIENCES_METRICS_PORT: audiencesPort,
   DEMO_RECEIVER_PORT: receiverPort,
   ADMIN_PORT: adminPort,
   ADMIN_TOKEN: adminToken,
@@ -30,6 +32,7 @@ const processes = [
   { name: 'ingest', entry: 'services/ingest/dist/index.js', ready: `http://127.0.0.1:${ingestPort}/readyz` },
   { name: 'router', entry: 'services/router/dist/index.js', ready: `http://127.0.0.1:${routerPort}/readyz` },
   { name: 'webhook-delivery', entry: 'services/webhook-delivery/dist/index.js', ready: `http://127.0.0.1:${deliveryPort}/readyz` },
+  { name: 'audiences', entry: 'services/audiences/dist/index.js', ready: `http://127.0.0.1:${audiencesPort}/readyz` },
   { name: 'admin', entry: 'services/admin/dist/index.js', ready: `http://127.0.0.1:${adminPort}/readyz` },
 ];
 
@@ -95,7 +98,7 @@ eventrelay is running (Ctrl-C stops it)
   intake            http://localhost:${ingestPort}/v1/{identify,track,page,screen,group,alias,batch}
   admin API         http://localhost:${adminPort}/admin/v1   Authorization: Bearer ${adminToken}
                     (token in .eventrelay/admin-token unless ADMIN_TOKEN is set; OpenAPI at /admin/v1/openapi.json)
-  ops               ingest :${ingestPort}  router :${routerPort}  webhook-delivery :${deliveryPort}  admin :${adminPort}   (/healthz /readyz /metrics)
+  ops               ingest :${ingestPort}  router :${routerPort}  webhook-delivery :${deliveryPort}  audiences :${audiencesPort}  admin :${adminPort}   (/healthz /readyz /metrics)
   demo receiver     http://127.0.0.1:${receiverPort}/webhook  (prints each delivery and checks its signature)
   config            ${config}
 

@@ -359,9 +359,9 @@ describe('admin API: audiences', () => {
       const exported = await admin.call('GET', '/config');
       expect(exported.status).toBe(200);
       expect(exported.body.sources.map((x: { id: string }) => x.id)).toEqual(['src-b']);
-      // BUG?: planDeleteSource (services/admin/src/domain/sources.ts:42) leaves the audience with
-      // sourceIds [], which the config schema refuses (Audience.sourceIds minItems 1, as does
-      // AudienceCreate): the export no longer passes checkConfig, so it cannot be applied again.
+      // planDeleteSource leaves the audience with sourceIds [] (no reference dangles): the config
+      // file schema must take that, or the export could not be applied again.
+      expect(exported.body.audiences).toEqual([{ id: 'a-only', name: 'A only', sourceIds: [], destinationIds: ['dst-a'], condition: PRO }]);
       expect(() => checkConfig(exported.body, 'GET /admin/v1/config')).not.toThrow();
     });
   });

@@ -1,0 +1,165 @@
+/**
+ * `pnpm bench:audiences`: the audiences service (services/audiences/dist, a child process) against
+ * a private redis-server.
+ *
+ * For each size (AUDIENCE_BENCH_SIZES, default "20000,100000" profiles):
+ *  1. seed: that many users' identify + track calls go on the profile queue (100 calls a job, as
+ *     the router would put them) and a first audiences process applies them; calls/s measured;
+ *  2. backfill: a fresh audiences process, then an audience matching a third of the users is
+ *     created; measured are the pass's duration (backfilling → ready), profiles/s, and the
+ *     process's peak RSS (VmHWM) against its RSS when idle just before.
+ * Baseline, same run and Redis: a bare pass reading the same profiles page by page (ZRANGEBYLEX +
+ * pipelined HGETALL, no evaluation, no writes) from this process.
+ * Bounded memory shows as a peak RSS that does not grow with the number of profiles.
+ */
+import path from 'node:path';
+import { existsSync } from 'node:fs';
+import { REPO_ROOT, requireFromIngest } from './lib/deps.js';
+import { freePort, killAll, processMemoryKb, runBench, sleep, startServer, type ServerProcess } from './lib/proc.js';
+import { startPrivateRedis } from './lib/redis.js';
+import { fmtInt, round, table, writeResults } from './lib/report.js';
+
+interface Redis {
+  hset(key: string, field: string, value: string): Promise<number>;
+  hgetall(key: string): Promise<Record<string, string>>;
+  incr(key: string): Promise<number>;
+  zcard(key: string): Promise<number>;
+  scard(key: string): Promise<number>;
+  zrangebylex(key: string, min: string, max: string, limit: 'LIMIT', offset: number, count: number): Promise<string[]>;
+  pipeline(): { hgetall(key: string): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+  info(section: string): Promise<string>;
+  quit(): Promise<unknown>;
+}
+interface QueueLike {
+  addBulk(jobs: { name: string; data: unknown }[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const { Redis: RedisCtor } = requireFromIngest<{ Redis: new (url: string, o: Record<string, unknown>) => Redis }>('ioredis');
+const { Queue } = requireFromIngest<{ Queue: new (name: string, o: Record<string, unknown>) => QueueLike }>('bullmq');
+
+const SIZES = (process.env['AUDIENCE_BENCH_SIZES'] ?? '20000,100000').split(',').map(Number);
+const PAGE = 500;
+const ENTRY = path.join(REPO_ROOT, 'services', 'audiences', 'dist', 'index.js');
+let redisHandle: { stop(): Promise<void> } | undefined;
+
+async function startAudiences(redisUrl: string, prefix: string): Promise<ServerProcess> {
+  const port = await freePort();
+  return startServer({
+    name: 'audiences',
+    args: [ENTRY],
+    cwd: path.join(REPO_ROOT, 'services', 'audiences'),
+    env: { ...process.env, REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, LOG_LEVEL: 'warn', AUDIENCES_METRICS_PORT: String(port), AUDIENCES_SYNC_INTERVAL_MS: '3600000' },
+    port,
+    readyPath: '/readyz',
+    readyStatus: 200,
+  });
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<number> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+  return Date.now();
+}
+
+async function runSize(redisUrl: string, redis: Redis, size: number) {
+  const prefix = `{bench-aud-${size}}`;
+  const now = new Date().toISOString();
+  // 1. Seed through the profile queue.
+  const seeder = await startAudiences(redisUrl, prefix);
+  const queue = new Queue('profile', { connection: new RedisCtor(redisUrl, { maxRetriesPerRequest: null }), prefix });
+  const seedStart = Date.now();
+  for (let from = 0; from < size; from += 5000) {
+    const jobs = [];
+    for (let j = from; j < Math.min(size, from + 5000); j += 50) {
+      const calls = [];
+      for (let i = j; i < Math.min(size, j + 50); i++) {
+        const userId = `user-${String(i).padStart(7, '0')}`;
+        calls.push({ type: 'identify', messageId: `i-${i}`, userId, timestamp: now, traits: { plan: i % 3 === 0 ? 'trial' : 'pro', email: `${userId}@example.com`, logins: i % 17 } });
+        calls.push({ type: 'track', messageId: `t-${i}`, userId, timestamp: now, event: 'Order Completed' });
+      }
+      jobs.push({ name: 'profile', data: { sourceId: 'src-bench', calls } });
+    }
+    await queue.addBulk(jobs);
+  }
+  const seeded = await until(async () => (await redis.zcard(`${prefix}:prof:index`)) >= size, 600_000, 100);
+  const seedMs = seeded - seedStart;
+  await queue.close();
+  await seeder.stop();
+
+  // Baseline: a bare read pass over the same profiles.
+  const bareStart = Date.now();
+  let after = '-';
+  let read = 0;
+  for (;;) {
+    const ids = await redis.zrangebylex(`${prefix}:prof:index`, after, '+', 'LIMIT', 0, PAGE);
+    if (ids.length === 0) break;
+    const p = redis.pipeline();
+    for (const id of ids) p.hgetall(`${prefix}:prof:u:${id}`);
+    await p.exec();
+    read += ids.length;
+    after = `(${ids[ids.length - 1]}`;
+  }
+  const bareMs = Date.now() - bareStart;
+
+  // 2. Backfill in a fresh process.
+  const worker = await startAudiences(redisUrl, prefix);
+  await sleep(1000);
+  const idle = processMemoryKb(worker.child.pid);
+  await redis.hset(`${prefix}:cfg:sources`, 'src-bench', JSON.stringify({ id: 'src-bench', name: 'Bench', type: 'server', writeKey: 'bench-write-key-0001' }));
+  await redis.hset(`${prefix}:cfg:destinations`, 'dst-bench', JSON.stringify({ id: 'dst-bench', name: 'Webhooks', enabled: true, sourceIds: [], settings: { webhooks: [{ url: 'https://receiver.example/hook' }] } }));
+  const audience = { id: 'trial', name: 'Trial Users', sourceIds: ['src-bench'], destinationIds: ['dst-bench'], condition: { all: [{ trait: { key: 'plan', equals: 'trial' } }, { event: { name: 'Order Completed', atLeast: 1, withinDays: 30 } }] } };
+  await redis.hset(`${prefix}:cfg:audiences`, 'trial', JSON.stringify(audience));
+  const created = Date.now();
+  await redis.incr(`${prefix}:cfg:version`);
+  const state = () => redis.hgetall(`${prefix}:aud:trial:state`);
+  const began = await until(async () => (await state())['status'] !== undefined, 30_000, 5);
+  const ended = await until(async () => (await state())['status'] === 'ready', 600_000, 20);
+  const peak = processMemoryKb(worker.child.pid);
+  const scanned = Number((await state())['scanned'] ?? 0);
+  const members = await redis.scard(`${prefix}:aud:trial:members`);
+  await worker.stop();
+  const passMs = ended - began;
+  return {
+    profiles: size,
+    seed: { calls: size * 2, ms: seedMs, callsPerS: round((size * 2) / (seedMs / 1000), 0) },
+    backfill: { ms: passMs, msFromCreate: ended - created, profilesPerS: round(size / (passMs / 1000), 0), scanned, members, expectedMembers: Math.ceil(size / 3) },
+    baselineBarePass: { profiles: read, ms: bareMs, profilesPerS: round(read / (bareMs / 1000), 0) },
+    rssMb: { idle: idle ? round(idle.rssKb / 1024, 1) : null, peak: peak ? round(peak.peakKb / 1024, 1) : null },
+  };
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(ENTRY)) throw new Error('services/audiences/dist/index.js is missing: run pnpm exec tsc -b (pnpm bench:audiences does)');
+  const started = new Date();
+  const redisServer = await startPrivateRedis();
+  redisHandle = redisServer.handle;
+  const redis = new RedisCtor(redisServer.url, { maxRetriesPerRequest: 1 });
+  const runs = [];
+  for (const size of SIZES) {
+    process.stdout.write(`audiences bench: ${fmtInt(size)} profiles…\n`);
+    runs.push(await runSize(redisServer.url, redis, size));
+  }
+  const usedMemory = /used_memory:(\d+)/.exec(await redis.info('memory'))?.[1];
+  await redis.quit();
+  process.stdout.write(
+    table(
+      ['profiles', 'seed calls/s', 'backfill s', 'profiles/s', 'bare pass profiles/s', 'RSS idle MB', 'RSS peak MB'],
+      runs.map((r) => [fmtInt(r.profiles), fmtInt(r.seed.callsPerS), String(round(r.backfill.ms / 1000, 1)), fmtInt(r.backfill.profilesPerS), fmtInt(r.baselineBarePass.profilesPerS), String(r.rssMb.idle), String(r.rssMb.peak)]),
+    ) + '\n',
+  );
+  const json = { bench: 'audiences', startedAt: started.toISOString(), node: process.version, page: PAGE, runs, redisUsedMemoryMbAtEnd: usedMemory ? round(Number(usedMemory) / 1048576, 1) : null };
+  writeResults(path.join(REPO_ROOT, 'bench', 'results'), REPO_ROOT, 'audiences', started, json, true);
+}
+
+runBench(
+  main,
+  async () => {
+    killAll();
+    await redisHandle?.stop();
+  },
+  1800,
+);
