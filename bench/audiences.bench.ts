@@ -70,7 +70,8 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
   const now = new Date().toISOString();
   // 1. Seed through the profile queue.
   const seeder = await startAudiences(redisUrl, prefix);
-  const queue = new Queue('profile', { connection: new RedisCtor(redisUrl, { maxRetriesPerRequest: null }), prefix });
+  const queueConnection = new RedisCtor(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue('profile', { connection: queueConnection, prefix });
   const seedStart = Date.now();
   for (let from = 0; from < size; from += 5000) {
     const jobs = [];
@@ -88,6 +89,7 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
   const seeded = await until(async () => (await redis.zcard(`${prefix}:prof:index`)) >= size, 600_000, 100);
   const seedMs = seeded - seedStart;
   await queue.close();
+  await queueConnection.quit();
   await seeder.stop();
 
   // Baseline: a bare read pass over the same profiles.

@@ -49,13 +49,13 @@ export function createPassProcessor(deps: PassDeps): (job: Job<AudienceJob>, tok
 /** False when it stopped for a shutdown. */
 async function backfill(deps: PassDeps, audienceId: string, fingerprint: string): Promise<boolean> {
   const started = deps.clock();
-  const current = async () => {
+  const current = () => {
     const a = deps.config.audience(audienceId);
     return a && audienceFingerprint(a) === fingerprint ? a : undefined;
   };
   // The job may come from another process that saw the audience first.
-  if (!(await current())) await deps.config.refresh();
-  const audience = await current();
+  if (!current()) await deps.config.refresh();
+  const audience = current();
   if (!audience) {
     deps.logger.info({ audienceId }, 'audience.backfill_outdated');
     return true;
@@ -70,7 +70,7 @@ async function backfill(deps: PassDeps, audienceId: string, fingerprint: string)
   const outcome = await walk(deps, state.cursor ?? '', state.scanned ?? 0, async (users, cursor, scanned) => {
     changes += (await settleCounted(deps, users, [audience])).length;
     // Stop when the audience was deleted or redefined meanwhile: its new pass takes over.
-    return (await current()) !== undefined && (await deps.membership.savePassState(audienceId, { cursor, scanned }));
+    return current() !== undefined && (await deps.membership.savePassState(audienceId, { cursor, scanned }));
   });
   if (outcome.stopped) return false;
   if (!outcome.finished) {
