@@ -54,13 +54,14 @@ describe('deleteNotices', () => {
     }
   });
 
-  it('uses one messageId per user for all of its sources, the same when planned again', () => {
+  it('uses one messageId per user and source, the same when planned again', () => {
     const first = notices(job(), ['alice', 'bob']);
     const again = notices(job(), ['alice', 'bob']);
     expect(again.map((p) => p.jobId)).toEqual(first.map((p) => p.jobId));
     expect(again.map((p) => p.data.call.messageId)).toEqual(first.map((p) => p.data.call.messageId));
+    // Two notices that reach one receiver (two sources, one URL) are two notifications, not a resend.
     const aliceIds = new Set(first.filter((p) => p.data.call.userId === 'alice').map((p) => p.data.call.messageId));
-    expect(aliceIds.size).toBe(1);
+    expect(aliceIds.size).toBe(2);
     expect(new Set(first.map((p) => p.jobId)).size).toBe(4);
   });
 

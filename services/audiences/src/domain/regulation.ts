@@ -21,8 +21,9 @@ export function affectedSources(job: RegulationJob, snapshot: ConfigSnapshot): s
 
 /**
  * One `delete` per user, affected source and enabled Webhooks destination connected to it. The
- * messageId is the same whenever the regulation is carried out again (a retried job), so the
- * delivery job ids dedupe; the userId is hashed into it because a messageId travels in a header.
+ * messageId (per regulation, source and user) is the same whenever the regulation is carried out
+ * again (a retried job), so the delivery job ids dedupe; the userId is hashed into it because a
+ * messageId travels in a header.
  */
 export function deleteNotices(job: RegulationJob, sourceIds: readonly string[], snapshot: ConfigSnapshot, userIds: readonly string[]): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
@@ -30,7 +31,8 @@ export function deleteNotices(job: RegulationJob, sourceIds: readonly string[], 
   for (const sourceId of sourceIds) {
     const targets = destinations.filter((d) => d.sourceIds.includes(sourceId));
     for (const userId of userIds) {
-      const call: DeleteNotice = { type: 'delete', messageId: `del-${job.id}-${hash('sha256', userId, 'base64url').slice(0, 22)}`, userId, timestamp: job.createdAt };
+      // Per source too: two notices that reach one receiver are two notifications, not a resend.
+      const call: DeleteNotice = { type: 'delete', messageId: `del-${job.id}-${hash('sha256', `${sourceId}\n${userId}`, 'base64url').slice(0, 22)}`, userId, timestamp: job.createdAt };
       for (const d of targets) planned.push({ jobId: deliveryJobId(d.id, sourceId, call.messageId), data: { sourceId, destinationId: d.id, call } });
     }
   }
