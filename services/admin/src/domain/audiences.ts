@@ -57,7 +57,7 @@ export function toAudienceView(audience: Audience, pass: PassRecord, members: nu
     status: current && pass.status ? pass.status : 'pending',
     members,
     ...(current && pass.scanned !== undefined ? { profilesScanned: pass.scanned } : {}),
-    ...(pass.lastFullSyncAt !== undefined ? { lastFullSyncAt: new Date(pass.lastFullSyncAt).toISOString() } : {}),
+    ...(current && pass.lastFullSyncAt !== undefined ? { lastFullSyncAt: new Date(pass.lastFullSyncAt).toISOString() } : {}),
   };
   return { ...audience, traitKey: traitKey(audience.name), membership };
 }

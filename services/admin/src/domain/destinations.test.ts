@@ -96,7 +96,7 @@ describe('sources', () => {
       { kind: 'put-destination', destination: { ...hooks, sourceIds: [] } },
       { kind: 'put-audience', audience: { ...audience, sourceIds: ['s2'] } },
     ]);
-    expect(audit?.[0]?.details).toEqual({ detachedFrom: ['d1'] });
+    expect(audit?.[0]?.details).toEqual({ detachedFrom: ['d1'], detachedFromAudiences: ['a1'] });
   });
 });
 

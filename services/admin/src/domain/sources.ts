@@ -36,10 +36,12 @@ export function planRotateWriteKey(snapshot: ConfigSnapshot, id: string, writeKe
 export function planDeleteSource(snapshot: ConfigSnapshot, id: string, ctx: WriteContext): ConfigPlan<undefined> {
   const source = existingSource(snapshot, id);
   const detached: Destination[] = [...snapshot.destinations.values()].filter((d) => d.sourceIds.includes(id)).map((d) => ({ ...d, sourceIds: d.sourceIds.filter((s) => s !== id) }));
+  const audiences = [...snapshot.audiences.values()].filter((a) => a.sourceIds.includes(id));
   const changes: ConfigChange[] = [
     { kind: 'delete-source', source },
     ...detached.map((destination): ConfigChange => ({ kind: 'put-destination', destination })),
-    ...[...snapshot.audiences.values()].filter((a) => a.sourceIds.includes(id)).map((a): ConfigChange => ({ kind: 'put-audience', audience: { ...a, sourceIds: a.sourceIds.filter((s) => s !== id) } })),
+    ...audiences.map((a): ConfigChange => ({ kind: 'put-audience', audience: { ...a, sourceIds: a.sourceIds.filter((s) => s !== id) } })),
   ];
-  return { changes, audit: [auditEntry(ctx, 'source.delete', id, { detachedFrom: detached.map((d) => d.id) })], result: undefined };
+  const details = { detachedFrom: detached.map((d) => d.id), ...(audiences.length > 0 ? { detachedFromAudiences: audiences.map((a) => a.id) } : {}) };
+  return { changes, audit: [auditEntry(ctx, 'source.delete', id, details)], result: undefined };
 }
