@@ -57,3 +57,5 @@ export * from './audiences/trait-key.js';
 export * from './audiences/audience-rules.js';
 export * from './delivery-job-id.js';
 export * from './audiences/fingerprint.js';
+export * from './audiences/pass-state.js';
+export * from './audiences/regulation-record.js';

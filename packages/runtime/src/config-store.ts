@@ -12,6 +12,7 @@ import { cappedLogKeys } from './capped-log.js';
 import { deliveryKeys } from './delivery-records.js';
 import { auditLogKey, sourceEventsKey } from './operator-logs.js';
 import { audienceDataKeys } from './profile-keys.js';
+import { execAll } from './redis.js';
 
 export function configKeys(prefix: string) {
   return {
@@ -91,13 +92,7 @@ export class ConfigStore {
 
   /** Everything at one version (one MULTI). */
   async snapshot(): Promise<ConfigSnapshot> {
-    const results = await this.redis.multi().get(this.keys.version).hgetall(this.keys.sources).hgetall(this.keys.destinations).hgetall(this.keys.audiences).exec();
-    if (!results) throw new Error('config store: the snapshot transaction was aborted');
-    const value = (i: number): unknown => {
-      const [err, v] = results[i] ?? [];
-      if (err) throw err;
-      return v;
-    };
+    const [version, sources, destinations, audiences] = await execAll(this.redis.multi().get(this.keys.version).hgetall(this.keys.sources).hgetall(this.keys.destinations).hgetall(this.keys.audiences));
     // By id, so whatever iterates a snapshot (plans, audit details, lists) does so in a stable order.
     const parse = <T extends { id: string }>(hash: unknown) =>
       new Map(
@@ -106,7 +101,7 @@ export class ConfigStore {
           .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
           .map((x) => [x.id, x]),
       );
-    return { version: Number(value(0) ?? 0), sources: parse<Source>(value(1)), destinations: parse<Destination>(value(2)), audiences: parse<Audience>(value(3)) };
+    return { version: Number(version ?? 0), sources: parse<Source>(sources), destinations: parse<Destination>(destinations), audiences: parse<Audience>(audiences) };
   }
 
   /**

@@ -6,7 +6,7 @@
  *   so nothing is queued offline and a command fails fast.
  * - `control`: config polling and admin work; ordinary retries, bounded.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 
 export type RedisRole = 'worker' | 'hot-path' | 'control';
 
@@ -70,4 +70,17 @@ export const REDIS_STARTUP_TIMEOUT_MS = 30_000;
 export async function waitForRedis(connections: readonly Redis[], onWaiting?: () => void): Promise<void> {
   if (connections.some((c) => c.status !== 'ready')) onWaiting?.();
   await Promise.all(connections.map((c) => whenReady(c, REDIS_STARTUP_TIMEOUT_MS)));
+}
+
+/**
+ * Runs a pipeline or MULTI and returns each command's value in order; the first command that
+ * failed is thrown (ioredis reports errors per command rather than rejecting).
+ */
+export async function execAll(batch: ChainableCommander): Promise<unknown[]> {
+  const results = await batch.exec();
+  if (!results) throw new Error('redis: the transaction was aborted');
+  return results.map(([err, value]) => {
+    if (err) throw err;
+    return value;
+  });
 }

@@ -31,8 +31,14 @@ export interface WorkerProcessParts {
   release(): Promise<void>;
   /** What finishing an active job means, for the shutdown log. */
   readonly finishing: string;
+  /**
+   * Called once when shutdown begins, before waiting for the active jobs: a long job (a full pass)
+   * can then stop at its next step and hand itself back instead of holding the shutdown up.
+   */
+  onStopping?(): void;
 }
 
+/** A started worker process; the services add what their tests need (refreshConfig, …). */
 export interface RunningWorkerProcess {
   readonly port: number;
   readonly shutdownSteps: ShutdownStep[];
@@ -69,6 +75,7 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
       name: `stop taking jobs, ${parts.finishing}`,
       run: async () => {
         gate.begin();
+        parts.onStopping?.();
         await closeWorkers();
       },
     },

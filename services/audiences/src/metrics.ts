@@ -30,3 +30,10 @@ export function createAudiencesMetrics(registry: Registry) {
 }
 
 export type AudiencesMetrics = ReturnType<typeof createAudiencesMetrics>;
+
+/** Counts membership changes by direction (each becomes one identify per enabled destination). */
+export function countMembershipChanges(metrics: AudiencesMetrics, changes: readonly { member: boolean }[]): void {
+  const entered = changes.filter((c) => c.member).length;
+  if (entered > 0) metrics.membershipChanges.inc({ change: 'entered' }, entered);
+  if (changes.length > entered) metrics.membershipChanges.inc({ change: 'left' }, changes.length - entered);
+}

@@ -16,8 +16,7 @@ import type { Transition } from './domain/membership.js';
 import type { MembershipStore } from './adapters/membership-store.js';
 import type { ProfileStore } from './adapters/profile-store.js';
 import type { MembershipSync } from './membership-sync.js';
-import type { AudiencesMetrics } from './metrics.js';
-import { countChanges } from './profile-worker.js';
+import { countMembershipChanges, type AudiencesMetrics } from './metrics.js';
 
 export interface PassDeps {
   readonly profiles: Pick<ProfileStore, 'userIdsAfter' | 'read' | 'count'>;
@@ -137,6 +136,6 @@ async function walk(
 
 async function settleCounted(deps: PassDeps, users: { userId: string; fields: Record<string, string> }[], audiences: readonly Audience[]): Promise<Transition[]> {
   const changes = await deps.sync.settle(users, audiences);
-  countChanges(deps.metrics, changes);
+  countMembershipChanges(deps.metrics, changes);
   return changes;
 }

@@ -9,10 +9,10 @@ import type { Audience, ProfileCall, ProfileJob } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
 import type { ProfileStore } from './adapters/profile-store.js';
 import type { MembershipSync } from './membership-sync.js';
-import type { AudiencesMetrics } from './metrics.js';
+import { countMembershipChanges, type AudiencesMetrics } from './metrics.js';
 
 export interface ProfileWorkerDeps {
-  readonly profiles: Pick<ProfileStore, 'apply'>;
+  readonly profiles: Pick<ProfileStore, 'applyAll'>;
   readonly sync: Pick<MembershipSync, 'settle'>;
   readonly audiencesOf: (sourceId: string) => readonly Audience[];
   readonly metrics: AudiencesMetrics;
@@ -30,27 +30,17 @@ export function createProfileProcessor(deps: ProfileWorkerDeps): (job: Job<Profi
     let dropped = 0;
     const users = await Promise.all(
       [...byUser].map(async ([userId, own]) => {
-        let fields: Record<string, string> = {};
-        for (const call of own) {
-          const result = await deps.profiles.apply(sourceId, call);
-          if (result.applied) applied++;
-          dropped += result.dropped;
-          fields = result.fields;
-        }
-        return { userId, fields };
+        const result = await deps.profiles.applyAll(sourceId, own);
+        applied += result.applied;
+        dropped += result.dropped;
+        return { userId, fields: result.fields };
       }),
     );
     const changes = await deps.sync.settle(users, deps.audiencesOf(sourceId));
     deps.metrics.calls.inc({ result: 'applied' }, applied);
     if (applied < calls.length) deps.metrics.calls.inc({ result: 'repeated' }, calls.length - applied);
     if (dropped > 0) deps.metrics.capped.inc(dropped);
-    countChanges(deps.metrics, changes);
+    countMembershipChanges(deps.metrics, changes);
     deps.logger.info({ sourceId, calls: calls.length, users: byUser.size, applied, capped: dropped, changes: changes.length, attempt: job.attemptsMade + 1, ms: deps.clock() - started }, 'profile.updated');
   };
-}
-
-export function countChanges(metrics: AudiencesMetrics, changes: readonly { member: boolean }[]): void {
-  const entered = changes.filter((c) => c.member).length;
-  if (entered > 0) metrics.membershipChanges.inc({ change: 'entered' }, entered);
-  if (changes.length > entered) metrics.membershipChanges.inc({ change: 'left' }, changes.length - entered);
 }

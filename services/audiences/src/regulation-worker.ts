@@ -6,9 +6,9 @@
  * job ids dedupe what that page queued before.
  */
 import type { Job } from 'bullmq';
-import type { ConfigSnapshot, Regulation, RegulationJob } from '@eventrelay/config';
+import { newRegulation, type ConfigSnapshot, type Regulation, type RegulationJob } from '@eventrelay/config';
 import type { Logger, RegulationStore, SourceEvents } from '@eventrelay/runtime';
-import { affectedSources, deleteNotices, deletes, newRegulation, suppresses } from './domain/regulation.js';
+import { affectedSources, deleteNotices, deletes, suppresses } from './domain/regulation.js';
 import type { DeliveryQueue } from './adapters/delivery-queue.js';
 import type { MembershipStore } from './adapters/membership-store.js';
 import type { ProfileStore } from './adapters/profile-store.js';

@@ -17,7 +17,7 @@ import {
   runWorkerProcess,
   type Logger,
   type Registry,
-  type ShutdownStep,
+  type RunningWorkerProcess,
 } from '@eventrelay/runtime';
 import { audiencesEnvSpec, type AudiencesEnv } from './env.js';
 import { ConfigView } from './adapters/config-view.js';
@@ -38,13 +38,10 @@ export interface AudiencesDeps {
   readonly clock?: () => number;
 }
 
-export interface RunningAudiences {
-  readonly port: number;
+export type RunningAudiences = RunningWorkerProcess & {
   /** Reloads the config now instead of within a second (and queues backfills); for tests. */
   refreshConfig(): Promise<void>;
-  readonly shutdownSteps: ShutdownStep[];
-  close(): Promise<void>;
-}
+};
 
 /** Outbox entries older than this are taken as left by a crash between commit and queue. */
 const STRANDED_AFTER_MS = 60_000;
@@ -78,7 +75,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     }
   };
   const config = new ConfigView(store, queueBackfills, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
-  const sync = new MembershipSync({ membership, profiles, deliveries, config: { audience: (id) => config.audience(id), get destinations() { return config.destinations; } }, clock });
+  const sync = new MembershipSync({ membership, profiles, deliveries, config, clock });
 
   const workerOptions = (name: string, concurrency: number) => ({
     concurrency,
@@ -102,7 +99,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       profiles,
       membership,
       sync,
-      config: { audience: (id) => config.audience(id), get audiences() { return config.snapshot.audiences.values(); }, refresh: () => config.refresh() },
+      config,
       pageSize: env.AUDIENCES_PAGE_SIZE,
       strandedAfterMs: STRANDED_AFTER_MS,
       metrics,
@@ -139,6 +136,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
 
   let stopping = false;
   const running = await runWorkerProcess({
+    onStopping: () => void (stopping = true),
     name: 'audiences',
     workers: [profileWorker, passWorker, regulationWorker],
     connections: [control, connection],
@@ -159,15 +157,5 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     },
     finishing: 'finish active profile jobs, passes and regulations (a pass stops after its page and resumes elsewhere)',
   });
-  // Passes see the shutdown before the workers are closed, so closing waits for one page at most.
-  const [first, ...rest] = running.shutdownSteps;
-  const shutdownSteps: ShutdownStep[] = first ? [{ name: first.name, run: () => ((stopping = true), first.run()) }, ...rest] : [];
-  return {
-    port: running.port,
-    shutdownSteps,
-    close: async () => {
-      for (const step of shutdownSteps) await step.run();
-    },
-    refreshConfig: () => config.refresh(),
-  };
+  return { ...running, refreshConfig: () => config.refresh() };
 }

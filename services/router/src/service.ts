@@ -15,7 +15,7 @@ import {
   runWorkerProcess,
   type Logger,
   type Registry,
-  type ShutdownStep,
+  type RunningWorkerProcess,
 } from '@eventrelay/runtime';
 import { routerEnvSpec, type RouterEnv } from './env.js';
 import { createRouterMetrics } from './metrics.js';
@@ -28,14 +28,10 @@ export interface RouterDeps {
   readonly clock?: () => number;
 }
 
-export interface RunningRouter {
-  /** Port of the ops server (/healthz /readyz /metrics). */
-  readonly port: number;
+export type RunningRouter = RunningWorkerProcess & {
   /** Reloads destinations now instead of within a second; for tests. */
   refreshConfig(): Promise<void>;
-  readonly shutdownSteps: ShutdownStep[];
-  close(): Promise<void>;
-}
+};
 
 export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<RunningRouter> {
   const { logger, registry } = deps;

@@ -1,7 +1,7 @@
 /** Reads what the audiences service keeps about an audience's membership (for GET /audiences). */
 import type { Redis } from 'ioredis';
-import { profileKeys } from '@eventrelay/runtime';
-import type { PassRecord } from '../domain/audiences.js';
+import { parsePassState, type PassState } from '@eventrelay/config';
+import { execAll, profileKeys } from '@eventrelay/runtime';
 
 export class AudienceStatus {
   private readonly keys: ReturnType<typeof profileKeys>;
@@ -13,24 +13,12 @@ export class AudienceStatus {
     this.keys = profileKeys(prefix);
   }
 
-  async read(audienceIds: readonly string[]): Promise<{ pass: PassRecord; members: number }[]> {
+  /** Each audience's pass state and member count, in one round trip. */
+  async read(audienceIds: readonly string[]): Promise<{ pass: PassState; members: number }[]> {
     if (audienceIds.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of audienceIds) pipeline.hgetall(this.keys.state(id)).scard(this.keys.members(id));
-    const results = (await pipeline.exec()) ?? [];
-    return audienceIds.map((_, i) => {
-      const [stateErr, state] = results[2 * i] ?? [];
-      const [countErr, count] = results[2 * i + 1] ?? [];
-      if (stateErr) throw stateErr;
-      if (countErr) throw countErr;
-      const h = state as Record<string, string>;
-      const pass: PassRecord = {
-        ...(h['fingerprint'] ? { fingerprint: h['fingerprint'] } : {}),
-        ...(h['status'] === 'backfilling' || h['status'] === 'ready' ? { status: h['status'] } : {}),
-        ...(h['scanned'] ? { scanned: Number(h['scanned']) } : {}),
-        ...(h['lastFullSyncAt'] ? { lastFullSyncAt: Number(h['lastFullSyncAt']) } : {}),
-      };
-      return { pass, members: Number(count) };
-    });
+    const values = await execAll(pipeline);
+    return audienceIds.map((_, i) => ({ pass: parsePassState(values[2 * i] as Record<string, string>), members: Number(values[2 * i + 1]) }));
   }
 }

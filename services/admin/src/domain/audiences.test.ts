@@ -1,5 +1,5 @@
-import { RequestError, audienceFingerprint, emptySnapshot, type Audience, type AudienceCreate, type ConfigSnapshot, type Destination, type RegulationCreate, type Source } from '@eventrelay/config';
-import { planCreateAudience, planDeleteAudience, toAudienceView, type PassRecord } from './audiences.js';
+import { RequestError, audienceFingerprint, emptySnapshot, type PassState, type Audience, type AudienceCreate, type ConfigSnapshot, type Destination, type RegulationCreate, type Source } from '@eventrelay/config';
+import { planCreateAudience, planDeleteAudience, toAudienceView } from './audiences.js';
 import { planDeleteDestination } from './destinations.js';
 import { planRegulation } from './regulations.js';
 
@@ -73,7 +73,7 @@ describe('toAudienceView', () => {
   const synced = Date.parse('2026-11-20T08:00:00.000Z');
 
   it('shows the stored pass when it is of the current definition', () => {
-    const pass: PassRecord = { fingerprint: current, status: 'ready', scanned: 120, lastFullSyncAt: synced };
+    const pass: PassState = { fingerprint: current, status: 'ready', scanned: 120, lastFullSyncAt: synced };
     expect(toAudienceView(trial, pass, 7)).toEqual({ ...trial, traitKey: 'trial_users', membership: { status: 'ready', members: 7, profilesScanned: 120, lastFullSyncAt: '2026-11-20T08:00:00.000Z' } });
     expect(toAudienceView(trial, { fingerprint: current, status: 'backfilling', scanned: 3 }, 1).membership).toEqual({ status: 'backfilling', members: 1, profilesScanned: 3 });
   });

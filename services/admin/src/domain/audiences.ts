@@ -14,6 +14,7 @@ import {
   type AudienceView,
   type ConfigPlan,
   type ConfigSnapshot,
+  type PassState,
 } from '@eventrelay/config';
 import { auditEntry, type WriteContext } from './write-context.js';
 
@@ -42,15 +43,7 @@ export function planDeleteAudience(snapshot: ConfigSnapshot, id: string, ctx: Wr
   return { changes: [{ kind: 'delete-audience', id }], audit: [auditEntry(ctx, 'audience.delete', id)], result: undefined };
 }
 
-/** How the audiences service last left the audience's full pass, as stored. */
-export interface PassRecord {
-  readonly fingerprint?: string;
-  readonly status?: 'backfilling' | 'ready';
-  readonly scanned?: number;
-  readonly lastFullSyncAt?: number;
-}
-
-export function toAudienceView(audience: Audience, pass: PassRecord, members: number): AudienceView {
+export function toAudienceView(audience: Audience, pass: PassState, members: number): AudienceView {
   // A pass of an earlier definition says nothing about this one: its backfill has not begun.
   const current = pass.fingerprint === audienceFingerprint(audience);
   const membership: AudienceMembership = {

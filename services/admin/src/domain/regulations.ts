@@ -1,5 +1,5 @@
 /** Accepting a regulation: the checks a schema cannot make, the job and its first record. Pure. */
-import { RequestError, describeProblem, type ConfigSnapshot, type FieldProblem, type Regulation, type RegulationCreate, type RegulationJob } from '@eventrelay/config';
+import { RequestError, describeProblem, newRegulation, type ConfigSnapshot, type FieldProblem, type Regulation, type RegulationCreate, type RegulationJob } from '@eventrelay/config';
 
 export function planRegulation(snapshot: ConfigSnapshot, request: RegulationCreate, id: string, now: string): { job: RegulationJob; record: Regulation } {
   const problems: FieldProblem[] = [];
@@ -8,15 +8,5 @@ export function planRegulation(snapshot: ConfigSnapshot, request: RegulationCrea
   });
   if (problems.length > 0) throw new RequestError('invalid_request', problems.map(describeProblem).join('; '), problems);
   const job: RegulationJob = { id, createdAt: now, request };
-  const record: Regulation = {
-    id,
-    regulationType: request.regulationType,
-    subjectType: request.subjectType,
-    subjectCount: request.subjectIds.length,
-    ...(request.sourceIds ? { sourceIds: request.sourceIds } : {}),
-    status: 'pending',
-    createdAt: now,
-    counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
-  };
-  return { job, record };
+  return { job, record: newRegulation(job) };
 }

@@ -39,6 +39,10 @@ export class ConfigView {
     return this.current;
   }
 
+  get audiences(): Iterable<Audience> {
+    return this.current.audiences.values();
+  }
+
   audience(id: string): Audience | undefined {
     return this.current.audiences.get(id);
   }

@@ -11,7 +11,8 @@
  * (with the same job ids, so nothing is delivered twice within the dedupe window).
  */
 import type { Redis } from 'ioredis';
-import { configKeys, profileKeys } from '@eventrelay/runtime';
+import { parsePassState, type PassState } from '@eventrelay/config';
+import { configKeys, execAll, profileKeys } from '@eventrelay/runtime';
 import type { Desired, Transition } from '../domain/membership.js';
 
 // KEYS: profile, config audiences hash, then members and outbox of each audience.
@@ -55,15 +56,6 @@ export interface Proposal extends Desired {
   readonly transitionId: string;
 }
 
-export interface PassState {
-  readonly fingerprint?: string;
-  readonly status?: 'backfilling' | 'ready';
-  /** The last userId the pass finished with. */
-  readonly cursor?: string;
-  readonly scanned?: number;
-  readonly lastFullSyncAt?: number;
-}
-
 export class MembershipStore {
   private readonly keys: ReturnType<typeof profileKeys>;
   private readonly audiencesKey: string;
@@ -94,7 +86,7 @@ export class MembershipStore {
     if (transitions.length === 0) return;
     const pipeline = this.redis.pipeline();
     for (const t of transitions) pipeline.eval(CLEAR, 1, this.keys.outbox(t.audienceId), t.userId, outboxEntry(t));
-    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+    await execAll(pipeline);
   }
 
   /** Outbox entries older than `before` (epoch ms): changes whose calls may never have been queued. */
@@ -126,14 +118,7 @@ export class MembershipStore {
   }
 
   async passState(audienceId: string): Promise<PassState> {
-    const h = await this.redis.hgetall(this.keys.state(audienceId));
-    return {
-      ...(h['fingerprint'] ? { fingerprint: h['fingerprint'] } : {}),
-      ...(h['status'] === 'backfilling' || h['status'] === 'ready' ? { status: h['status'] } : {}),
-      ...(h['cursor'] !== undefined ? { cursor: h['cursor'] } : {}),
-      ...(h['scanned'] ? { scanned: Number(h['scanned']) } : {}),
-      ...(h['lastFullSyncAt'] ? { lastFullSyncAt: Number(h['lastFullSyncAt']) } : {}),
-    };
+    return parsePassState(await this.redis.hgetall(this.keys.state(audienceId)));
   }
 
   /** Returns false when the audience no longer exists (nothing is written then). */

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ProfileCall } from '@eventrelay/config';
-import { profileKeys } from '@eventrelay/runtime';
+import { execAll, profileKeys } from '@eventrelay/runtime';
 import { utcDay } from '../domain/profile.js';
 
 export interface ProfileLimits {
@@ -24,12 +24,14 @@ export interface ProfileLimits {
 const IDS_KEPT = 32;
 
 // KEYS: profile, index. ARGV: userId, sourceId, digest, kind, at, day, maxTraitBytes, maxEvents,
-// daysKept, idsKept, then for identify trait key/JSON value pairs, for track the event name.
-// Returns {applied (0 or 1), fields left out by a cap, the profile's fields (HGETALL)}.
+// daysKept, idsKept, whether to return the fields ('1' or '0'), then for identify trait key/JSON
+// value pairs, for track the event name.
+// Returns {applied (0 or 1), fields left out by a cap, the profile's fields (HGETALL) or nothing}.
 const APPLY = `
 local p = KEYS[1]
 local ids = redis.call('HGET', p, 'ids') or ''
-if string.find(' ' .. ids .. ' ', ' ' .. ARGV[3] .. ' ', 1, true) then return {0, 0, redis.call('HGETALL', p)} end
+local function fields() if ARGV[11] == '1' then return redis.call('HGETALL', p) end return {} end
+if string.find(' ' .. ids .. ' ', ' ' .. ARGV[3] .. ' ', 1, true) then return {0, 0, fields()} end
 ids = ARGV[3] .. ((ids == '') and '' or (' ' .. ids))
 local keep = tonumber(ARGV[10]) * (#ARGV[3] + 1) - 1
 if #ids > keep then ids = string.sub(ids, 1, keep) end
@@ -39,7 +41,7 @@ if ARGV[4] == 'identify' then
   local tb = 'tb:' .. src
   local bytes = tonumber(redis.call('HGET', p, tb) or '0')
   local cap = tonumber(ARGV[7])
-  for i = 11, #ARGV, 2 do
+  for i = 12, #ARGV, 2 do
     local f = 't:' .. src .. ':' .. ARGV[i]
     local old = redis.call('HGET', p, f)
     local delta
@@ -53,7 +55,7 @@ if ARGV[4] == 'identify' then
   end
   redis.call('HSET', p, tb, bytes, 'ta:' .. src, ARGV[5])
 else
-  local f = 'e:' .. src .. ':' .. ARGV[11]
+  local f = 'e:' .. src .. ':' .. ARGV[12]
   local old = redis.call('HGET', p, f)
   if not old then
     local en = 'en:' .. src
@@ -91,14 +93,15 @@ end
 redis.call('HSET', p, 'ids', ids)
 redis.call('HINCRBY', p, 'v', 1)
 redis.call('ZADD', KEYS[2], 0, ARGV[1])
-return {1, dropped, redis.call('HGETALL', p)}
+return {1, dropped, fields()}
 `;
 
 export interface Applied {
-  /** False when the call was applied before (a retried job). */
-  readonly applied: boolean;
-  /** Traits or an event name left out because a cap was reached. */
+  /** Calls applied; a call applied before (a retried job) is not counted again. */
+  readonly applied: number;
+  /** Traits or event names left out because a cap was reached. */
   readonly dropped: number;
+  /** The profile's fields after the last call. */
   readonly fields: Record<string, string>;
 }
 
@@ -113,8 +116,27 @@ export class ProfileStore {
     this.keys = profileKeys(prefix);
   }
 
-  async apply(sourceId: string, call: ProfileCall): Promise<Applied> {
-    const at = Date.parse(call.timestamp);
+  /**
+   * Applies one user's calls in order; only the last step reads the whole profile back, which is
+   * all the evaluation that follows needs.
+   */
+  async applyAll(sourceId: string, calls: readonly ProfileCall[]): Promise<Applied> {
+    let applied = 0;
+    let dropped = 0;
+    let fields: Record<string, string> = {};
+    for (const [i, call] of calls.entries()) {
+      const last = i === calls.length - 1;
+      const result = await this.apply(sourceId, call, last);
+      applied += result.applied ? 1 : 0;
+      dropped += result.dropped;
+      if (last) fields = result.fields;
+    }
+    return { applied, dropped, fields };
+  }
+
+  private async apply(sourceId: string, call: ProfileCall, withFields: boolean): Promise<{ applied: boolean; dropped: number; fields: Record<string, string> }> {
+    // An unreadable timestamp (ingest normalizes them, so only a hand-made job) counts as 1970.
+    const at = Date.parse(call.timestamp) || 0;
     const digest = createHash('sha1').update(`${sourceId}\n${call.messageId}`).digest('hex').slice(0, 12);
     const payload = call.type === 'identify' ? Object.entries(call.traits ?? {}).flatMap(([k, v]) => [k, JSON.stringify(v ?? null)]) : [call.event ?? ''];
     const { maxTraitBytes, maxEvents, daysKept } = this.limits;
@@ -127,12 +149,13 @@ export class ProfileStore {
       sourceId,
       digest,
       call.type,
-      Number.isFinite(at) ? at : 0,
-      utcDay(Number.isFinite(at) ? at : 0),
+      at,
+      utcDay(at),
       maxTraitBytes,
       maxEvents,
       daysKept,
       IDS_KEPT,
+      withFields ? '1' : '0',
       ...payload,
     )) as [number, number, string[]];
     return { applied: applied === 1, dropped, fields: pairs(flat) };
@@ -148,11 +171,7 @@ export class ProfileStore {
     if (userIds.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of userIds) pipeline.hgetall(this.keys.profile(id));
-    const results = (await pipeline.exec()) ?? [];
-    return results.map(([err, value]) => {
-      if (err) throw err;
-      return value as Record<string, string>;
-    });
+    return (await execAll(pipeline)) as Record<string, string>[];
   }
 
   /** Erases the users' profiles; returns how many had one. */
@@ -161,8 +180,8 @@ export class ProfileStore {
     const tx = this.redis.multi();
     tx.del(...userIds.map((id) => this.keys.profile(id)));
     tx.zrem(this.keys.index, ...userIds);
-    const results = (await tx.exec()) ?? [];
-    return Number(results[0]?.[1] ?? 0);
+    const [deleted] = await execAll(tx);
+    return Number(deleted ?? 0);
   }
 
   count(): Promise<number> {

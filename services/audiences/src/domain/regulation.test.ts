@@ -1,5 +1,5 @@
 import { deliveryJobId, emptySnapshot, type ConfigSnapshot, type DeleteNotice, type Destination, type RegulationCreate, type RegulationJob, type Source } from '@eventrelay/config';
-import { affectedSources, deleteNotices, deletes, newRegulation, suppresses } from './regulation.js';
+import { affectedSources, deleteNotices, deletes, suppresses } from './regulation.js';
 
 const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk_${id}_0000000` });
 const destination = (id: string, sourceIds: string[], enabled = true): Destination => ({ id, name: 'Webhooks', enabled, sourceIds, settings: { webhooks: [{ url: `https://${id}.example/in` }] } });
@@ -82,27 +82,6 @@ describe('deleteNotices', () => {
     expect(deleteNotices(job(), ['s3'], snapshot, ['alice'])).toEqual([]);
     expect(deleteNotices(job(), [], snapshot, ['alice'])).toEqual([]);
     expect(deleteNotices(job(), sources, snapshot, [])).toEqual([]);
-  });
-});
-
-describe('newRegulation', () => {
-  it('is pending with zero counts, counts the subjects and never lists them', () => {
-    const record = newRegulation(job({ regulationType: 'SUPPRESS_WITH_DELETE', sourceIds: ['s1'] }));
-    expect(record).toEqual({
-      id: 'reg_1',
-      regulationType: 'SUPPRESS_WITH_DELETE',
-      subjectType: 'USER_ID',
-      subjectCount: 2,
-      sourceIds: ['s1'],
-      status: 'pending',
-      createdAt: '2026-11-21T10:00:00.000Z',
-      counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
-    });
-    expect(JSON.stringify(record)).not.toContain('alice');
-  });
-
-  it('leaves sourceIds out when the request does', () => {
-    expect(newRegulation(job())).not.toHaveProperty('sourceIds');
   });
 });
 

@@ -1,9 +1,9 @@
 /**
  * What a regulation does, as data (SPEC section 6): which sources it affects, the delete
- * notifications it forwards, and its record as it progresses. Pure.
+ * notifications it forwards. Pure.
  */
 import { hash } from 'node:crypto';
-import { deliveryJobId, type ConfigSnapshot, type DeleteNotice, type Regulation, type RegulationJob } from '@eventrelay/config';
+import { deliveryJobId, type ConfigSnapshot, type DeleteNotice, type RegulationJob } from '@eventrelay/config';
 import type { PlannedDelivery } from './membership.js';
 
 export function deletes(job: RegulationJob): boolean {
@@ -37,19 +37,4 @@ export function deleteNotices(job: RegulationJob, sourceIds: readonly string[], 
     }
   }
   return planned;
-}
-
-/** The record as the regulation is accepted. */
-export function newRegulation(job: RegulationJob): Regulation {
-  const { request } = job;
-  return {
-    id: job.id,
-    regulationType: request.regulationType,
-    subjectType: request.subjectType,
-    subjectCount: request.subjectIds.length,
-    ...(request.sourceIds ? { sourceIds: request.sourceIds } : {}),
-    status: 'pending',
-    createdAt: job.createdAt,
-    counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
-  };
 }
