@@ -19,7 +19,7 @@ const config: Config = {
     {
       ...shared,
       displayName: 'integration',
-      testMatch: ['<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/packages/*/test/**/*.int.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
+      testMatch: ['<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/packages/*/test/**/*.int.test.ts', '<rootDir>/test/e2e/**/*.test.ts', '<rootDir>/test/ops/**/*.test.ts'],
       slowTestThreshold: 30,
     },
   ],

@@ -297,12 +297,13 @@ async function runPhase(phase: Phase): Promise<PhaseResult> {
   }
 }
 
-/** eventrelay_ingest_calls_total{outcome="accepted"} from ingest's /metrics. */
+/** eventrelay_ingest_calls_total{outcome="accepted"}, summed over call types, from ingest's /metrics. */
 async function acceptedCalls(baseUrl: string): Promise<number> {
   const res = await fetch(`${baseUrl}/metrics`);
   const text = await res.text();
-  const line = text.split('\n').find((l) => l.startsWith('eventrelay_ingest_calls_total{') && l.includes('outcome="accepted"'));
-  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+  // One series per call type: sum them.
+  const lines = text.split('\n').filter((l) => l.startsWith('eventrelay_ingest_calls_total{') && l.includes('outcome="accepted"'));
+  return lines.reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
 async function cleanup(): Promise<void> {

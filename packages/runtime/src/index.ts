@@ -16,3 +16,4 @@ export * from './service-main.js';
 export * from './http-service.js';
 export * from './profile-keys.js';
 export * from './regulation-store.js';
+export * from './queue-metrics.js';

@@ -6,7 +6,8 @@ export { Counter, Histogram, Gauge, Registry } from 'prom-client';
 export function createMetricsRegistry(service: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  collectDefaultMetrics({ register: registry, prefix: 'eventrelay_process_' });
+  // Standard names (process_*, nodejs_*), so stock Node.js dashboards work on them too.
+  collectDefaultMetrics({ register: registry });
   return registry;
 }
 

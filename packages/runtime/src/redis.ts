@@ -7,6 +7,7 @@
  * - `control`: config polling and admin work; ordinary retries, bounded.
  */
 import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
+import { Counter, type Registry } from 'prom-client';
 
 export type RedisRole = 'worker' | 'hot-path' | 'control';
 
@@ -16,6 +17,9 @@ export function redisOptions(role: RedisRole): RedisOptions {
     retryStrategy: (times) => Math.min(times * 100, 2000),
     connectTimeout: 5000,
     lazyConnect: false,
+    // CLIENT SETINFO fails on Redis before 7.2 (Debian 12 ships 7.0): two errors per connect,
+    // counted in eventrelay_redis_errors_total, for a label in CLIENT LIST we do not need.
+    disableClientInfo: true,
   };
   switch (role) {
     case 'worker':
@@ -27,11 +31,39 @@ export function redisOptions(role: RedisRole): RedisOptions {
   }
 }
 
-export function createRedis(url: string, role: RedisRole, name: string): Redis {
+/**
+ * `registry`, when given, gets eventrelay_redis_errors_total for this connection: `kind="connection"`
+ * for each failed or dropped connection, `kind="command"` for each command answered with an error
+ * or cut off.
+ */
+export function createRedis(url: string, role: RedisRole, name: string, registry?: Registry): Redis {
   const client = new Redis(url, { ...redisOptions(role), connectionName: name });
+  const errors = registry ? redisErrors(registry) : undefined;
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash the process.
-  client.on('error', () => undefined);
+  client.on('error', () => errors?.inc({ connection: name, kind: 'connection' }));
+  if (errors) {
+    // Every command, pipelined or not, passes through sendCommand; a command resent after a
+    // reconnect passes again and is counted once.
+    const send = client.sendCommand.bind(client);
+    const watched = new WeakSet<object>();
+    client.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+      const [command] = args;
+      if (!watched.has(command)) {
+        watched.add(command);
+        command.promise.catch(() => errors.inc({ connection: name, kind: 'command' }));
+      }
+      return send(...args);
+    };
+  }
   return client;
+}
+
+function redisErrors(registry: Registry): Counter<'connection' | 'kind'> {
+  const name = 'eventrelay_redis_errors_total';
+  return (
+    (registry.getSingleMetric(name) as Counter<'connection' | 'kind'> | undefined) ??
+    new Counter({ name, help: 'Redis errors by connection and kind: connection (failed or dropped), command (answered an error or cut off)', labelNames: ['connection', 'kind'] as const, registers: [registry] })
+  );
 }
 
 /** Quits gracefully, or drops the socket when Redis is not answering. */

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { closeServer, shutdownGate, startOpsServer } from './ops.js';
+import { registerQueueMetrics } from './queue-metrics.js';
 import { waitForRedis } from './redis.js';
 import type { ShutdownStep } from './shutdown.js';
 
@@ -23,7 +24,10 @@ export interface WorkerProcessParts {
   /** Pinged by /readyz. */
   readonly control: Redis;
   readonly opsPort: number;
+  /** Gets the process's metrics and, from every worker process, each queue's depth and age. */
   readonly registry: Registry;
+  /** EVENTRELAY_PREFIX, where the queues live. */
+  readonly prefix: string;
   readonly logger: Logger;
   /** Runs once Redis answers and before the worker takes jobs. */
   prepare(): Promise<void>;
@@ -49,6 +53,8 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
   const { workers, logger } = parts;
   const closeWorkers = async () => void (await Promise.all(workers.map((w) => w.close())));
   const gate = shutdownGate();
+  // Every worker process reports every queue, so one that dies does not blind the figures.
+  registerQueueMetrics(parts.registry, parts.control, parts.prefix);
   let ops: Awaited<ReturnType<typeof startOpsServer>>;
   try {
     await waitForRedis(parts.connections);

@@ -31,6 +31,8 @@ export interface PassDeps {
   readonly clock: () => number;
   /** True once the process shuts down: a pass stops after its current page. */
   readonly stopping: () => boolean;
+  /** Moves the active job back to delayed until `at` (runtime putJobBack). */
+  readonly putBack: (job: Job, at: number, token: string | undefined) => Promise<void>;
 }
 
 export function createPassProcessor(deps: PassDeps): (job: Job<AudienceJob>, token?: string) => Promise<void> {
@@ -40,7 +42,7 @@ export function createPassProcessor(deps: PassDeps): (job: Job<AudienceJob>, tok
     if (finished) return;
     // Handed back without spending an attempt: a backfill goes on from its saved cursor in
     // whichever process takes the job next; a periodic pass simply starts again.
-    await job.moveToDelayed(Date.now() + 1000, token);
+    await deps.putBack(job, Date.now() + 1000, token);
     throw new DelayedError();
   };
 }

@@ -14,6 +14,7 @@ import {
   openQueue,
   openWorker,
   readConfigFile,
+  putJobBack,
   runWorkerProcess,
   type Logger,
   type Registry,
@@ -53,8 +54,8 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
 
   const prefix = env.EVENTRELAY_PREFIX;
-  const control = createRedis(env.REDIS_URL, 'control', 'audiences-control');
-  const connection = createRedis(env.REDIS_URL, 'worker', 'audiences-worker');
+  const control = createRedis(env.REDIS_URL, 'control', 'audiences-control', registry);
+  const connection = createRedis(env.REDIS_URL, 'worker', 'audiences-worker', registry);
   const queueError = (name: string) => (err: Error) => logger.warn({ err: err.message }, `${name}_queue.error`);
   const deliverQueue = openQueue('deliver', connection, prefix, queueError('deliver'));
   const audienceQueue = openQueue('audience', connection, prefix, queueError('audience'));
@@ -106,6 +107,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       logger,
       clock,
       stopping: () => stopping,
+      putBack: (job, at, token) => putJobBack(connection, job, at, token),
     }),
     // A pass can run for minutes on millions of profiles: its lock is renewed meanwhile.
     workerOptions('audience', 2),
@@ -143,6 +145,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     control,
     opsPort: env.AUDIENCES_METRICS_PORT,
     registry,
+    prefix: env.EVENTRELAY_PREFIX,
     logger,
     async prepare() {
       await applyConfigFile(store, configFile, logger);

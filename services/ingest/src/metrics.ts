@@ -2,11 +2,21 @@ import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@even
 
 export type IngestMetrics = ReturnType<typeof createIngestMetrics>;
 
-/** Labels come from bounded sets only: route kind, HTTP status, call outcome. */
+/** Labels come from bounded sets only: route, status class, error code, call type, outcome (docs/metrics.md). */
 export function createIngestMetrics(registry: Registry, queueDepth: () => number) {
   return {
-    requests: new Counter({ name: 'eventrelay_ingest_requests_total', help: 'Intake requests by route kind and HTTP status', labelNames: ['route', 'status'] as const, registers: [registry] }),
-    calls: new Counter({ name: 'eventrelay_ingest_calls_total', help: 'Calls by outcome: accepted (enqueued), duplicate (acknowledged, not routed again), rejected (invalid item of a batch)', labelNames: ['outcome'] as const, registers: [registry] }),
+    requests: new Counter({
+      name: 'eventrelay_ingest_requests_total',
+      help: 'Intake requests by route (call type, or batch), status class (2xx, 4xx, 5xx) and code (the error code answered, or ok)',
+      labelNames: ['route', 'status_class', 'code'] as const,
+      registers: [registry],
+    }),
+    calls: new Counter({
+      name: 'eventrelay_ingest_calls_total',
+      help: 'Calls by type and outcome: accepted (enqueued), duplicate (acknowledged, not routed again), rejected (with reason: a batch item refused, or a single call refused as a whole)',
+      labelNames: ['type', 'outcome', 'reason'] as const,
+      registers: [registry],
+    }),
     duration: new Histogram({ name: 'eventrelay_ingest_request_duration_seconds', help: 'Time from request start to answer', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [registry] }),
     queueDepth: new Gauge({
       name: 'eventrelay_ingest_route_queue_waiting',

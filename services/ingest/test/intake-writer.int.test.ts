@@ -27,15 +27,15 @@ describe('IntakeWriter', () => {
       writer.submit({ sourceId: 's1', requestId: 'r1', ratePerSecond: 100, calls: [call('same'), call('other')] }),
       writer.submit({ sourceId: 's1', requestId: 'r2', ratePerSecond: 100, calls: [call('same')] }),
     ]);
-    expect(a).toEqual({ kind: 'accepted', enqueued: 2, duplicates: 0 });
-    expect(b).toEqual({ kind: 'accepted', enqueued: 0, duplicates: 1 });
+    expect(a).toEqual({ kind: 'accepted', enqueued: 2, duplicates: 0, duplicateIndexes: [] });
+    expect(b).toEqual({ kind: 'accepted', enqueued: 0, duplicates: 1, duplicateIndexes: [0] });
     const queued = await jobs();
     expect(queued.map((j) => [j.requestId, j.calls.map((c) => c.messageId)])).toEqual([['r1', ['same', 'other']]]);
   });
 
   it('scopes dedupe to the source', async () => {
     const r = await writer.submit({ sourceId: 's2', requestId: 'r3', ratePerSecond: 100, calls: [call('same')] });
-    expect(r).toEqual({ kind: 'accepted', enqueued: 1, duplicates: 0 });
+    expect(r).toEqual({ kind: 'accepted', enqueued: 1, duplicates: 0, duplicateIndexes: [] });
   });
 
   it('counts requests per source per second and opens a new window each second', async () => {

@@ -38,8 +38,8 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   logger.info({ env: describeEnv(routerEnvSpec, env) }, 'router.config');
   const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
 
-  const control = createRedis(env.REDIS_URL, 'control', 'router-control');
-  const connection = createRedis(env.REDIS_URL, 'worker', 'router-worker');
+  const control = createRedis(env.REDIS_URL, 'control', 'router-control', registry);
+  const connection = createRedis(env.REDIS_URL, 'worker', 'router-worker', registry);
   const deliverQueue = openQueue('deliver', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
   const profileQueue = env.ROUTER_FEED_PROFILES === 'true' ? openQueue('profile', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'profile_queue.error')) : undefined;
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
@@ -75,6 +75,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
     control,
     opsPort: env.ROUTER_METRICS_PORT,
     registry,
+    prefix: env.EVENTRELAY_PREFIX,
     logger,
     async prepare() {
       await applyConfigFile(store, configFile, logger);

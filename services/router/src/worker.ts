@@ -47,7 +47,12 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     await Promise.all(writes);
     const routed = route.calls.length - plan.suppressed - plan.unrouted;
     metrics.calls.inc({ result: 'routed' }, routed);
-    if (plan.suppressed > 0) metrics.calls.inc({ result: 'suppressed' }, plan.suppressed);
+    if (plan.suppressed > 0) {
+      metrics.calls.inc({ result: 'suppressed' }, plan.suppressed);
+      metrics.filtered.inc({ reason: 'suppression' }, plan.suppressed);
+    }
+    if (plan.turnedOff > 0) metrics.filtered.inc({ reason: 'integrations' }, plan.turnedOff);
+    for (const n of plan.fanout) metrics.fanout.observe(n);
     if (plan.unrouted > 0) metrics.calls.inc({ result: 'unrouted' }, plan.unrouted);
     metrics.deliveries.inc(plan.deliveries.length);
     const ms = deps.clock() - started;

@@ -4,8 +4,8 @@ export function createDeliveryMetrics(registry: Registry) {
   return {
     attempts: new Counter({
       name: 'eventrelay_delivery_attempts_total',
-      help: 'Attempts at one URL, by destination and outcome (success, retryable, permanent)',
-      labelNames: ['destination', 'outcome'] as const,
+      help: 'Attempts at one URL, by destination, outcome (success, retryable, permanent) and status class (2xx..5xx, or why no response came: timeout, connection_refused, ...)',
+      labelNames: ['destination', 'outcome', 'status_class'] as const,
       registers: [registry],
     }),
     attemptSeconds: new Histogram({
@@ -17,8 +17,8 @@ export function createDeliveryMetrics(registry: Registry) {
     }),
     messages: new Counter({
       name: 'eventrelay_delivery_messages_total',
-      help: 'Delivery jobs finished or rescheduled, by result: delivered, retry_scheduled, dead_lettered, dropped (destination deleted or disabled)',
-      labelNames: ['result'] as const,
+      help: 'Delivery jobs finished or put back, by destination and result: delivered, retry_scheduled, dead_lettered, dropped (destination deleted)',
+      labelNames: ['destination', 'result'] as const,
       registers: [registry],
     }),
     endToEndSeconds: new Histogram({
@@ -33,7 +33,7 @@ export function createDeliveryMetrics(registry: Registry) {
       registers: [registry],
     }),
     deadLettersEvicted: new Counter({ name: 'eventrelay_delivery_dead_letters_evicted_total', help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION', registers: [registry] }),
-    inFlight: new Gauge({ name: 'eventrelay_delivery_in_flight', help: 'Delivery jobs being attempted now', registers: [registry] }),
+    inFlight: new Gauge({ name: 'eventrelay_delivery_in_flight', help: 'Delivery jobs being attempted now, by destination', labelNames: ['destination'] as const, registers: [registry] }),
   };
 }
 

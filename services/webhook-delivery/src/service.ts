@@ -16,6 +16,7 @@ import {
   openWorker,
   applyConfigFile,
   readConfigFile,
+  putJobBack,
   runWorkerProcess,
   type Logger,
   type Registry,
@@ -61,8 +62,8 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
   const ca = await trustedCas(env);
 
-  const control = createRedis(env.REDIS_URL, 'control', 'delivery-control');
-  const connection = createRedis(env.REDIS_URL, 'worker', 'delivery-worker');
+  const control = createRedis(env.REDIS_URL, 'control', 'delivery-control', registry);
+  const connection = createRedis(env.REDIS_URL, 'worker', 'delivery-worker', registry);
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
   const attemptLog = new AttemptLog(connection, env.EVENTRELAY_PREFIX, {
@@ -92,6 +93,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       random,
       metrics: createDeliveryMetrics(registry),
       logger,
+      putBack: (job, at, token) => putJobBack(connection, job, at, token),
     }),
     {
       concurrency: env.DELIVERY_CONCURRENCY,
@@ -113,6 +115,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     control,
     opsPort: env.DELIVERY_METRICS_PORT,
     registry,
+    prefix: env.EVENTRELAY_PREFIX,
     logger,
     async prepare() {
       await applyConfigFile(store, configFile, logger);

@@ -9,6 +9,7 @@ import type { DeadLetter, DeliverJob, Destination, RetryState } from '@eventrela
 import type { Logger } from '@eventrelay/runtime';
 import { runDelivery, type DeliverDeps, type RunResult } from './deliver.js';
 import type { DestinationGate } from './destination-gate.js';
+import { statusClass } from './domain/outcome.js';
 import type { DeliveryMetrics } from './metrics.js';
 
 export interface WorkerDeps extends DeliverDeps {
@@ -17,6 +18,8 @@ export interface WorkerDeps extends DeliverDeps {
   readonly deadLetters: { add(letter: DeadLetter): Promise<number> };
   readonly metrics: DeliveryMetrics;
   readonly logger: Logger;
+  /** Moves the active job back to delayed until `at` (runtime putJobBack). */
+  readonly putBack: (job: Job, at: number, token: string | undefined) => Promise<void>;
 }
 
 export type JobResult = 'delivered' | 'dead_lettered' | 'dropped';
@@ -49,7 +52,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       deadAt: new Date(deps.clock()).toISOString(),
     });
     if (evicted > 0) metrics.deadLettersEvicted.inc(evicted);
-    metrics.messages.inc({ result: 'dead_lettered' });
+    metrics.messages.inc({ destination: job.data.destinationId, result: 'dead_lettered' });
   }
 
   return async (job, token) => {
@@ -59,7 +62,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const destination = known?.enabled ? known : await reloadedDestination(data.destinationId);
     if (!destination) {
       // Deleted: there is nowhere to deliver to, nor anyone to replay for.
-      metrics.messages.inc({ result: 'dropped' });
+      metrics.messages.inc({ destination: data.destinationId, result: 'dropped' });
       logger.warn({ ...base, outcome: 'dropped', reason: 'destination no longer exists' }, 'delivery.attempted');
       return 'dropped';
     }
@@ -76,19 +79,19 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const verdict = await deps.gate.enter(data.destinationId, parks);
     if (verdict.kind === 'park') {
       metrics.parked.inc();
-      await job.moveToDelayed(deps.clock() + verdict.delayMs, token);
+      await deps.putBack(job, deps.clock() + verdict.delayMs, token);
       throw new DelayedError();
     }
-    metrics.inFlight.inc();
+    metrics.inFlight.inc({ destination: data.destinationId });
     let run: RunResult | undefined;
     try {
       run = await runDelivery(data, destination, deps);
     } finally {
-      metrics.inFlight.dec();
+      metrics.inFlight.dec({ destination: data.destinationId });
       deps.gate.leave(data.destinationId, run?.ms ?? 0);
     }
     for (const a of run.attempts) {
-      metrics.attempts.inc({ destination: data.destinationId, outcome: a.outcome });
+      metrics.attempts.inc({ destination: data.destinationId, outcome: a.outcome, status_class: statusClass(a) });
       metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
     }
     const { decision } = run;
@@ -97,7 +100,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const urls = () => run.attempts.map((a) => ({ url: originOf(a.url), outcome: a.outcome, status: a.status, error: a.error, ms: a.latencyMs }));
     switch (decision.kind) {
       case 'delivered': {
-        metrics.messages.inc({ result: 'delivered' });
+        metrics.messages.inc({ destination: data.destinationId, result: 'delivered' });
         const receivedAt = 'receivedAt' in data.call ? Date.parse(data.call.receivedAt) : NaN;
         if (!Number.isNaN(receivedAt)) metrics.endToEndSeconds.observe(Math.max(0, deps.clock() - receivedAt) / 1000);
         if (logger.isLevelEnabled('info')) logger.info({ ...base, attempt: decision.attempt, outcome: 'delivered', urls: urls(), ms: run.ms }, 'delivery.attempted');
@@ -105,8 +108,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       }
       case 'retry': {
         await job.updateData({ ...data, retry: decision.state });
-        await job.moveToDelayed(decision.at, token);
-        metrics.messages.inc({ result: 'retry_scheduled' });
+        await deps.putBack(job, decision.at, token);
+        metrics.messages.inc({ destination: data.destinationId, result: 'retry_scheduled' });
         logger.info({ ...base, attempt: decision.state.attempt, outcome: 'retry_scheduled', retryAt: new Date(decision.at).toISOString(), urls: urls(), ms: run.ms }, 'delivery.attempted');
         throw new DelayedError();
       }

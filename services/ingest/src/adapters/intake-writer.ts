@@ -22,7 +22,8 @@ export interface Submission {
   readonly calls: readonly NormalizedCall[];
 }
 
-export type SubmitResult = { kind: 'accepted'; enqueued: number; duplicates: number } | { kind: 'rate_limited'; resetAtEpochSeconds: number };
+/** `duplicateIndexes`: which of the submission's calls were duplicates (for the metrics by type). */
+export type SubmitResult = { kind: 'accepted'; enqueued: number; duplicates: number; duplicateIndexes: readonly number[] } | { kind: 'rate_limited'; resetAtEpochSeconds: number };
 
 interface Pending {
   readonly sub: Submission;
@@ -131,16 +132,20 @@ export class IntakeWriter {
         }
         const seen = Array.isArray(verdict) ? verdict : [];
         const keysOfRequest = seenKeys[i] ?? [];
+        const duplicateIndexes: number[] = [];
         const fresh = p.sub.calls.filter((_c, j) => {
           const key = keysOfRequest[j];
           if (key === undefined) return true;
-          if (seen[j] === 1 || claimedThisFlush.has(key)) return false;
+          if (seen[j] === 1 || claimedThisFlush.has(key)) {
+            duplicateIndexes.push(j);
+            return false;
+          }
           claimedThisFlush.add(key);
           toMark.push(key);
           return true;
         });
         if (fresh.length > 0) jobs.push({ name: queueCatalog.route.jobName, data: { sourceId: p.sub.sourceId, requestId: p.sub.requestId, calls: fresh }, opts: { jobId: p.sub.requestId } });
-        results.push({ kind: 'accepted', enqueued: fresh.length, duplicates: p.sub.calls.length - fresh.length });
+        results.push({ kind: 'accepted', enqueued: fresh.length, duplicates: duplicateIndexes.length, duplicateIndexes });
       });
 
       if (jobs.length > 0) await this.opts.queue.addBulk(jobs);

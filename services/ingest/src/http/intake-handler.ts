@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, EventrelayError, UnavailableError, type DebugEvent, type NormalizedCall } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
-import type { IntakeRoute } from '../domain/routes.js';
+import { isCallType, type IntakeRoute } from '../domain/routes.js';
 import type { Rejection } from '../domain/interpret.js';
 import { extractWriteKey } from '../domain/auth.js';
 import { inspectJsonText, itemsNeedMeasuring, parseJsonObject } from '../domain/json-text.js';
@@ -40,13 +40,21 @@ interface Outcome {
   accepted: number;
   duplicates: number;
   rejected: number;
+  /** For the metrics: each call's type and outcome, and a rejection's reason. */
+  calls: CallCount[];
+}
+
+interface CallCount {
+  readonly type: string;
+  readonly outcome: 'accepted' | 'duplicate' | 'rejected';
+  readonly reason?: string;
 }
 
 export function createIntakeHandler(deps: IntakeDeps) {
   /** `segment` is the path after /v1/ as sent, for the log line. */
   return async function intake(req: IncomingMessage, res: ServerResponse, route: IntakeRoute, segment: string): Promise<void> {
     const started = performance.now();
-    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0 };
+    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0, calls: [] };
     applyCors(req, res);
     try {
       const rejected = await accept(route, req, outcome);
@@ -55,15 +63,16 @@ export function createIntakeHandler(deps: IntakeDeps) {
       const answered = sendError(res, err);
       outcome.status = answered.status;
       outcome.code = answered.code;
+      // A single call refused as a whole is one rejected call; a refused batch was never read as calls.
+      if (route.kind === 'single') outcome.calls = [{ type: route.type, outcome: 'rejected', reason: answered.code }];
       if (answered.status >= 500 && !(err instanceof UnavailableError)) deps.logger.error({ err }, 'intake.defect');
     } finally {
-      const kind = route.kind;
-      deps.metrics.requests.inc({ route: kind, status: String(outcome.status) });
-      deps.metrics.duration.observe({ route: kind }, (performance.now() - started) / 1000);
-      if (outcome.accepted) deps.metrics.calls.inc({ outcome: 'accepted' }, outcome.accepted);
-      if (outcome.duplicates) deps.metrics.calls.inc({ outcome: 'duplicate' }, outcome.duplicates);
-      if (outcome.rejected) deps.metrics.calls.inc({ outcome: 'rejected' }, outcome.rejected);
-      deps.logger.info({ route: segment, ...outcome, ms: Math.round((performance.now() - started) * 100) / 100 }, 'intake.request');
+      const name = route.kind === 'single' ? route.type : 'batch';
+      deps.metrics.requests.inc({ route: name, status_class: `${Math.floor(outcome.status / 100)}xx`, code: outcome.code ?? 'ok' });
+      deps.metrics.duration.observe({ route: name }, (performance.now() - started) / 1000);
+      for (const c of outcome.calls) deps.metrics.calls.inc(c.reason === undefined ? { type: c.type, outcome: c.outcome } : { type: c.type, outcome: c.outcome, reason: c.reason });
+      const { calls: _counted, ...logged } = outcome;
+      deps.logger.info({ route: segment, ...logged, ms: Math.round((performance.now() - started) * 100) / 100 }, 'intake.request');
     }
   };
 
@@ -92,6 +101,8 @@ export function createIntakeHandler(deps: IntakeDeps) {
   async function store(route: IntakeRoute, source: { id: string; rateLimitPerSecond?: number }, body: Record<string, unknown>, text: string, shape: ReturnType<typeof inspectJsonText>, receivedAt: number, outcome: Outcome) {
     const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId, measureItems: itemsNeedMeasuring(shape, Buffer.byteLength(text), MAX_CALL_BYTES) });
     outcome.rejected = rejected.length;
+    const items = route.kind === 'batch' ? (body['batch'] as unknown[]) : [];
+    for (const r of rejected) outcome.calls.push({ type: callTypeOf(items[r.index]), outcome: 'rejected', reason: r.code });
     if (accepted.length === 0) return { stored: accepted, rejected };
     if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
 
@@ -102,8 +113,16 @@ export function createIntakeHandler(deps: IntakeDeps) {
     }
     outcome.accepted = result.enqueued;
     outcome.duplicates = result.duplicates;
+    const duplicate = new Set(result.duplicateIndexes);
+    accepted.forEach((call, i) => outcome.calls.push({ type: call.type, outcome: duplicate.has(i) ? 'duplicate' : 'accepted' }));
     return { stored: accepted, rejected };
   }
+}
+
+/** A rejected batch item's type when it names a known one; `unknown` keeps the label set bounded. */
+function callTypeOf(item: unknown): string {
+  const type = item !== null && typeof item === 'object' ? (item as Record<string, unknown>)['type'] : undefined;
+  return isCallType(type) ? type : 'unknown';
 }
 
 /** Accepted calls as normalized (duplicates included: they were accepted too), rejected items as sent. */

@@ -45,6 +45,22 @@ describe('planRoute', () => {
     expect(new Set(plan.deliveries.map((d) => d.jobId)).size).toBe(6);
   });
 
+  it('counts what integrations turned off per call and destination, and the fan-out of each call', () => {
+    const calls = [
+      call('m-1'),
+      call('m-2', { integrations: { All: false } }),
+      call('m-3', { integrations: { Webhooks: false } }),
+      call('m-4', { integrations: { All: false, Webhooks: true } }),
+    ];
+    const connected = [destination('d1'), destination('d2'), destination('d3', { enabled: false })];
+    const plan = planRoute(job(calls), connected, none);
+    // d3 is disabled: not "turned off" by a call. m-2 and m-3 each turn off d1 and d2.
+    expect(plan.turnedOff).toBe(4);
+    expect(plan.fanout).toEqual([2, 0, 0, 2]);
+    expect(plan.unrouted).toBe(2);
+    expect(plan.deliveries).toHaveLength(4);
+  });
+
   it('carries the call unchanged', () => {
     const c = call('m-1', { properties: { a: 1 }, context: { ip: '203.0.113.9' }, integrations: { All: true } });
     const plan = planRoute(job([c]), [destination('d1')], none);
@@ -100,12 +116,12 @@ describe('planRoute', () => {
 
     it('counts a suppressed call once, however many destinations, and not as unrouted', () => {
       const plan = planRoute(job([call('a-1', { userId: 'alice' })]), [destination('d1'), destination('d2')], aliceEverywhere);
-      expect(plan).toEqual({ deliveries: [], suppressed: 1, unrouted: 0, profileCalls: [] });
+      expect(plan).toEqual({ deliveries: [], suppressed: 1, unrouted: 0, turnedOff: 0, fanout: [0], profileCalls: [] });
     });
 
     it('suppresses before integrations are looked at', () => {
       const plan = planRoute(job([call('a-1', { userId: 'alice', integrations: { All: false } })]), [destination('d1')], aliceEverywhere);
-      expect(plan).toEqual({ deliveries: [], suppressed: 1, unrouted: 0, profileCalls: [] });
+      expect(plan).toEqual({ deliveries: [], suppressed: 1, unrouted: 0, turnedOff: 0, fanout: [0], profileCalls: [] });
     });
   });
 

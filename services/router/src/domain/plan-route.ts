@@ -17,6 +17,10 @@ export interface RoutePlan {
   readonly suppressed: number;
   /** Calls that no destination takes (none connected, or `integrations` turned them all off). */
   readonly unrouted: number;
+  /** (call, enabled connected destination) pairs that a call's `integrations` turned off. */
+  readonly turnedOff: number;
+  /** Delivery jobs per call, in call order (0 for a suppressed or unrouted call). */
+  readonly fanout: number[];
   /** Identify and track calls with a userId, for profiles; suppressed users' calls are not here. */
   readonly profileCalls: ProfileCall[];
 }
@@ -25,19 +29,25 @@ export function planRoute(job: RouteJob, connected: readonly Destination[], supp
   const deliveries: PlannedDelivery[] = [];
   let suppressed = 0;
   let unrouted = 0;
+  let turnedOff = 0;
+  const fanout: number[] = [];
   const profileCalls: ProfileCall[] = [];
+  const enabled = connected.filter((d) => d.enabled).length;
   for (const call of job.calls) {
     if (isSuppressed(call, job.sourceId, call.userId === undefined ? undefined : suppressions.get(call.userId))) {
       suppressed++;
+      fanout.push(0);
       continue;
     }
     const profileCall = toProfileCall(call);
     if (profileCall) profileCalls.push(profileCall);
     const targets = selectDestinations(call, connected);
     if (targets.length === 0) unrouted++;
+    turnedOff += enabled - targets.length;
+    fanout.push(targets.length);
     for (const d of targets) deliveries.push({ jobId: deliveryJobId(d.id, job.sourceId, call.messageId), data: { sourceId: job.sourceId, destinationId: d.id, call } });
   }
-  return { deliveries, suppressed, unrouted, profileCalls };
+  return { deliveries, suppressed, unrouted, turnedOff, fanout, profileCalls };
 }
 
 // Anonymous calls feed no profile: audiences are delivered by userId (identity resolution of

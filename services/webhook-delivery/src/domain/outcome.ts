@@ -5,16 +5,8 @@
 import { parseRetryAfter } from './retry-after.js';
 
 /** Why an attempt got no HTTP response. The sender maps Node and undici errors onto these. */
-export type SendFailure =
-  | 'timeout'
-  | 'connection_refused'
-  | 'connection_reset'
-  | 'dns_failure'
-  | 'network_error'
-  | 'tls_untrusted'
-  | 'address_refused'
-  | 'invalid_url'
-  | 'invalid_request';
+const SEND_FAILURES = ['timeout', 'connection_refused', 'connection_reset', 'dns_failure', 'network_error', 'tls_untrusted', 'address_refused', 'invalid_url', 'invalid_request'] as const;
+export type SendFailure = (typeof SEND_FAILURES)[number];
 
 export type Outcome =
   | { readonly kind: 'success'; readonly status: number }
@@ -54,4 +46,14 @@ export function classifyFailure(failure: SendFailure, detail: string): Outcome {
     case 'invalid_request':
       return { kind: 'permanent', error: `${failure}: ${detail}` };
   }
+}
+
+/**
+ * The metrics label of an attempt: `2xx` … `5xx` when a response came, else why none came (the
+ * SendFailure that classifyFailure put before the colon of the error).
+ */
+export function statusClass(attempt: { readonly status?: number | undefined; readonly error?: string | undefined }): string {
+  if (attempt.status !== undefined) return `${Math.floor(attempt.status / 100)}xx`;
+  const failure = attempt.error?.split(':', 1)[0];
+  return (SEND_FAILURES as readonly string[]).includes(failure ?? '') ? (failure as string) : 'error';
 }

@@ -1,0 +1,91 @@
+# syntax=docker/dockerfile:1
+#
+# One image for every eventrelay process; the container command picks the process:
+#
+#   docker run eventrelay:local node services/ingest/dist/index.js             (the default CMD)
+#   docker run eventrelay:local node services/router/dist/index.js
+#   docker run eventrelay:local node services/webhook-delivery/dist/index.js
+#   docker run eventrelay:local node services/audiences/dist/index.js
+#   docker run eventrelay:local node services/admin/dist/index.js
+#
+# Layout of the final image (WORKDIR /app): services/<name>/dist, packages/{config,runtime}/dist,
+# every package.json, and a production-only pnpm node_modules tree (root node_modules/.pnpm plus
+# the per-package symlinks), so `node services/<name>/dist/index.js` resolves exactly as it does in
+# a checkout after `pnpm install && pnpm build`.
+#
+# Stages:
+#   base       node:20-bookworm-slim + pnpm 12 (npm i -g; corepack is not used: the corepack that
+#              ships with Node 20 cannot verify the signatures of current pnpm releases)
+#   build      full install (dev deps: typescript, @types/node) and `tsc -b` of the five services
+#   prod-deps  `pnpm install --prod --frozen-lockfile` from the manifests and the lockfile only
+#   runtime    node:20-bookworm-slim without pnpm: prod node_modules + compiled dist, non-root (uid 1000)
+#
+# Build:  docker build -t eventrelay:local .
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+ARG PNPM_VERSION=12
+
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS base
+ARG PNPM_VERSION
+ENV CI=true
+RUN npm install -g "pnpm@${PNPM_VERSION}" && pnpm --version
+WORKDIR /app
+# The workspace manifests and the lockfile: enough for pnpm to install (and to check that the
+# lockfile matches every manifest, --frozen-lockfile) without the sources, so the install layers
+# stay cached while only code changes.
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY packages/config/package.json packages/config/
+COPY packages/runtime/package.json packages/runtime/
+COPY services/ingest/package.json services/ingest/
+COPY services/router/package.json services/router/
+COPY services/webhook-delivery/package.json services/webhook-delivery/
+COPY services/audiences/package.json services/audiences/
+COPY services/admin/package.json services/admin/
+
+# ---------------------------------------------------------------------------------------------
+FROM base AS build
+RUN --mount=type=cache,id=eventrelay-pnpm-store,target=/pnpm/store \
+    pnpm install --frozen-lockfile --store-dir /pnpm/store
+COPY tsconfig.base.json ./
+COPY packages/config packages/config
+COPY packages/runtime packages/runtime
+COPY services services
+# What `pnpm build` (tsc -b at the root) does for the shipped code: the root tsconfig also
+# references test/ and bench/ (type-check only, dev tooling) which are not part of the image, so
+# the five services are built directly; tsc -b follows their references to packages/config and
+# packages/runtime. Declaration files and build info are not needed at run time.
+RUN pnpm exec tsc -b services/ingest services/router services/webhook-delivery services/audiences services/admin \
+ && find packages/*/dist services/*/dist \( -name '*.d.ts' -o -name '*.d.ts.map' -o -name '*.tsbuildinfo' \) -delete
+
+# ---------------------------------------------------------------------------------------------
+FROM base AS prod-deps
+# dependencies only, no devDependencies (the root package.json has nothing else, so this is the
+# union of what the workspace packages need at run time: bullmq, ioredis, pino, prom-client, ajv,
+# express, undici and what they pull in); install scripts follow allowBuilds in
+# pnpm-workspace.yaml (msgpackr-extract uses its prebuilt binary; bullmq falls back to JS without it).
+RUN --mount=type=cache,id=eventrelay-pnpm-store,target=/pnpm/store \
+    pnpm install --prod --frozen-lockfile --store-dir /pnpm/store
+
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and not writable by the process (the pods run with a read-only root file system);
+# pnpm's symlinks are relative, so the tree works unchanged at /app.
+COPY --from=prod-deps /app ./
+COPY --from=build /app/packages/config/dist packages/config/dist
+COPY --from=build /app/packages/runtime/dist packages/runtime/dist
+COPY --from=build /app/services/ingest/dist services/ingest/dist
+COPY --from=build /app/services/router/dist services/router/dist
+COPY --from=build /app/services/webhook-delivery/dist services/webhook-delivery/dist
+COPY --from=build /app/services/audiences/dist services/audiences/dist
+COPY --from=build /app/services/admin/dist services/admin/dist
+# The "node" user of the official image, by number: Kubernetes can only verify runAsNonRoot
+# against a numeric user.
+USER 1000:1000
+# ingest 8080, admin 8081, ops servers of router 9101, webhook-delivery 9102, audiences 9103
+EXPOSE 8080 8081 9101 9102 9103
+# Each process shuts down gracefully on SIGTERM; node runs as PID 1 and handles it itself.
+STOPSIGNAL SIGTERM
+CMD ["node", "services/ingest/dist/index.js"]

@@ -1,0 +1,127 @@
+/**
+ * Queue depth and age, read from Redis when Prometheus scrapes (docs/metrics.md, "Queues").
+ *
+ * Age is how long the job that has been ready the longest has waited to be taken. BullMQ keeps
+ * when a job was added but forgets when a put-back job (a retry, a park, a hand-back) fell due:
+ * it zeroes the delay when it promotes the job to waiting. So put-back jobs go through
+ * putJobBack(), which notes the due time in the job's hash, and a job is ready since the latest of: added (plus
+ * its initial delay), noted due time, last start (a job whose worker died is ready again about a
+ * lock duration after that). Delayed jobs are promoted only when a worker fetches, so an overdue
+ * delayed job counts too: with every worker busy or gone, that is where the backlog sits.
+ */
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { queueCatalog, type QueueKey } from '@eventrelay/config';
+import { Gauge, type Registry } from 'prom-client';
+import { execAll } from './redis.js';
+
+/** Our field in a BullMQ job hash: epoch ms at which a put-back job falls due. */
+const DUE_AT_FIELD = 'eventrelayDueAt';
+
+/** BullMQ scores delayed jobs as due-time × 0x1000 plus a counter. */
+const DELAYED_SCORE_FACTOR = 0x1000;
+
+const STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+export interface QueueSnapshot {
+  readonly counts: Readonly<Record<(typeof STATES)[number], number>>;
+  readonly oldestWaitingSeconds: number;
+}
+
+/**
+ * Moves an active job back to delayed until `at`, noting the due time first (see above). The job
+ * is locked to the caller, so nothing else writes its hash meanwhile.
+ */
+export async function putJobBack(connection: Redis, job: Job, at: number, token: string | undefined): Promise<void> {
+  await connection.hset(`${job.queueQualifiedName}:${String(job.id)}`, DUE_AT_FIELD, String(at));
+  await job.moveToDelayed(at, token);
+}
+
+/** One round trip for the counts of every queue, one more for the jobs at the front of the lines. */
+export async function readQueues(redis: Redis, prefix: string, keys: readonly QueueKey[], now: number): Promise<Map<QueueKey, QueueSnapshot>> {
+  const base = (key: QueueKey) => `${prefix}:${queueCatalog[key].name}`;
+  const counting = redis.pipeline();
+  for (const key of keys) {
+    const b = base(key);
+    counting.llen(`${b}:wait`).zcard(`${b}:prioritized`).llen(`${b}:active`).zcard(`${b}:delayed`).zcard(`${b}:failed`);
+    // Workers take from the right of the wait list: its last element is next in line.
+    counting.lindex(`${b}:wait`, -1).zrange(`${b}:delayed`, 0, 0, 'WITHSCORES');
+  }
+  const counted = await execAll(counting);
+  const per = 7;
+  const fronts = keys.map((_key, i) => ({ waitingId: counted[i * per + 5] as string | null, firstDelayed: counted[i * per + 6] as string[] }));
+
+  const reading = redis.pipeline();
+  keys.forEach((key, i) => {
+    const id = fronts[i]?.waitingId;
+    if (id) reading.hmget(`${base(key)}:${id}`, 'timestamp', 'opts', 'processedOn', DUE_AT_FIELD);
+  });
+  const jobs = (await execAll(reading)) as (string | null)[][];
+
+  const snapshots = new Map<QueueKey, QueueSnapshot>();
+  let nextJob = 0;
+  keys.forEach((key, i) => {
+    const n = (offset: number) => Number(counted[i * per + offset] ?? 0);
+    const front = fronts[i];
+    let readySince = Infinity;
+    if (front?.waitingId) readySince = readySinceOf(jobs[nextJob++] ?? [], now);
+    const score = front?.firstDelayed[1];
+    if (score !== undefined) {
+      const due = Math.floor(Number(score) / DELAYED_SCORE_FACTOR);
+      if (due < now) readySince = Math.min(readySince, due);
+    }
+    snapshots.set(key, {
+      counts: { waiting: n(0) + n(1), active: n(2), delayed: n(3), failed: n(4) },
+      oldestWaitingSeconds: Number.isFinite(readySince) ? Math.max(0, now - readySince) / 1000 : 0,
+    });
+  });
+  return snapshots;
+}
+
+/** From a job hash's timestamp, opts, processedOn and due-at fields (strings, or null when absent). */
+export function readySinceOf([timestamp, opts, processedOn, dueAt]: readonly (string | null | undefined)[], now: number): number {
+  let initialDelay = 0;
+  try {
+    const parsed = JSON.parse(opts ?? '{}') as { delay?: unknown };
+    if (typeof parsed.delay === 'number') initialDelay = parsed.delay;
+  } catch {
+    // a hash written by another BullMQ version: count from when it was added
+  }
+  const candidates = [Number(timestamp) + initialDelay, Number(dueAt), Number(processedOn)].filter((v) => Number.isFinite(v) && v > 0);
+  return candidates.length > 0 ? Math.max(...candidates) : now;
+}
+
+/**
+ * Registers the queue gauges. Each scrape reads Redis once; when Redis does not answer, the gauges
+ * keep their last values and the failure reaches eventrelay_redis_errors_total through the
+ * connection's own instrumentation.
+ */
+export function registerQueueMetrics(registry: Registry, redis: Redis, prefix: string, clock: () => number = Date.now): void {
+  const keys = Object.keys(queueCatalog) as QueueKey[];
+  let pending: Promise<Map<QueueKey, QueueSnapshot> | undefined> | undefined;
+  // Both gauges are collected in one scrape: share one read.
+  const read = () =>
+    (pending ??= readQueues(redis, prefix, keys, clock())
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (pending = undefined))));
+  new Gauge({
+    name: 'eventrelay_queue_jobs',
+    help: 'Jobs per queue by state: waiting (ready, not taken), active, delayed (retries, parked, overdue or not), failed (BullMQ attempts used up)',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      const snapshots = await read();
+      for (const [key, s] of snapshots ?? []) for (const state of STATES) this.set({ queue: queueCatalog[key].name, state }, s.counts[state]);
+    },
+  });
+  new Gauge({
+    name: 'eventrelay_queue_oldest_waiting_seconds',
+    help: 'How long the job ready the longest has waited to be taken (waiting, or delayed and overdue); 0 when none waits',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+    async collect() {
+      const snapshots = await read();
+      for (const [key, s] of snapshots ?? []) this.set({ queue: queueCatalog[key].name }, s.oldestWaitingSeconds);
+    },
+  });
+}
