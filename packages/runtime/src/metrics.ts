@@ -1,4 +1,4 @@
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics, type Counter } from 'prom-client';
 
 export { Counter, Histogram, Gauge, Registry } from 'prom-client';
 
@@ -13,3 +13,12 @@ export function createMetricsRegistry(service: string): Registry {
 
 /** Latency buckets for request-sized work, in seconds. */
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
+ * Creates the series of a labelled counter at 0. A series that first appears at its first
+ * increment is invisible to increase() and rate(), so alerts on it would miss the first events.
+ */
+export function startAtZero<T extends string>(counter: Counter<T>, labelSets: readonly Partial<Record<T, string>>[]): Counter<T> {
+  for (const labels of labelSets) counter.inc(labels, 0);
+  return counter;
+}

@@ -8,6 +8,7 @@
  */
 import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
+import { startAtZero } from './metrics.js';
 
 export type RedisRole = 'worker' | 'hot-path' | 'control';
 
@@ -38,7 +39,7 @@ export function redisOptions(role: RedisRole): RedisOptions {
  */
 export function createRedis(url: string, role: RedisRole, name: string, registry?: Registry): Redis {
   const client = new Redis(url, { ...redisOptions(role), connectionName: name });
-  const errors = registry ? redisErrors(registry) : undefined;
+  const errors = registry ? startAtZero(redisErrors(registry), [{ connection: name, kind: 'connection' }, { connection: name, kind: 'command' }]) : undefined;
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash the process.
   client.on('error', () => errors?.inc({ connection: name, kind: 'connection' }));
   if (errors) {
