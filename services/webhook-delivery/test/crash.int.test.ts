@@ -6,66 +6,24 @@
  * the receiver; the ones delivered twice are counted, reported, and may only be jobs that were
  * active in the killed process.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { buildDelivery, startDeliveryChild as startChild, stopChild, type DeliveryChild } from '../../../test/support/delivery-child';
 import { eventually } from '../../../test/support/eventually';
 import { post } from '../../../test/support/ingest';
 import { startTestPipeline, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
 import { startReceiver, type Receiver } from '../../../test/support/receiver';
-import { freePort } from '../../../test/support/redis';
-
-const ROOT = path.resolve(__dirname, '../../..');
-const ENTRY = path.join(ROOT, 'services/webhook-delivery/dist/index.js');
 
 const CALLS = 1_000;
 const BATCH = 50;
 /** Kill once the receiver has seen this many: some, but well before all. */
 const KILL_AFTER_RECEIVED = 100;
 
-interface DeliveryChild {
-  readonly process: ChildProcess;
-  readonly port: number;
-  /** What the child wrote so far (LOG_LEVEL=warn keeps it short). */
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Starts the compiled webhook-delivery and waits until its /readyz answers 200. */
-async function startDeliveryChild(prefix: string, redisUrl: string): Promise<DeliveryChild> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [ENTRY], {
-    cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, DELIVERY_METRICS_PORT: String(port), WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const started: DeliveryChild = { process: child, port, output: () => output, exited };
-  children.push(started);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`webhook-delivery exited during start-up (${child.exitCode ?? child.signalCode}):\n${output}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return started;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`webhook-delivery not ready within 30 s:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** Every child this file started, so afterAll can end them whatever happened. */
 const children: DeliveryChild[] = [];
 
-async function stopChild(c: DeliveryChild, signal: NodeJS.Signals, graceMs = 10_000): Promise<void> {
-  if (c.process.exitCode !== null || c.process.signalCode !== null) return;
-  c.process.kill(signal);
-  const timer = setTimeout(() => c.process.kill('SIGKILL'), graceMs);
-  await c.exited;
-  clearTimeout(timer);
+async function startDeliveryChild(prefix: string, redisUrl: string): Promise<DeliveryChild> {
+  const child = await startChild(prefix, redisUrl);
+  children.push(child);
+  return child;
 }
 
 describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
@@ -75,9 +33,7 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
   const delays: number[] = [];
 
   beforeAll(async () => {
-    // Incremental: a no-op when the build is current. The child runs the compiled service because
-    // the workspace packages resolve to their dist/ outside jest.
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', path.join(ROOT, 'services/webhook-delivery')], { cwd: ROOT, stdio: 'inherit' });
+    buildDelivery();
     // A slow receiver, so that many deliveries are open when the worker dies.
     receiver = await startReceiver({
       responder: (_req, index) => {
