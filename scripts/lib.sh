@@ -93,6 +93,18 @@ ensure_redis() {
 
 # Go for packages/analytics-go: installed from Debian's packages when missing and we may (root with
 # apt-get); otherwise the tests that need it fail and say how to get it.
+# The ops tests run Prometheus's promtool on the alert rules and a real Prometheus against the
+# running processes (Debian's package brings both).
+ensure_prometheus() {
+  command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 && return 0
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log "prometheus/promtool not found: installing prometheus (apt-get)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } || log "could not install prometheus"
+  else
+    log "prometheus/promtool not found: install them (sudo apt-get install -y prometheus) for the ops tests"
+  fi
+}
+
 ensure_go() {
   compgen -G "packages/*/go.mod" >/dev/null || return 0
   command -v go >/dev/null 2>&1 && return 0

@@ -20,6 +20,7 @@ ensure_pnpm
 install_deps || exit 1
 ensure_redis
 ensure_go
+ensure_prometheus
 
 mkdir -p .eventrelay
 status=0
