@@ -22,7 +22,7 @@ const FUNCTIONS = new Set([
 const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile']);
 /** Keywords whose parenthesized list holds label names, not series. */
 const LABEL_LIST_KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
-const KEYWORDS = new Set([...LABEL_LIST_KEYWORDS, 'bool', 'offset', 'and', 'or', 'unless', 'inf', 'nan', 'start', 'end']);
+const KEYWORDS = new Set([...LABEL_LIST_KEYWORDS, 'bool', 'offset', 'and', 'or', 'unless', 'inf', 'nan']);
 
 export interface LabelMatcher {
   readonly name: string;
