@@ -1,0 +1,200 @@
+/**
+ * What the deployment tests share: the processes with their env specs and loadEnv, the repository's
+ * files, durations, and docker-compose.yml read with compose's variable interpolation.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { ingestEnvSpec, loadEnv as loadIngestEnv } from '../../services/ingest/src/env';
+import { routerEnvSpec, loadEnv as loadRouterEnv } from '../../services/router/src/env';
+import { deliveryEnvSpec, loadEnv as loadDeliveryEnv } from '../../services/webhook-delivery/src/env';
+import { audiencesEnvSpec, loadEnv as loadAudiencesEnv } from '../../services/audiences/src/env';
+import { adminEnvSpec, loadEnv as loadAdminEnv } from '../../services/admin/src/env';
+import { REPO_ROOT as ROOT } from './promql-names';
+
+// ------------------------------------------------------------------------------- the processes
+
+export type EnvRecord = Readonly<Record<string, unknown>>;
+
+export interface ProcessInfo {
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly load: (source: Record<string, string>) => EnvRecord;
+}
+
+export const PROCESSES: Record<string, ProcessInfo> = {
+  ingest: { spec: ingestEnvSpec, load: loadIngestEnv },
+  router: { spec: routerEnvSpec, load: loadRouterEnv },
+  'webhook-delivery': { spec: deliveryEnvSpec, load: loadDeliveryEnv },
+  audiences: { spec: audiencesEnvSpec, load: loadAudiencesEnv },
+  admin: { spec: adminEnvSpec, load: loadAdminEnv },
+};
+export const NAMES = Object.keys(PROCESSES);
+export const info = (name: string): ProcessInfo => PROCESSES[name] as ProcessInfo;
+
+/** The variable holding the port a process serves /healthz, /readyz and /metrics on: its one *_PORT. */
+export function portVariable(name: string): string {
+  const ports = Object.keys(info(name).spec).filter((k) => k.endsWith('_PORT'));
+  if (ports.length !== 1) throw new Error(`${name}: expected one *_PORT variable in its env spec, found ${ports.join(', ')}`);
+  return ports[0] as string;
+}
+
+export const entryPoint = (name: string) => `services/${name}/dist/index.js`;
+export const TEST_TOKEN = 'deploy-artifacts-test-token-0123456789';
+
+/** What the process's loadEnv makes of these variables (throws naming a bad one). */
+export function loadFor(name: string, source: Record<string, string>): EnvRecord {
+  return info(name).load(source);
+}
+
+export function numberOf(env: EnvRecord, key: string): number {
+  const value = env[key];
+  if (typeof value !== 'number') throw new Error(`${key} is not a number: ${String(value)}`);
+  return value;
+}
+
+export function read(file: string): string {
+  return readFileSync(path.join(ROOT, file), 'utf8');
+}
+
+export const isFile = (p: string) => existsSync(p) && statSync(p).isFile();
+export const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+
+/** Seconds of a Go-style duration as compose and Prometheus write them: 30s, 1m30s, 1.5s, 500ms. */
+export function seconds(duration: string): number {
+  const units: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 0.001, us: 1e-6, ns: 1e-9 };
+  const parts = [...duration.matchAll(/(\d+(?:\.\d+)?)(h|ms|us|ns|m|s)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== duration) throw new Error(`not a duration: ${duration}`);
+  return parts.reduce((sum, p) => sum + Number(p[1]) * (units[p[2] as string] as number), 0);
+}
+
+// ------------------------------------------------------------------------------- compose
+
+/**
+ * Compose's interpolation: $$, $VAR, ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error},
+ * ${VAR?error}, ${VAR:+alt}, ${VAR+alt}, applied to every string value.
+ */
+export function interpolate(value: string, vars: Readonly<Record<string, string | undefined>>, where: string): string {
+  return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, braced: string | undefined, op: string | undefined, arg: string | undefined, bare: string | undefined) => {
+    if (whole === '$$') return '$';
+    const name = (braced ?? bare) as string;
+    const v = vars[name];
+    const set = v !== undefined;
+    const nonEmpty = set && v !== '';
+    const alt = interpolate(arg ?? '', vars, where);
+    switch (op) {
+      case undefined:
+        return v ?? '';
+      case ':-':
+        return nonEmpty ? v : alt;
+      case '-':
+        return set ? v : alt;
+      case ':?':
+      case '?':
+        if (op === ':?' ? nonEmpty : set) return v as string;
+        throw new Error(`${where}: required variable ${name} is missing a value: ${alt}`);
+      case ':+':
+        return nonEmpty ? alt : '';
+      case '+':
+        return set ? alt : '';
+      default:
+        throw new Error(`${where}: unknown interpolation ${whole}`);
+    }
+  });
+}
+
+export function interpolateAll(node: unknown, vars: Readonly<Record<string, string | undefined>>, where: string): unknown {
+  if (typeof node === 'string') return interpolate(node, vars, where);
+  if (Array.isArray(node)) return node.map((n, i) => interpolateAll(n, vars, `${where}[${i}]`));
+  if (node !== null && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, interpolateAll(v, vars, `${where}.${k}`)]));
+  return node;
+}
+
+export interface ComposeService {
+  image?: string;
+  build?: { context?: string; dockerfile?: string } | string;
+  command?: string[] | string;
+  environment?: Record<string, string | number | boolean | null> | string[];
+  ports?: (string | { target: number; published?: number | string })[];
+  volumes?: (string | { type?: string; source?: string; target: string })[];
+  healthcheck?: { test?: string[] | string };
+  deploy?: { replicas?: number };
+  stop_grace_period?: string;
+  depends_on?: Record<string, { condition?: string }> | string[];
+}
+
+export interface ComposeFile {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}
+
+export const COMPOSE_VARS = { ADMIN_TOKEN: TEST_TOKEN };
+
+export function loadCompose(vars: Readonly<Record<string, string | undefined>> = COMPOSE_VARS): ComposeFile {
+  // YAML 1.1 merge keys (<<: *anchor), as compose reads them.
+  return interpolateAll(parse(read('docker-compose.yml'), { merge: true }), vars, 'docker-compose.yml') as ComposeFile;
+}
+
+export function composeEnv(service: ComposeService, where: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (Array.isArray(service.environment)) {
+    for (const entry of service.environment) {
+      const eq = entry.indexOf('=');
+      if (eq === -1) throw new Error(`${where}: environment entry ${entry} takes its value from the host; give it one`);
+      env[entry.slice(0, eq)] = entry.slice(eq + 1);
+    }
+    return env;
+  }
+  for (const [key, value] of Object.entries(service.environment ?? {})) {
+    // Compose refuses booleans in environment maps; null would mean "from the host".
+    if (typeof value === 'boolean' || value === null) throw new Error(`${where}: environment ${key} must be a string or a number, got ${String(value)}`);
+    env[key] = String(value);
+  }
+  return env;
+}
+
+/** [host path, container path] of the bind mounts of a service. */
+export function bindMounts(service: ComposeService): [string, string][] {
+  const out: [string, string][] = [];
+  for (const v of service.volumes ?? []) {
+    if (typeof v === 'string') {
+      const [source, target] = v.split(':');
+      if (source !== undefined && target !== undefined && (source.startsWith('.') || source.startsWith('/'))) out.push([source, target]);
+    } else if (v.type === 'bind' && v.source !== undefined) out.push([v.source, v.target]);
+  }
+  return out;
+}
+
+export function namedVolumes(service: ComposeService): string[] {
+  return (service.volumes ?? []).flatMap((v) => {
+    const source = typeof v === 'string' ? v.split(':')[0] : v.type === 'volume' ? v.source : undefined;
+    return source !== undefined && !source.startsWith('.') && !source.startsWith('/') ? [source] : [];
+  });
+}
+
+/** The repository file that a path inside the container comes from, through the service's bind mounts. */
+export function hostPathOf(service: ComposeService, containerPath: string): string | undefined {
+  for (const [source, target] of bindMounts(service)) {
+    if (containerPath === target) return path.resolve(ROOT, source);
+    if (containerPath.startsWith(`${target}/`)) return path.resolve(ROOT, source, containerPath.slice(target.length + 1));
+  }
+  return undefined;
+}
+
+/** [published, container] port pairs of a service. */
+export function publishedPorts(service: ComposeService): [number | undefined, number][] {
+  return (service.ports ?? []).map((p) => {
+    if (typeof p !== 'string') return [p.published === undefined ? undefined : Number(p.published), p.target];
+    const parts = p.replace(/\/(tcp|udp)$/, '').split(':');
+    const container = Number(parts[parts.length - 1]);
+    return [parts.length > 1 ? Number(parts[parts.length - 2]) : undefined, container];
+  });
+}
+
+/** The URL a compose healthcheck fetches. */
+export function healthcheckUrl(service: ComposeService): URL {
+  const test = service.healthcheck?.test;
+  const text = Array.isArray(test) ? test.join(' ') : (test ?? '');
+  const m = /https?:\/\/[^\s'"`)]+/.exec(text);
+  if (!m) throw new Error(`no URL in healthcheck ${text}`);
+  return new URL(m[0]);
+}
