@@ -70,7 +70,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
       const name = route.kind === 'single' ? route.type : 'batch';
       deps.metrics.requests.inc({ route: name, status_class: `${Math.floor(outcome.status / 100)}xx`, code: outcome.code ?? 'ok' });
       deps.metrics.duration.observe({ route: name }, (performance.now() - started) / 1000);
-      for (const c of outcome.calls) deps.metrics.calls.inc(c.reason === undefined ? { type: c.type, outcome: c.outcome } : { type: c.type, outcome: c.outcome, reason: c.reason });
+      countCalls(deps.metrics, outcome.calls);
       const { calls: _counted, ...logged } = outcome;
       deps.logger.info({ route: segment, ...logged, ms: Math.round((performance.now() - started) * 100) / 100 }, 'intake.request');
     }
@@ -117,6 +117,18 @@ export function createIntakeHandler(deps: IntakeDeps) {
     accepted.forEach((call, i) => outcome.calls.push({ type: call.type, outcome: duplicate.has(i) ? 'duplicate' : 'accepted' }));
     return { stored: accepted, rejected };
   }
+}
+
+/** One counter increment per label set rather than per call: a batch holds up to hundreds. */
+function countCalls(metrics: IngestMetrics, calls: readonly CallCount[]): void {
+  const counts = new Map<string, { labels: CallCount; n: number }>();
+  for (const c of calls) {
+    const key = `${c.type}|${c.outcome}|${c.reason ?? ''}`;
+    const entry = counts.get(key);
+    if (entry) entry.n++;
+    else counts.set(key, { labels: c, n: 1 });
+  }
+  for (const { labels, n } of counts.values()) metrics.calls.inc(labels.reason === undefined ? { type: labels.type, outcome: labels.outcome } : { type: labels.type, outcome: labels.outcome, reason: labels.reason }, n);
 }
 
 /** A rejected batch item's type when it names a known one; `unknown` keeps the label set bounded. */
