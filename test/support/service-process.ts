@@ -71,20 +71,36 @@ export function describeWorkerProcess(name: string, opsPortVariable: string, bad
     });
 
     it('serves /healthz, /readyz and /metrics, and exits 0 on SIGTERM', async () => {
-      const port = await freePort();
-      const child = spawnService(name, { REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, [opsPortVariable]: String(port), LOG_LEVEL: 'info' });
-      try {
-        await waitForOk(`http://127.0.0.1:${port}/readyz`);
-        expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-        expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('eventrelay_');
-        expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
-        const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-        child.kill('SIGTERM');
-        expect(await exited).toBe(0);
-        expect(child.output()).toContain('shutdown.done');
-      } finally {
-        if (child.exitCode === null) child.kill('SIGKILL');
-      }
+      await expectServesThenStops(name, { REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, LOG_LEVEL: 'info' }, opsPortVariable, {
+        metric: 'eventrelay_',
+        otherPath: { path: '/other', status: 404 },
+      });
     }, 30_000);
   });
+}
+
+/**
+ * Runs the service on a free port (in `portVariable`) until /readyz answers, checks its ops
+ * endpoints, then sends SIGTERM and expects a clean exit (0, `shutdown.done`).
+ */
+export async function expectServesThenStops(
+  name: string,
+  env: Record<string, string>,
+  portVariable: string,
+  checks: { metric: string; otherPath: { path: string; status: number } },
+): Promise<void> {
+  const port = await freePort();
+  const child = spawnService(name, { ...env, [portVariable]: String(port) });
+  try {
+    await waitForOk(`http://127.0.0.1:${port}/readyz`);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain(checks.metric);
+    expect((await fetch(`http://127.0.0.1:${port}${checks.otherPath.path}`)).status).toBe(checks.otherPath.status);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(child.output()).toContain('shutdown.done');
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
 }

@@ -99,11 +99,11 @@ export function readySinceOf([timestamp, opts, processedOn, dueAt]: readonly (st
 export function registerQueueMetrics(registry: Registry, redis: Redis, prefix: string, clock: () => number = Date.now): void {
   const keys = Object.keys(queueCatalog) as QueueKey[];
   let pending: Promise<Map<QueueKey, QueueSnapshot> | undefined> | undefined;
-  // Both gauges are collected in one scrape: share one read.
+  // A scrape starts every collect() before awaiting any, so both gauges share this one read.
   const read = () =>
     (pending ??= readQueues(redis, prefix, keys, clock())
       .catch(() => undefined)
-      .finally(() => setImmediate(() => (pending = undefined))));
+      .finally(() => (pending = undefined)));
   new Gauge({
     name: 'eventrelay_queue_jobs',
     help: 'Jobs per queue by state: waiting (ready, not taken), active, delayed (retries, parked, overdue or not), failed (BullMQ attempts used up)',

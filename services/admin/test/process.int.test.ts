@@ -2,8 +2,8 @@
  * The compiled admin API as operators run it: bad start-up input stops it with a message naming
  * each bad variable, and once serving, SIGTERM shuts it down with exit 0.
  */
-import { SHARED_REDIS_URL, deletePrefix, freePort, uniquePrefix } from '../../../test/support/redis';
-import { buildService, runToExit, spawnService, waitForOk } from '../../../test/support/service-process';
+import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
+import { buildService, expectServesThenStops, runToExit } from '../../../test/support/service-process';
 
 describe('the admin process', () => {
   const prefix = uniquePrefix('proc');
@@ -25,19 +25,10 @@ describe('the admin process', () => {
   });
 
   it('serves /healthz, /readyz and /metrics without a token, and exits 0 on SIGTERM', async () => {
-    const port = await freePort();
-    const child = spawnService('admin', { REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, ADMIN_PORT: String(port), ADMIN_TOKEN: 'test-admin-token-0123456789', LOG_LEVEL: 'info' });
-    try {
-      await waitForOk(`http://127.0.0.1:${port}/readyz`);
-      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-      expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('eventrelay_admin_requests_total');
-      expect((await fetch(`http://127.0.0.1:${port}/admin/v1/sources`)).status).toBe(401);
-      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(child.output()).toContain('shutdown.done');
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
+    await expectServesThenStops('admin', { REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, ADMIN_TOKEN: 'test-admin-token-0123456789', LOG_LEVEL: 'info' }, 'ADMIN_PORT', {
+      metric: 'eventrelay_admin_requests_total',
+      // The admin API itself wants the token.
+      otherPath: { path: '/admin/v1/sources', status: 401 },
+    });
   }, 30_000);
 });

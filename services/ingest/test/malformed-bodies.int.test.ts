@@ -10,24 +10,13 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import { errorCodes, type ErrorCode } from '@eventrelay/config';
 import { post, startTestIngest, type TestIngest } from '../../../test/support/ingest';
+import { seededRandom } from '../../../test/support/seeded-random';
 
 // ---------------------------------------------------------------------------------------------
 // Deterministic generation
 // ---------------------------------------------------------------------------------------------
 
 const SEED = 0x5eed_2026;
-
-/** mulberry32: tiny, fast, and good enough to pick cut points, routes and garbage bytes. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CATEGORIES = [
   'truncated-json',
@@ -105,7 +94,7 @@ function jsonWithRaw(value: unknown, raw: string): string {
 }
 
 function generateCases(writeKey: string): Case[] {
-  const rnd = prng(SEED);
+  const rnd = seededRandom(SEED);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)] as T;
   const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => int(0, 255)));

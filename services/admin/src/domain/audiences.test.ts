@@ -2,6 +2,7 @@ import { RequestError, audienceFingerprint, emptySnapshot, type PassState, type 
 import { planCreateAudience, planDeleteAudience, toAudienceView } from './audiences.js';
 import { planDeleteDestination } from './destinations.js';
 import { planRegulation } from './regulations.js';
+import { thrown } from '../../../../test/support/thrown';
 
 const ctx = { tokenId: 'tok_12345678', now: '2026-11-21T10:00:00.000Z' };
 const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk_${id}_0000000` });
@@ -16,15 +17,7 @@ const snapshot = (extra: Partial<ConfigSnapshot> = {}): ConfigSnapshot => ({
 });
 const create = (extra: Partial<AudienceCreate> = {}): AudienceCreate => ({ name: 'Paying Users', sourceIds: ['s1', 's2'], destinationIds: ['d1'], condition: { trait: { key: 'plan', equals: 'paid' } }, ...extra });
 
-function refusal(run: () => unknown): RequestError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof RequestError) return err;
-    throw err;
-  }
-  throw new Error('expected a RequestError');
-}
+const refusal = (run: () => unknown): RequestError => thrown(RequestError, run);
 
 describe('planCreateAudience', () => {
   it('puts the audience under the generated id and audits its trait key', () => {

@@ -2,21 +2,14 @@ import { RequestError, emptySnapshot, type ConfigSnapshot, type Destination, typ
 import { destinationProblems, planCreateDestination, planDeleteDestination, planPatchDestination } from './destinations';
 import { toDestinationView } from './destination-view';
 import { planCreateSource, planDeleteSource, planPatchSource, planRotateWriteKey } from './sources';
+import { thrown } from '../../../../test/support/thrown';
 
 const ctx = { tokenId: 'tok_12345678', now: '2026-11-21T10:00:00.000Z' };
 const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk_${id}_0000000` });
 const hooks: Destination = { id: 'd1', name: 'Webhooks', enabled: true, sourceIds: ['s1'], settings: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-A': '1' } }], sharedSecret: 'old-secret-1234' } };
 const snapshot = (extra: Partial<ConfigSnapshot> = {}): ConfigSnapshot => ({ ...emptySnapshot, sources: new Map([['s1', source('s1')], ['s2', source('s2')]]), destinations: new Map([['d1', hooks]]), ...extra });
 
-function refusal(run: () => unknown): RequestError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof RequestError) return err;
-    throw err;
-  }
-  throw new Error('expected a RequestError');
-}
+const refusal = (run: () => unknown): RequestError => thrown(RequestError, run);
 
 describe('planPatchDestination (JSON merge patch)', () => {
   it('keeps the secret when the patch leaves it out, removes it on null, replaces it on a string', () => {

@@ -40,21 +40,35 @@ interface Outcome {
   accepted: number;
   duplicates: number;
   rejected: number;
-  /** For the metrics: each call's type and outcome, and a rejection's reason. */
-  calls: CallCount[];
+  /** For the metrics: calls by type, outcome and (for a rejection) reason. */
+  readonly calls: CallTally;
 }
 
-interface CallCount {
-  readonly type: string;
-  readonly outcome: 'accepted' | 'duplicate' | 'rejected';
-  readonly reason?: string;
+/** Counts calls per label set as they are classified, so a batch costs one increment per set. */
+class CallTally {
+  private readonly counts = new Map<string, { labels: { type: string; outcome: string; reason?: string }; n: number }>();
+
+  add(type: string, outcome: 'accepted' | 'duplicate' | 'rejected', reason?: string): void {
+    const key = `${type}|${outcome}|${reason ?? ''}`;
+    const entry = this.counts.get(key);
+    if (entry) entry.n++;
+    else this.counts.set(key, { labels: reason === undefined ? { type, outcome } : { type, outcome, reason }, n: 1 });
+  }
+
+  clear(): void {
+    this.counts.clear();
+  }
+
+  countIn(metrics: IngestMetrics): void {
+    for (const { labels, n } of this.counts.values()) metrics.calls.inc(labels, n);
+  }
 }
 
 export function createIntakeHandler(deps: IntakeDeps) {
   /** `segment` is the path after /v1/ as sent, for the log line. */
   return async function intake(req: IncomingMessage, res: ServerResponse, route: IntakeRoute, segment: string): Promise<void> {
     const started = performance.now();
-    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0, calls: [] };
+    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0, calls: new CallTally() };
     applyCors(req, res);
     try {
       const rejected = await accept(route, req, outcome);
@@ -64,14 +78,17 @@ export function createIntakeHandler(deps: IntakeDeps) {
       outcome.status = answered.status;
       outcome.code = answered.code;
       // A single call refused as a whole is one rejected call; a refused batch was never read as calls.
-      if (route.kind === 'single') outcome.calls = [{ type: route.type, outcome: 'rejected', reason: answered.code }];
+      if (route.kind === 'single') {
+        outcome.calls.clear();
+        outcome.calls.add(route.type, 'rejected', answered.code);
+      }
       if (answered.status >= 500 && !(err instanceof UnavailableError)) deps.logger.error({ err }, 'intake.defect');
     } finally {
       const name = route.kind === 'single' ? route.type : 'batch';
       deps.metrics.requests.inc({ route: name, status_class: `${Math.floor(outcome.status / 100)}xx`, code: outcome.code ?? 'ok' });
       deps.metrics.duration.observe({ route: name }, (performance.now() - started) / 1000);
-      countCalls(deps.metrics, outcome.calls);
-      const { calls: _counted, ...logged } = outcome;
+      outcome.calls.countIn(deps.metrics);
+      const { calls: _tally, ...logged } = outcome;
       deps.logger.info({ route: segment, ...logged, ms: Math.round((performance.now() - started) * 100) / 100 }, 'intake.request');
     }
   };
@@ -102,7 +119,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId, measureItems: itemsNeedMeasuring(shape, Buffer.byteLength(text), MAX_CALL_BYTES) });
     outcome.rejected = rejected.length;
     const items = route.kind === 'batch' ? (body['batch'] as unknown[]) : [];
-    for (const r of rejected) outcome.calls.push({ type: callTypeOf(items[r.index]), outcome: 'rejected', reason: r.code });
+    for (const r of rejected) outcome.calls.add(callTypeOf(items[r.index]), 'rejected', r.code);
     if (accepted.length === 0) return { stored: accepted, rejected };
     if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
 
@@ -114,21 +131,9 @@ export function createIntakeHandler(deps: IntakeDeps) {
     outcome.accepted = result.enqueued;
     outcome.duplicates = result.duplicates;
     const duplicate = new Set(result.duplicateIndexes);
-    accepted.forEach((call, i) => outcome.calls.push({ type: call.type, outcome: duplicate.has(i) ? 'duplicate' : 'accepted' }));
+    accepted.forEach((call, i) => outcome.calls.add(call.type, duplicate.has(i) ? 'duplicate' : 'accepted'));
     return { stored: accepted, rejected };
   }
-}
-
-/** One counter increment per label set rather than per call: a batch holds up to hundreds. */
-function countCalls(metrics: IngestMetrics, calls: readonly CallCount[]): void {
-  const counts = new Map<string, { labels: CallCount; n: number }>();
-  for (const c of calls) {
-    const key = `${c.type}|${c.outcome}|${c.reason ?? ''}`;
-    const entry = counts.get(key);
-    if (entry) entry.n++;
-    else counts.set(key, { labels: c, n: 1 });
-  }
-  for (const { labels, n } of counts.values()) metrics.calls.inc(labels.reason === undefined ? { type: labels.type, outcome: labels.outcome } : { type: labels.type, outcome: labels.outcome, reason: labels.reason }, n);
 }
 
 /** A rejected batch item's type when it names a known one; `unknown` keeps the label set bounded. */

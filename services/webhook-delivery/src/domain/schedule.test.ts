@@ -1,6 +1,7 @@
 import type { RetryState } from '@eventrelay/config';
 import type { Outcome } from './outcome.js';
 import { DEFAULT_RETRY_POLICY, backoffDelay, decideRound, dueUrls, type Decision, type RetryPolicy, type RoundInput, type UrlResult } from './schedule.js';
+import { seededRandom } from '../../../../test/support/seeded-random';
 
 const HOUR = 3_600_000;
 const MIN = 60_000;
@@ -36,18 +37,6 @@ function expectDead(decision: Decision): Extract<Decision, { kind: 'dead' }> {
   return decision;
 }
 
-/** A small deterministic PRNG (mulberry32), uniform in [0, 1). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('backoffDelay', () => {
   it.each([
     [1, 1000],
@@ -69,7 +58,7 @@ describe('backoffDelay', () => {
   });
 
   it('is full jitter: every draw is an integer inside [0, ceiling)', () => {
-    const random = seeded(7);
+    const random = seededRandom(7);
     for (let n = 1; n <= 20; n++) {
       const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 1));
       for (let i = 0; i < 200; i++) {
@@ -407,10 +396,10 @@ describe('a whole schedule against a receiver that always answers 500', () => {
   const deadline = T0 + DEFAULT_RETRY_POLICY.windowMs;
 
   it.each([
-    ['instant answers, seed 1', 0, seeded(1)],
-    ['instant answers, seed 2', 0, seeded(2)],
-    ['200 ms answers, seed 3', 200, seeded(3)],
-    ['timeouts (5 s), seed 4', TIMEOUT_MS, seeded(4)],
+    ['instant answers, seed 1', 0, seededRandom(1)],
+    ['instant answers, seed 2', 0, seededRandom(2)],
+    ['200 ms answers, seed 3', 200, seededRandom(3)],
+    ['timeouts (5 s), seed 4', TIMEOUT_MS, seededRandom(4)],
     ['timeouts (5 s), random always near 1', TIMEOUT_MS, fixed(almostOne)],
     ['instant answers, random always 0.5', 0, fixed(0.5)],
   ])('%s: every retry inside the window, gaps ≤ maxDelayMs, dead within the window', (_label, attemptMs, random) => {
@@ -437,7 +426,7 @@ describe('a whole schedule against a receiver that always answers 500', () => {
   });
 
   it('with instant answers the final attempt is made exactly at the deadline', () => {
-    const run = simulate([A], seeded(11), 0);
+    const run = simulate([A], seededRandom(11), 0);
     expect(run.rounds[run.rounds.length - 1]!.startedAt).toBe(deadline);
     expect(run.endedAt).toBe(deadline);
   });
