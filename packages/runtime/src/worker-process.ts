@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { closeServer, shutdownGate, startOpsServer } from './ops.js';
 import { registerQueueMetrics } from './queue-metrics.js';
-import { waitForRedis } from './redis.js';
+import { closeRedis, waitForRedis } from './redis.js';
 import type { ShutdownStep } from './shutdown.js';
 
 export interface WorkerProcessParts {
@@ -19,7 +19,7 @@ export interface WorkerProcessParts {
   /** One per queue the process consumes. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any payload: only lifecycle methods are used
   readonly workers: readonly Worker<any>[];
-  /** Every connection the process uses; start-up waits for all of them. */
+  /** Every connection the process uses; start-up waits for all of them, shutdown closes them after release(). */
   readonly connections: readonly Redis[];
   /** Pinged by /readyz. */
   readonly control: Redis;
@@ -31,7 +31,7 @@ export interface WorkerProcessParts {
   readonly logger: Logger;
   /** Runs once Redis answers and before the worker takes jobs. */
   prepare(): Promise<void>;
-  /** Closes what the process opened besides the worker: queues, caches, buffers, Redis. */
+  /** Closes what the process opened besides the workers and connections: queues, caches, buffers. */
   release(): Promise<void>;
   /** What finishing an active job means, for the shutdown log. */
   readonly finishing: string;
@@ -52,6 +52,11 @@ export interface RunningWorkerProcess {
 export async function runWorkerProcess(parts: WorkerProcessParts): Promise<RunningWorkerProcess> {
   const { workers, logger } = parts;
   const closeWorkers = async () => void (await Promise.all(workers.map((w) => w.close())));
+  // Queues and buffers are flushed over the connections, so those close last.
+  const releaseAll = async () => {
+    await parts.release();
+    await Promise.all(parts.connections.map(closeRedis));
+  };
   const gate = shutdownGate();
   // Every worker process reports every queue, so one that dies does not blind the figures.
   registerQueueMetrics(parts.registry, parts.control, parts.prefix);
@@ -69,7 +74,7 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
     });
   } catch (err) {
     await closeWorkers();
-    await parts.release();
+    await releaseAll();
     throw err;
   }
   for (const w of workers) w.run().catch((err: unknown) => logger.error({ queue: w.name, err: String(err) }, `${parts.name}_worker.stopped`));
@@ -85,7 +90,7 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
         await closeWorkers();
       },
     },
-    { name: 'release queues and Redis, close the ops server', run: async () => void (await Promise.all([parts.release(), closeServer(ops.server)])) },
+    { name: 'release queues and Redis, close the ops server', run: async () => void (await Promise.all([releaseAll(), closeServer(ops.server)])) },
   ];
   return {
     port: ops.port,

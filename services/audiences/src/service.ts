@@ -9,7 +9,6 @@ import {
   RegulationStore,
   SourceEvents,
   applyConfigFile,
-  closeRedis,
   createRedis,
   openQueue,
   openWorker,
@@ -156,7 +155,6 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     async release() {
       config.stop();
       await Promise.all([deliverQueue.close(), audienceQueue.close()]);
-      await Promise.all([closeRedis(connection), closeRedis(control)]);
     },
     finishing: 'finish active profile jobs, passes and regulations (a pass stops after its page and resumes elsewhere)',
   });

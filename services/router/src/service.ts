@@ -6,7 +6,6 @@ import { describeEnv } from '@eventrelay/config';
 import {
   ConfigStore,
   DestinationDirectory,
-  closeRedis,
   createRedis,
   openQueue,
   openWorker,
@@ -87,7 +86,6 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       suppressions.stop();
       await deliverQueue.close();
       await profileQueue?.close();
-      await Promise.all([closeRedis(connection), closeRedis(control)]);
     },
     finishing: 'finish active route jobs (a few Redis calls each)',
   });

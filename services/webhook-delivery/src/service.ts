@@ -11,7 +11,6 @@ import {
   ConfigStore,
   DeadLetterStore,
   DestinationDirectory,
-  closeRedis,
   createRedis,
   openWorker,
   applyConfigFile,
@@ -126,7 +125,6 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       destinations.stop();
       await attemptLog.close();
       await sender.close();
-      await Promise.all([closeRedis(connection), closeRedis(control)]);
     },
     finishing: 'let active attempts finish (at most DELIVERY_TIMEOUT_MS) and record them',
   });
