@@ -12,6 +12,12 @@ export interface Sink {
   readonly calls: number;
   /** Sends one batch; resolves with the HTTP status (or 200 for an IPC sink), rejects on a transport error. */
   send(): Promise<number>;
+  /**
+   * Whether the batch the next `send` makes counts toward the saturation window (default: all do).
+   * Batches to a receiver that is down or hung by design never arrive while it is, so they ride
+   * along at their share of the load instead of filling the window and stalling it.
+   */
+  nextCounts?(): boolean;
 }
 
 type Mode = { kind: 'idle' } | { kind: 'rate'; callsPerS: number; startedAt: number; due: number } | { kind: 'window'; windowCalls: number; maxRequests: number };
@@ -24,11 +30,14 @@ export class LoadDriver {
   refusedBatches = 0;
   errors = 0;
   inFlight = 0;
+  /** Calls in batches answered 2xx that count toward the window, and such batches in flight. */
+  private countedAccepted = 0;
+  private countedInFlight = 0;
   readonly statusCodes: Record<string, number> = {};
   /** Latency (ms) of each request answered 2xx while `recording`. */
   requestMs: number[] = [];
   recording = false;
-  /** The receiver's count of every call it received (pushed by it). */
+  /** The receiver's count of every counted call it received (pushed by it). */
   private receivedTotal = 0;
   /** accepted - received at the start of the current load, so that `outstanding` counts this load only. */
   private offset = 0;
@@ -40,7 +49,7 @@ export class LoadDriver {
 
   /** Calls accepted or being sent but not yet at the receiver. */
   get outstanding(): number {
-    return this.acceptedCalls + this.inFlight * this.sink.calls - this.receivedTotal - this.offset;
+    return this.countedAccepted + this.countedInFlight * this.sink.calls - this.receivedTotal - this.offset;
   }
 
   received(total: number): void {
@@ -69,7 +78,7 @@ export class LoadDriver {
 
   private begin(mode: Mode): void {
     if (this.mode.kind !== 'idle') throw new Error('the load driver is already running');
-    this.offset = this.acceptedCalls - this.receivedTotal;
+    this.offset = this.countedAccepted - this.receivedTotal;
     this.mode = mode;
   }
 
@@ -87,6 +96,8 @@ export class LoadDriver {
   }
 
   private fire(): void {
+    const counted = this.sink.nextCounts?.() ?? true;
+    if (counted) this.countedInFlight++;
     this.inFlight++;
     this.sentBatches++;
     const began = performance.now();
@@ -99,6 +110,7 @@ export class LoadDriver {
           if (status >= 200 && status < 300) {
             ok = true;
             this.acceptedCalls += this.sink.calls;
+            if (counted) this.countedAccepted += this.sink.calls;
             if (this.recording) this.requestMs.push(performance.now() - began);
           } else this.refusedBatches++;
         },
@@ -109,6 +121,7 @@ export class LoadDriver {
       )
       .finally(() => {
         this.inFlight--;
+        if (counted) this.countedInFlight--;
         if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
         // After a refusal or an error the 20 ms timer sends again, not this: no tight loop against a failing sink.
         if (ok && this.mode.kind === 'window') this.pump();

@@ -78,6 +78,13 @@ export interface TimedBodyFactory {
   readonly approxBytes: number;
   /** A body whose every call carries `properties.sentAtMs` = `sentAtMs` (fractional epoch ms). */
   next(sentAtMs: number): string;
+  /** The counter of the last body made: its calls' messageIds are `messageIdOf(tag, counter, i)`. */
+  readonly counter: number;
+}
+
+/** The messageId of call `index` of body `counter` of timedBatchBodies(tag, …). */
+export function messageIdOf(tag: string, counter: number | string, index: number): string {
+  return `p-${tag}-${counter}-${index}`;
 }
 
 /**
@@ -87,7 +94,7 @@ export interface TimedBodyFactory {
 export function timedBatchBodies(runTag: string, size: number): TimedBodyFactory {
   const ts = new Date().toISOString();
   const batch = Array.from({ length: size }, (_, i) => {
-    const call = trackCall(`p-${runTag}-${SLOT}-${i}`, ts);
+    const call = trackCall(messageIdOf(runTag, SLOT, i), ts);
     return { ...call, properties: { ...(call['properties'] as Record<string, unknown>), sentAtMs: '@@T@@' } };
   });
   const template = JSON.stringify({ batch, sentAt: ts });
@@ -98,6 +105,9 @@ export function timedBatchBodies(runTag: string, size: number): TimedBodyFactory
   return {
     calls: size,
     approxBytes: Buffer.byteLength(pieces.map((p) => (p === SLOT ? '0' : p === SENT_SLOT ? '1795000000000.000' : p)).join('')),
+    get counter() {
+      return counter;
+    },
     next(sentAtMs: number) {
       const n = String(++counter);
       const t = sentAtMs.toFixed(3);

@@ -88,24 +88,53 @@ export function commandDeltas(before: RedisSnapshot, after: RedisSnapshot, top =
   return out.sort((a, b) => b.usec - a.usec).slice(0, top);
 }
 
+export interface PrivateRedisOptions {
+  /** Append-only file on (appendfsync everysec), in `dir`; off by default, like the shared server. */
+  readonly aof?: boolean;
+  readonly dir?: string;
+  /** Reuse a port (a restart); a free one by default. */
+  readonly port?: number;
+}
+
 /**
  * A redis-server of the bench's own on a free port, configured like the shared one (no RDB
- * snapshots, no AOF), for runs whose INFO commandstats must not include other clients.
+ * snapshots, no AOF) unless `aof` is set, for runs whose INFO commandstats must not include other
+ * clients, or that restart Redis.
  */
-export async function startPrivateRedis(): Promise<{ url: string; handle: ChildHandle }> {
-  const port = await freePort();
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<{ url: string; port: number; handle: ChildHandle }> {
+  const port = options.port ?? (await freePort());
+  const persistence = options.aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', options.dir ?? REPO_ROOT] : ['--appendonly', 'no'];
   const handle = await startChild({
     name: 'redis-server',
     command: 'redis-server',
-    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--logfile', '/dev/null'],
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--loglevel', 'warning', '--logfile', '/dev/null'],
     env: process.env,
     cwd: REPO_ROOT,
     ready: () => pingRedis(port),
   });
-  return { url: `redis://127.0.0.1:${port}`, handle };
+  return { url: `redis://127.0.0.1:${port}`, port, handle };
 }
 
-function pingRedis(port: number): Promise<boolean> {
+/**
+ * REDIS_URL (default redis://127.0.0.1:6379) when something answers PING there, else a private
+ * redis-server from PATH (stopped by the caller); an error saying how to get one when there is none.
+ */
+export async function ensureRedis(): Promise<{ url: string; handle?: ChildHandle }> {
+  const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+  const parsed = new URL(url);
+  if (parsed.hostname === '127.0.0.1' || parsed.hostname === 'localhost') {
+    if (await pingRedis(Number(parsed.port || 6379))) return { url };
+  } else return { url };
+  process.stderr.write(`bench: nothing answers at ${url}; starting a redis-server of the bench's own\n`);
+  try {
+    const priv = await startPrivateRedis();
+    return { url: priv.url, handle: priv.handle };
+  } catch (err) {
+    throw new Error(`no Redis at ${url} and redis-server could not be started (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); install it (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis) or set REDIS_URL`);
+  }
+}
+
+export function pingRedis(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host: '127.0.0.1' });
     const done = (ok: boolean) => {
