@@ -1,5 +1,4 @@
 /** Per-second bins, percentiles and the growth trend the soak verdict rests on. */
-import { describe, expect, it } from '@jest/globals';
 import { percentiles, perSecond, trend } from './series';
 
 describe('perSecond', () => {

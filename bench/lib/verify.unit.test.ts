@@ -1,5 +1,4 @@
 /** The verification pass's counting: delivered, dead-lettered, duplicates, lost, per destination. */
-import { describe, expect, it } from '@jest/globals';
 import { verify } from './verify';
 
 const delivered = (entries: Record<string, Record<string, number>>) => new Map(Object.entries(entries).map(([d, ids]) => [d, new Map(Object.entries(ids))]));
