@@ -30,6 +30,8 @@ export class Arrivals {
   /** Every request recorded, by the status answered ("0" = no answer). */
   readonly statuses: Record<string, number> = {};
   requests = 0;
+  /** The first few calls answered 2xx more than once, with each 2xx's attempt number and arrival, to tell why. */
+  readonly duplicateExamples: { route: string; messageId: string; answers: { attempt: number; arrivalMs: number }[] }[] = [];
 
   constructor(private readonly routeNames: readonly string[]) {
     for (const r of routeNames) this.routes.set(r, { delivered: new Map(), firstArrivalMs: [], firstSentAtMs: [], firstAttempt: [] });
@@ -44,10 +46,28 @@ export class Arrivals {
     if (a.status < 200 || a.status >= 300) return;
     const times = log.delivered.get(a.messageId) ?? 0;
     log.delivered.set(a.messageId, times + 1);
-    if (times > 0) return;
+    if (times > 0) {
+      this.noteDuplicate(log, a);
+      return;
+    }
     log.firstArrivalMs.push(a.arrivalMs);
     log.firstSentAtMs.push(a.sentAtMs);
     log.firstAttempt.push(a.attempt);
+  }
+
+  private noteDuplicate(log: RouteLog, a: Arrival): void {
+    const known = this.duplicateExamples.find((d) => d.route === a.route && d.messageId === a.messageId);
+    if (known) known.answers.push({ attempt: a.attempt, arrivalMs: a.arrivalMs });
+    else if (this.duplicateExamples.length < 20) {
+      // `delivered` iterates in insertion order, the order of the first-arrival arrays: a scan, for at most 20 examples.
+      let i = 0;
+      for (const id of log.delivered.keys()) {
+        if (id === a.messageId) break;
+        i++;
+      }
+      const first = { attempt: log.firstAttempt[i] ?? 0, arrivalMs: log.firstArrivalMs[i] ?? NaN };
+      this.duplicateExamples.push({ route: a.route, messageId: a.messageId, answers: [first, { attempt: a.attempt, arrivalMs: a.arrivalMs }] });
+    }
   }
 
   /** Calls answered 2xx at least once, over `routes` (all by default). */

@@ -15,12 +15,14 @@ export interface ChaosReceiver {
   readonly ports: readonly number[];
   /** Base URL of listener i (no trailing slash). */
   urlOf(i: number): string;
+  /** Base URL of the https listener (self-signed); throws when started without TLS. */
+  httpsUrl(): string;
   setPlan(plan: ChaosPlan): Promise<void>;
   down(listener: number): Promise<void>;
   up(listener: number): Promise<void>;
   /** Hands every record since the last pull to `sink`; resolves with how many there were. */
   pull(sink: (a: Arrival) => void): Promise<number>;
-  stats(): Promise<{ badSignatures: number; unsigned: number } & Record<string, unknown>>;
+  stats(): Promise<{ badSignatures: number; unsigned: number; tlsRequests: number; tlsClientErrors: number } & Record<string, unknown>>;
   /** Called with the 2xx count per route each time it changes (pushed every 10 ms). */
   onDelivered(listener: (byRoute: Readonly<Record<string, number>>) => void): void;
   /** The latest 2xx count over `routes`. */
@@ -59,6 +61,11 @@ export async function startChaosReceiver(opts: { listeners: number; secret: stri
     pid: handle.child.pid,
     ports: httpPorts,
     urlOf: (i) => `http://127.0.0.1:${httpPorts[i] ?? NaN}`,
+    httpsUrl() {
+      const port = ports?.https;
+      if (!port) throw new Error('the chaos receiver was started without CHAOS_TLS');
+      return `https://127.0.0.1:${port}`;
+    },
     setPlan: (plan) => client.call('plan', { plan }).then(() => undefined),
     down: (i) => client.call('down', { listener: i }).then(() => undefined),
     up: (i) => client.call('up', { listener: i }).then(() => undefined),

@@ -51,11 +51,14 @@ export interface RunResult {
   readonly healthy_latency_ms: Latency;
   readonly per_destination: Record<string, { delivered_calls_per_s: number; p99_ms: number | null }>;
   readonly verification: Verdict;
+  /** The scenario's own expectations beyond "nothing lost" (dead by design, no TLS request); empty when all held. */
+  readonly expectation_failures: readonly string[];
   readonly passed: boolean;
   readonly refused_batches: number;
   readonly transport_errors: number;
   readonly intake_status_codes: Record<string, number>;
-  readonly receiver: { requests: number; by_status: Record<string, number>; attempts_to_deliver: Record<string, number>; bad_signatures: number; unsigned: number };
+  readonly duplicate_examples: Arrivals['duplicateExamples'];
+  readonly receiver: { requests: number; by_status: Record<string, number>; attempts_to_deliver: Record<string, number>; bad_signatures: number; unsigned: number; tls_requests: number; tls_client_errors: number };
   readonly cpu_pct: Record<string, number>;
   readonly cpu_usec_per_delivered_call: Record<string, number>;
   readonly peak_rss_mb: Record<string, number>;
@@ -118,11 +121,12 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     writeKeys,
     sourceIds: routes.map((_, i) => sourceIdOf(i)),
     destinationIds: routes.map((_, i) => destinationIdOf(i)),
-    urls: routes.map((r, i) => `${receiver.urlOf(i)}/${r}`),
+    urls: routes.map((r, i) => `${scenario.tls?.includes(i) ? receiver.httpsUrl() : receiver.urlOf(i)}/${r}`),
     secret: s.secret,
   });
   await receiver.setPlan(scenario.plan);
   await receiver.pull(() => undefined); // earlier runs' records are not this run's
+  const rxBefore = await receiver.stats();
 
   let stack: Stack | undefined;
   const events: { at_s: number; what: string }[] = [];
@@ -231,6 +235,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     const verdict = verify({ acknowledged, delivered: arrivals.deliveredByRoute(), deadLettered });
     const peakRss = sampler.peakRssMb();
     const rxStats = await receiver.stats();
+    const expectationFailures = expectations(scenario, verdict, { tlsRequests: rxStats.tlsRequests - rxBefore.tlsRequests, badSignatures: rxStats.badSignatures - rxBefore.badSignatures, unsigned: rxStats.unsigned - rxBefore.unsigned });
     await pool.close();
 
     const delivered = arrivals.arrivalsBetween(windowStart, windowEnd);
@@ -258,11 +263,13 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
         routes.map((r) => [r, { delivered_calls_per_s: Math.round(arrivals.arrivalsBetween(windowStart, windowEnd, [r]) / measuredS), p99_ms: percentiles(arrivals.latenciesOfSentBetween(windowStart, windowEnd, [r]), { p99: 0.99 }).p99 }]),
       ),
       verification: verdict,
-      passed: verdict.lost === 0,
+      expectation_failures: expectationFailures,
+      passed: verdict.lost === 0 && expectationFailures.length === 0,
+      duplicate_examples: arrivals.duplicateExamples,
       refused_batches: driver.refusedBatches,
       transport_errors: driver.errors,
       intake_status_codes: driver.statusCodes,
-      receiver: { requests: arrivals.requests, by_status: arrivals.statuses, attempts_to_deliver: arrivals.attemptsToDeliver(), bad_signatures: rxStats.badSignatures, unsigned: rxStats.unsigned },
+      receiver: { requests: arrivals.requests, by_status: arrivals.statuses, attempts_to_deliver: arrivals.attemptsToDeliver(), bad_signatures: rxStats.badSignatures - rxBefore.badSignatures, unsigned: rxStats.unsigned - rxBefore.unsigned, tls_requests: rxStats.tlsRequests - rxBefore.tlsRequests, tls_client_errors: rxStats.tlsClientErrors - rxBefore.tlsClientErrors },
       cpu_pct: cpu,
       cpu_usec_per_delivered_call: cpuPerCall,
       peak_rss_mb: peakRss,
@@ -313,6 +320,22 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     }
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** What the scenario promises beyond "nothing lost": pure. */
+export function expectations(scenario: Scenario, v: Verdict, rx: { tlsRequests: number; badSignatures: number; unsigned: number }): string[] {
+  const out: string[] = [];
+  const dead = new Set(scenario.deadByDesign ?? []);
+  for (let i = 0; i < DESTINATIONS; i++) {
+    const row = v.by_destination[routeOf(i)];
+    if (!row || row.acknowledged === 0) continue;
+    if (dead.has(i) && row.dead_lettered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.dead_lettered} of ${row.acknowledged} dead-lettered, all expected`);
+    if (!dead.has(i) && !scenario.disableAtEnd.includes(i) && row.delivered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.delivered} of ${row.acknowledged} delivered, all expected`);
+  }
+  if ((scenario.tls ?? []).length > 0 && rx.tlsRequests > 0) out.push(`${rx.tlsRequests} requests reached the self-signed https receiver`);
+  if (rx.badSignatures > 0) out.push(`${rx.badSignatures} requests with a bad signature`);
+  if (rx.unsigned > 0) out.push(`${rx.unsigned} requests without a signature`);
+  return out;
 }
 
 function round1(n: number): number {

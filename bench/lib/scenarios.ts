@@ -14,7 +14,7 @@ export const routeOf = (i: number): string => `d${i}`;
 export const destinationIdOf = (i: number): string => `dest-${i}`;
 export const sourceIdOf = (i: number): string => `src-${i}`;
 
-export type ScenarioName = 'healthy' | 'flaky' | 'dead-1-of-10' | 'receiver-down' | 'delivery-killed' | 'redis-restarted';
+export type ScenarioName = 'healthy' | 'flaky' | 'dead-1-of-10' | 'receiver-down' | 'delivery-killed' | 'redis-restarted' | 'hostile';
 
 /** Something done to the system at `atS` seconds into the measured window. */
 export type ScenarioEvent =
@@ -32,6 +32,10 @@ export interface Scenario {
   readonly impaired: readonly number[];
   /** Destinations disabled through the admin API when the load stops, so their backlog ends as dead letters. */
   readonly disableAtEnd: readonly number[];
+  /** Destinations whose every call must end as a dead letter (a permanent failure, or disabled at the end); the others must all be delivered. */
+  readonly deadByDesign?: readonly number[];
+  /** Destinations whose URL is the receiver's https listener (a self-signed certificate). */
+  readonly tls?: readonly number[];
   /** Measured window; the receiver-down scenario needs room for 60 s down and the return. */
   readonly measuredS?: number;
   /** Redis with AOF on, of the bench's own (it gets restarted). */
@@ -100,6 +104,18 @@ export const SCENARIOS: readonly Scenario[] = [
     disableAtEnd: [],
     privateAofRedis: true,
     settleS: 120,
+  },
+  {
+    name: 'hostile',
+    title: 'd0 self-signed TLS, d1 redirects to the metadata address, d2 bodies slower than the timeout, d3 resets 30%, d4 answers after 200 ms',
+    plan: planOf((i) => [{}, { redirect: 1 }, { slowBodyMs: 8000 }, { reset: 0.3 }, { delayMs: 200 }][i] ?? {}),
+    tls: [0],
+    events: [],
+    impaired: [0, 1, 2],
+    // Slow bodies time out and are retried for the whole window, like a hung receiver.
+    disableAtEnd: [2],
+    deadByDesign: [0, 1, 2],
+    settleS: 400,
   },
 ];
 
