@@ -111,7 +111,7 @@ async function measureBaselines(s: RunSettings, receiver: ChaosReceiver): Promis
   // Bare HTTP: the same batches, the same connections, answered 200 at once.
   const port = await freePort();
   const bare = await startServer({ name: 'bare-http', args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', 'bare-http.ts')], cwd: REPO_ROOT, env: { ...process.env, PORT: String(port) }, port, readyPath: '/' });
-  let bareCallsPerS = 0;
+  let bareCallsPerS: number;
   try {
     const pool = new Pool(bare.url, { connections: s.connections, pipelining: 1 });
     const bodies = timedBatchBodies(`${s.runTag}-bare`, s.batchSize);
@@ -150,11 +150,11 @@ async function measureBaselines(s: RunSettings, receiver: ChaosReceiver): Promis
       cwd: REPO_ROOT,
       env,
       ipc: true,
-      ready: async (h) => {
+      ready: (h) => {
         ipc ??= new IpcClient(h.child, `chain-${role}`, (msg) => {
           if (msg.type === 'ready') ready = true;
         });
-        return ready;
+        return Promise.resolve(ready);
       },
     });
     return { handle, ipc: ipc as IpcClient };

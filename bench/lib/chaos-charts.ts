@@ -36,6 +36,19 @@ export function drawCharts(runs: readonly RunResult[], baselines: Baselines): Re
       markers: [{ x: warmup, label: 'measured window starts' }],
     });
   }
+  // The disruptions, one chart each: what the intake accepted and what arrived, second by second.
+  for (const r of runs.filter((x) => x.mode === 'fixed' && x.events.length > 0)) {
+    charts[`events-${r.scenario}`] = lineChartSvg({
+      title: `${r.scenario} at ${r.offered_calls_per_s?.toLocaleString('en-US') ?? '?'} calls/s offered: accepted and delivered per second`,
+      xLabel: 'seconds since the load started',
+      yLabel: 'calls/s',
+      series: [
+        { name: 'accepted by the intake', points: r.timeline.accepted_per_s.map((v, i) => [i, v] as const), dashed: true },
+        { name: 'delivered (first 2xx at a receiver)', points: r.timeline.delivered_per_s.map((v, i) => [i, v] as const) },
+      ],
+      markers: r.events.map((e) => ({ x: r.timeline.warmup_s + e.at_s, label: e.what })),
+    });
+  }
   const fixedRuns = runs.filter((r) => r.mode === 'fixed');
   if (fixedRuns.length > 0) {
     charts['latency-fixed'] = barChartSvg({

@@ -124,7 +124,7 @@ function soakTargets(soak: RunResult | undefined): Target[] {
 
 /** Rows shared by the terminal and Markdown tables. */
 export function tableRows(runs: readonly RunResult[]): { header: string[]; rows: string[][] } {
-  const header = ['scenario', 'mode', 'offered/s', 'accepted/s', 'delivered/s', 'healthy dest. delivered/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'acknowledged', 'delivered', 'dead-lettered', 'duplicates', 'lost'];
+  const header = ['scenario', 'mode', 'offered/s', 'accepted/s', 'delivered/s', 'healthy dest. delivered/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'healthy dest. p99 ms', 'acknowledged', 'delivered', 'dead-lettered', 'duplicates', 'lost'];
   const rows = runs.map((r) => [
     r.scenario,
     r.mode,
@@ -135,6 +135,7 @@ export function tableRows(runs: readonly RunResult[]): { header: string[]; rows:
     fmtMs(r.latency_ms.p50 ?? undefined),
     fmtMs(r.latency_ms.p99 ?? undefined),
     fmtMs(r.latency_ms.p999 ?? undefined),
+    fmtMs(r.healthy_latency_ms.p99 ?? undefined),
     fmtInt(r.verification.acknowledged),
     fmtInt(r.verification.delivered),
     fmtInt(r.verification.dead_lettered),

@@ -64,6 +64,10 @@ export interface RunResult {
   readonly peak_rss_mb: Record<string, number>;
   readonly redis_used_memory_mb: { start: number; end: number; peak: number };
   readonly settle_s: number;
+  /** Jobs still in the route and deliver queues when the settle wait ended (0 unless it ran out). */
+  readonly queued_at_end: number;
+  /** The last first arrival, seconds after the load stopped: how long the backlog (retries, a receiver back) took to clear. */
+  readonly last_delivery_after_load_s: number | null;
   readonly events: readonly { at_s: number; what: string }[];
   /** Per second from the start of the load (warm-up included). */
   readonly timeline: { delivered_per_s: number[]; accepted_per_s: number[]; warmup_s: number };
@@ -71,7 +75,7 @@ export interface RunResult {
   readonly memory_timeline?: Record<string, [number, number][]>;
 }
 
-interface MiniRedis extends ReturnType<typeof connectRedis> {}
+type MiniRedis = ReturnType<typeof connectRedis>;
 
 const QUEUE_PARTS = [
   ['route', 'wait', 'list'],
@@ -225,6 +229,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       if (idleTicks >= 3) break;
     }
     const settleS = round1((performance.now() - settleStart) / 1000);
+    const queuedAtEnd = await queuedJobs(redis, prefix);
     running = false;
     await ticker;
     await receiver.pull((a) => arrivals.add(a));
@@ -275,6 +280,12 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       peak_rss_mb: peakRss,
       redis_used_memory_mb: { start: memStart, end: await usedMemoryMb(redis), peak: memPeak },
       settle_s: settleS,
+      queued_at_end: queuedAtEnd,
+      last_delivery_after_load_s: (() => {
+        let last = -Infinity;
+        for (const t of arrivals.firstArrivals()) last = Math.max(last, t);
+        return Number.isFinite(last) ? round1((last - windowEnd) / 1000) : null;
+      })(),
       events,
       timeline: { delivered_per_s: perSecond(arrivals.firstArrivals(), t0, totalS), accepted_per_s: acceptedTimeline, warmup_s: s.warmupS },
       ...(soak ? { memory_timeline: { ...Object.fromEntries(sampler.rss), 'redis used_memory': memoryTimeline } } : {}),

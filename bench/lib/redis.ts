@@ -130,7 +130,7 @@ export async function ensureRedis(): Promise<{ url: string; handle?: ChildHandle
     const priv = await startPrivateRedis();
     return { url: priv.url, handle: priv.handle };
   } catch (err) {
-    throw new Error(`no Redis at ${url} and redis-server could not be started (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); install it (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis) or set REDIS_URL`);
+    throw new Error(`no Redis at ${url} and redis-server could not be started (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); install it (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis) or set REDIS_URL`, { cause: err });
   }
 }
 

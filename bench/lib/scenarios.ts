@@ -84,7 +84,9 @@ export const SCENARIOS: readonly Scenario[] = [
     impaired: [0],
     disableAtEnd: [],
     measuredS: 80,
-    settleS: 240,
+    // Retries back off exponentially (full jitter): a call that failed 7 or 8 rounds during the 60 s
+    // waits up to 128 or 256 s for its next round, so the last arrivals come minutes after the return.
+    settleS: 480,
   },
   {
     name: 'delivery-killed',
