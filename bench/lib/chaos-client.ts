@@ -56,6 +56,29 @@ export async function startChaosReceiver(opts: { listeners: number; secret: stri
   const client = ipc as IpcClient;
   const httpPorts = (ports as { http: number[] }).http;
   let next = 0;
+  // One pull at a time: two overlapping pulls would read the same records from the same index.
+  let pulling: Promise<unknown> = Promise.resolve();
+
+  async function pullNow(sink: (a: Arrival) => void): Promise<number> {
+    let n = 0;
+    for (;;) {
+      const got = await client.call<{ slice: RecordSlice; next: number; total: number }>('records', { from: next, max: PULL_MAX }, 30_000);
+      const sl = got.slice;
+      for (let i = 0; i < sl.arrivalMs.length; i++) {
+        sink({
+          route: sl.route[i] as string,
+          messageId: sl.messageId[i] as string,
+          arrivalMs: sl.arrivalMs[i] as number,
+          sentAtMs: sl.sentAtMs[i] ?? NaN,
+          attempt: sl.attempt[i] as number,
+          status: sl.status[i] as number,
+        });
+      }
+      n += sl.arrivalMs.length;
+      next = got.next;
+      if (next >= got.total) return n;
+    }
+  }
 
   return {
     pid: handle.child.pid,
@@ -69,25 +92,10 @@ export async function startChaosReceiver(opts: { listeners: number; secret: stri
     setPlan: (plan) => client.call('plan', { plan }).then(() => undefined),
     down: (i) => client.call('down', { listener: i }).then(() => undefined),
     up: (i) => client.call('up', { listener: i }).then(() => undefined),
-    async pull(sink) {
-      let n = 0;
-      for (;;) {
-        const got = await client.call<{ slice: RecordSlice; next: number; total: number }>('records', { from: next, max: PULL_MAX }, 30_000);
-        const sl = got.slice;
-        for (let i = 0; i < sl.arrivalMs.length; i++) {
-          sink({
-            route: sl.route[i] as string,
-            messageId: sl.messageId[i] as string,
-            arrivalMs: sl.arrivalMs[i] as number,
-            sentAtMs: sl.sentAtMs[i] ?? NaN,
-            attempt: sl.attempt[i] as number,
-            status: sl.status[i] as number,
-          });
-        }
-        n += sl.arrivalMs.length;
-        next = got.next;
-        if (next >= got.total) return n;
-      }
+    pull(sink) {
+      const run = pulling.then(() => pullNow(sink));
+      pulling = run.catch(() => undefined);
+      return run;
     },
     stats: () => client.call('stats'),
     onDelivered(l) {
