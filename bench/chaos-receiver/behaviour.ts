@@ -3,6 +3,7 @@
  * its validation, the `/chaos/<spec>/…` path form, which behaviour a path gets, the action a
  * uniform draw picks, and the seeded PRNG that makes the draws reproducible.
  */
+import { seededRandom } from '../../test/support/seeded-random.js';
 
 /** How a route answers. Shares are probabilities in [0, 1]; their sum is at most 1, the rest is 2xx. */
 export interface Behaviour {
@@ -183,18 +184,6 @@ export function chooseAction(behaviour: Behaviour, r: number): Action {
   return OK;
 }
 
-/** mulberry32: a small deterministic PRNG, uniform in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * One stream per route, seeded from the plan's seed and the route name (FNV-1a): a route's draws
  * depend only on how many requests that route got, not on how other routes' requests interleave
@@ -203,5 +192,5 @@ export function mulberry32(seed: number): () => number {
 export function routeRandom(seed: number, route: string): () => number {
   let h = 0x811c9dc5;
   for (let i = 0; i < route.length; i++) h = Math.imul(h ^ route.charCodeAt(i), 0x01000193);
-  return mulberry32((h ^ seed) >>> 0);
+  return seededRandom((h ^ seed) >>> 0);
 }

@@ -2,16 +2,10 @@
  * The chaos receiver's pure rules: plan and path-form validation (each error names its field),
  * routing by first path segment, action boundaries, and reproducible random streams.
  */
-import { behaviourFor, chooseAction, DEFAULT_LOCATION, mulberry32, parsePathBehaviour, parsePlan, routeRandom, type ChaosPlan } from './behaviour';
+import { behaviourFor, chooseAction, DEFAULT_LOCATION, parsePathBehaviour, parsePlan, routeRandom, type ChaosPlan } from './behaviour';
+import { thrown } from '../../test/support/thrown';
 
-const thrown = (f: () => unknown): string => {
-  try {
-    f();
-  } catch (err) {
-    return (err as Error).message;
-  }
-  throw new Error('expected a throw');
-};
+const errorOf = (f: () => unknown): string => thrown(Error, f).message;
 
 describe('parsePlan', () => {
   it('accepts a full plan and keeps every field', () => {
@@ -58,7 +52,7 @@ describe('parsePlan', () => {
     ['fractional seed', { routes: {}, seed: 1.5 }, 'seed must be an integer between 0 and 4294967295'],
     ['seed too large', { routes: {}, seed: 2 ** 32 }, 'seed must be an integer between 0 and 4294967295'],
   ])('rejects %s', (_label, json, message) => {
-    expect(thrown(() => parsePlan(json))).toBe(message);
+    expect(errorOf(() => parsePlan(json))).toBe(message);
   });
 
   it('accepts shares that add up to exactly 1 despite float rounding', () => {
@@ -96,7 +90,7 @@ describe('parsePathBehaviour', () => {
     ['hang=0.6,reset=0.6', 'chaos path "hang=0.6,reset=0.6": the shares fail500 + fail429 + hang + reset + redirect add up to 1.2, more than 1'],
     ['location=%E0%A4%A', 'chaos path "location=%E0%A4%A": location is not valid percent-encoding'],
   ])('rejects %s', (spec, message) => {
-    expect(thrown(() => parsePathBehaviour(spec))).toBe(message);
+    expect(errorOf(() => parsePathBehaviour(spec))).toBe(message);
   });
 });
 
@@ -126,7 +120,7 @@ describe('behaviourFor', () => {
   });
 
   it('throws the path form error for a malformed spec', () => {
-    expect(thrown(() => behaviourFor(plan, '/chaos/fail500=7/x'))).toBe('chaos path "fail500=7": fail500 must be a number between 0 and 1');
+    expect(errorOf(() => behaviourFor(plan, '/chaos/fail500=7/x'))).toBe('chaos path "fail500=7": fail500 must be a number between 0 and 1');
   });
 });
 
@@ -161,10 +155,10 @@ describe('chooseAction', () => {
 describe('random streams', () => {
   const draws = (next: () => number, n: number) => Array.from({ length: n }, next);
 
-  it('mulberry32 repeats for a seed, differs between seeds and stays in [0, 1)', () => {
-    const a = draws(mulberry32(1), 1000);
-    expect(draws(mulberry32(1), 1000)).toEqual(a);
-    expect(draws(mulberry32(2), 1000)).not.toEqual(a);
+  it('routeRandom repeats for a seed and route, differs between seeds and stays in [0, 1)', () => {
+    const a = draws(routeRandom(1, 'd0'), 1000);
+    expect(draws(routeRandom(1, 'd0'), 1000)).toEqual(a);
+    expect(draws(routeRandom(2, 'd0'), 1000)).not.toEqual(a);
     expect(a.every((x) => x >= 0 && x < 1)).toBe(true);
     // Uniform enough for shares: the mean of 1000 draws is near 0.5.
     expect(Math.abs(a.reduce((s, x) => s + x, 0) / a.length - 0.5)).toBeLessThan(0.05);

@@ -1,17 +1,11 @@
 /** The chaos receiver's environment: defaults, and an error naming the variable for each bad value. */
 import { loadChaosEnv } from './env';
+import { thrown } from '../../test/support/thrown';
 
 const noFile = (file: string): string => {
   throw new Error(`ENOENT: ${file}`);
 };
-const thrown = (f: () => unknown): string => {
-  try {
-    f();
-  } catch (err) {
-    return (err as Error).message;
-  }
-  throw new Error('expected a throw');
-};
+const errorOf = (f: () => unknown): string => thrown(Error, f).message;
 
 describe('loadChaosEnv', () => {
   it('defaults to one HTTP listener on a free port, no TLS, no plan, no secret', () => {
@@ -37,11 +31,11 @@ describe('loadChaosEnv', () => {
     ['TLS port without TLS', { CHAOS_TLS_PORT: '8443' }, 'CHAOS_TLS_PORT is set but CHAOS_TLS is not 1'],
     ['plan file missing', { CHAOS_PLAN: '/nope.json' }, 'CHAOS_PLAN: cannot read /nope.json: ENOENT: /nope.json'],
   ])('rejects %s', (_label, source, message) => {
-    expect(thrown(() => loadChaosEnv(source, noFile))).toBe(message);
+    expect(errorOf(() => loadChaosEnv(source, noFile))).toBe(message);
   });
 
   it('names the plan file and the field for a bad plan', () => {
-    expect(thrown(() => loadChaosEnv({ CHAOS_PLAN: '/p.json' }, () => '{"routes":{"d3":{"fail500":3}}}'))).toBe('CHAOS_PLAN (/p.json): routes.d3.fail500 must be a number between 0 and 1');
-    expect(thrown(() => loadChaosEnv({ CHAOS_PLAN: '/p.json' }, () => '{routes'))).toMatch(/^CHAOS_PLAN \(\/p\.json\): .*JSON/);
+    expect(errorOf(() => loadChaosEnv({ CHAOS_PLAN: '/p.json' }, () => '{"routes":{"d3":{"fail500":3}}}'))).toBe('CHAOS_PLAN (/p.json): routes.d3.fail500 must be a number between 0 and 1');
+    expect(errorOf(() => loadChaosEnv({ CHAOS_PLAN: '/p.json' }, () => '{routes'))).toMatch(/^CHAOS_PLAN \(\/p\.json\): .*JSON/);
   });
 });
