@@ -255,6 +255,49 @@ describe('DestinationGate', () => {
     });
   });
 
+  describe('a destination stuck for a while', () => {
+    it('parks even a new job for about as long as it has been stuck, in doubling steps', () => {
+      const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1'));
+      advance(1000);
+      expect(expectPark(gate.enter('d1'))).toBe(1000); // stuck from here
+      advance(4000);
+      expect(expectPark(gate.enter('d1'))).toBe(4000);
+      advance(3000); // 7 s stuck: still the 4 s step
+      expect(expectPark(gate.enter('d1'))).toBe(4000);
+      // a job parked more often than that keeps its own doubling
+      expect(expectPark(gate.enter('d1', 4))).toBe(16_000);
+      advance(10 * 60 * 1000);
+      expect(expectPark(gate.enter('d1'))).toBe(MAX_PARK_MS);
+    });
+
+    it('starts over once an attempt comes back quickly', () => {
+      const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1'));
+      advance(1000);
+      expectPark(gate.enter('d1'));
+      advance(8000);
+      expect(expectPark(gate.enter('d1'))).toBe(8000);
+      gate.leave('d1', 20); // answered in 20 ms: the destination is back
+      expectGo(gate.enter('d1'));
+      advance(1000); // at the cap and quiet again: slow, but stuck only from now
+      expect(expectPark(gate.enter('d1'))).toBe(1000);
+    });
+
+    it('keeps counting while its attempts still time out', () => {
+      const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1'));
+      advance(1000);
+      expectPark(gate.enter('d1'));
+      advance(4000);
+      gate.leave('d1', 5000); // a timeout: still stuck
+      expectGo(gate.enter('d1'));
+      advance(6000);
+      // stuck 10 s, typical attempt 5 s (the mean): one doubling step
+      expect(expectPark(gate.enter('d1'))).toBe(10_000);
+    });
+  });
+
   describe('waiters', () => {
     it('are not capped while the destination keeps answering: each gets a slot in turn, none is parked', async () => {
       const { gate } = harness({ maxInFlight: 2 });

@@ -28,6 +28,8 @@ interface Lane {
   /** Exponentially weighted mean attempt duration, ms. */
   meanMs: number;
   lastFinishedAt: number;
+  /** When the lane first parked a job since its last quick attempt: how long it has been stuck. */
+  slowSince: number | undefined;
 }
 
 export interface GateOptions {
@@ -68,6 +70,7 @@ export class DestinationGate {
     const lane = this.lane(destinationId);
     lane.meanMs = lane.meanMs === 0 ? attemptMs : lane.meanMs * 0.8 + attemptMs * 0.2;
     lane.lastFinishedAt = this.options.clock();
+    if (attemptMs < this.options.slowMs) lane.slowSince = undefined;
     const next = lane.waiters.shift();
     if (next) {
       next.resolve({ kind: 'go' });
@@ -99,20 +102,25 @@ export class DestinationGate {
   }
 
   /**
-   * About one typical attempt, doubled for every earlier park of the same job (up to MAX_PARK_MS):
-   * a long backlog on a hung destination then costs Redis a trickle of moves, not one per job
-   * per attempt duration.
+   * About one typical attempt, doubled for every earlier park of the same job, and at least about
+   * as long as the destination has been stuck (in doubling steps), up to MAX_PARK_MS: a long
+   * backlog on a hung destination then costs Redis a trickle of moves, not one per job per attempt
+   * duration, and a job new to a destination hung for minutes is not fetched again every few
+   * seconds (each fetch and park costs about what a delivery does; `pnpm bench`, dead-1-of-10).
    */
   private park(lane: Lane, parks: number): GateVerdict {
+    const now = this.options.clock();
+    lane.slowSince ??= now;
     const typical = Math.min(Math.max(lane.meanMs, this.options.slowMs), this.options.maxParkMs);
-    const delayMs = Math.min(MAX_PARK_MS, typical * 2 ** Math.min(Math.max(parks, 0), 10)) * (0.5 + this.options.random());
+    const stuckSteps = Math.floor(Math.log2(Math.max(1, (now - lane.slowSince) / typical)));
+    const delayMs = Math.min(MAX_PARK_MS, typical * 2 ** Math.min(Math.max(parks, stuckSteps, 0), 10)) * (0.5 + this.options.random());
     return { kind: 'park', delayMs: Math.round(delayMs) };
   }
 
   private lane(destinationId: string): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { inFlight: 0, waiters: [], sweep: undefined, meanMs: 0, lastFinishedAt: this.options.clock() };
+      lane = { inFlight: 0, waiters: [], sweep: undefined, meanMs: 0, lastFinishedAt: this.options.clock(), slowSince: undefined };
       this.lanes.set(destinationId, lane);
     }
     return lane;
