@@ -134,6 +134,8 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
 
   let stack: Stack | undefined;
   const events: { at_s: number; what: string }[] = [];
+  // The once-a-second sampler runs until the run ends, however it ends.
+  let running = true;
   try {
     stack = await startStack({ redisUrl, prefix, configFile, adminToken, logLevel: s.logLevel, env: { ...scenario.env, ...opts.env } });
     const st = stack;
@@ -176,7 +178,6 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     const t0 = performance.timeOrigin + performance.now();
     const acceptedTimeline: number[] = [];
     let lastAccepted = 0;
-    let running = true;
     const soak = mode === 'soak';
     const memoryTimeline: [number, number][] = [];
     const tick = async () => {
@@ -321,6 +322,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       }
     }
   } finally {
+    running = false;
     await stack?.stop();
     if (privateRedis) {
       redis.disconnect();
