@@ -36,7 +36,7 @@ import { IpcClient } from './lib/ipc.js';
 import { timedBatchBodies } from './lib/payloads.js';
 import { freePort, killAll, runBench, sleep, startChild, startServer, type ChildHandle } from './lib/proc.js';
 import { ensureRedis } from './lib/redis.js';
-import { fmtInt, table } from './lib/report.js';
+import { compactJson, fmtInt, table } from './lib/report.js';
 import { DESTINATIONS, SCENARIOS, scenarioNamed, type Scenario } from './lib/scenarios.js';
 import { LATENCY_QUANTILES, percentiles } from './lib/series.js';
 import { distEntry, STACK_SERVICES } from './lib/stack.js';
@@ -228,10 +228,11 @@ function report(started: Date, runs: RunResult[], baselines: Baselines): void {
     writeFileSync(path.join(resultsDir, name), text);
     files.push(path.join('bench', 'results', name));
   };
-  write(`${stamp}.json`, JSON.stringify(json, null, 2) + '\n');
+  const text = compactJson(json);
+  write(`${stamp}.json`, text);
   write(`${stamp}.md`, md);
   if (complete) {
-    write('latest.json', JSON.stringify(json, null, 2) + '\n');
+    write('latest.json', text);
     write('latest.md', md);
   }
   process.stdout.write(`wrote ${files.join(', ')} and charts under bench/results/charts/\n`);

@@ -1,6 +1,7 @@
 /** The targets of the performance issue, checked against run results, and the Markdown table. */
 import { evaluateTargets, markdownTable, tableRows } from './chaos-report';
 import type { RunResult } from './chaos-run';
+import { compactJson } from './report';
 import { verify } from './verify';
 
 const latency = (p99: number) => ({ p50: p99 / 4, p90: p99 / 2, p99, p999: p99 * 2, max: p99 * 3 });
@@ -98,5 +99,16 @@ describe('markdownTable', () => {
     expect(md.split('\n')[1]).toMatch(/^\| --- \| --- \| ---: \|/);
     expect(md).toContain('| healthy | fixed | 1,000 |');
     expect(markdownTable(['a|b'], [['c']])).toContain('a\\|b');
+  });
+});
+
+describe('compactJson', () => {
+  it('puts arrays of numbers on one line and stays valid JSON that reads back the same', () => {
+    const value = { timeline: [1, 2, 3.5], points: [[0, 1], [2, -3e-5]], names: ['a', 'b'], empty: [] };
+    const text = compactJson(value);
+    expect(text).toContain('"timeline": [1, 2, 3.5]');
+    expect(text).toContain('[2, -0.00003]');
+    expect(text).toContain('"names": [\n');
+    expect(JSON.parse(text)).toEqual(value);
   });
 });

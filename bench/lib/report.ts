@@ -34,3 +34,8 @@ export function writeResults(dir: string, repoRoot: string, name: string, starte
   process.stdout.write(`wrote ${written.join(' and ')}\n`);
   return written;
 }
+
+/** Indented JSON with arrays of numbers on one line: the timelines stay readable and the file small. */
+export function compactJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(/\[\s+(-?[\d.e+-]+(?:,\s+-?[\d.e+-]+)*)\s+\]/g, (_m, inner: string) => `[${inner.split(/,\s+/).join(', ')}]`) + '\n';
+}
