@@ -4,10 +4,15 @@ import type { RunResult } from './chaos-run.js';
 import { barChartSvg, lineChartSvg, type Series } from './charts.js';
 import { DESTINATIONS, routeOf } from './scenarios.js';
 
+/** Bin i counts [i, i + 1) s: drawn at its middle, so a drop shows after the event that caused it. */
+function binPoints(bins: readonly number[]): (readonly [number, number])[] {
+  return bins.map((v, i) => [i + 0.5, v] as const);
+}
+
 function throughputSeries(runs: readonly RunResult[], mode: string): Series[] {
   return runs
     .filter((r) => r.mode === mode)
-    .map((r) => ({ name: r.scenario, points: r.timeline.delivered_per_s.map((v, i) => [i, v] as const) }));
+    .map((r) => ({ name: r.scenario, points: binPoints(r.timeline.delivered_per_s) }));
 }
 
 export function drawCharts(runs: readonly RunResult[], baselines: Baselines): Record<string, string> {
@@ -43,8 +48,9 @@ export function drawCharts(runs: readonly RunResult[], baselines: Baselines): Re
       xLabel: 'seconds since the load started',
       yLabel: 'calls/s',
       series: [
-        { name: 'accepted by the intake', points: r.timeline.accepted_per_s.map((v, i) => [i, v] as const), dashed: true },
-        { name: 'delivered (first 2xx at a receiver)', points: r.timeline.delivered_per_s.map((v, i) => [i, v] as const) },
+        // Sample i of the accepted count covers the second before it.
+        { name: 'accepted by the intake', points: r.timeline.accepted_per_s.map((v, i) => [i - 0.5, v] as const).filter(([x]) => x >= 0), dashed: true },
+        { name: 'delivered (first 2xx at a receiver)', points: binPoints(r.timeline.delivered_per_s) },
       ],
       markers: r.events.map((e) => ({ x: r.timeline.warmup_s + e.at_s, label: e.what })),
     });
