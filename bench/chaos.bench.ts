@@ -24,6 +24,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { startChainProcess } from './lib/chain.js';
 import { startChaosReceiver, type ChaosReceiver } from './lib/chaos-client.js';
 import { evaluateTargets, markdownReport, tableRows, type Baselines } from './lib/chaos-report.js';
 import { runScenario, type Mode, type RunResult, type RunSettings } from './lib/chaos-run.js';
@@ -32,9 +33,8 @@ import { drawCharts } from './lib/chaos-charts.js';
 import { BENCH_DIR, REPO_ROOT } from './lib/deps.js';
 import { LoadDriver } from './lib/drive.js';
 import { envNumber } from './lib/env.js';
-import { IpcClient } from './lib/ipc.js';
 import { timedBatchBodies } from './lib/payloads.js';
-import { freePort, killAll, runBench, sleep, startChild, startServer, type ChildHandle } from './lib/proc.js';
+import { freePort, killAll, runBench, sleep, startServer, type ChildHandle } from './lib/proc.js';
 import { ensureRedis } from './lib/redis.js';
 import { compactJson, fmtInt, table } from './lib/report.js';
 import { DESTINATIONS, SCENARIOS, scenarioNamed, type Scenario } from './lib/scenarios.js';
@@ -141,26 +141,8 @@ async function measureBaselines(s: RunSettings, receiver: ChaosReceiver): Promis
   // The chain: producer and worker processes, posting to the chaos receiver's route /chain.
   const prefix = `{bench-${s.runTag}-chain}`;
   const env = { ...process.env, REDIS_URL: s.redisUrl, PREFIX: prefix, BATCH_SIZE: String(s.batchSize), RUN_TAG: s.runTag, TARGET_URL: `${receiver.urlOf(0)}/chain`, CONCURRENCY: '256', CONNECTIONS: '64', NODE_ENV: 'production' };
-  const startChain = async (role: string) => {
-    let ready = false;
-    let ipc: IpcClient | undefined;
-    const handle = await startChild({
-      name: `chain-${role}`,
-      args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', 'bullmq-chain.ts'), role],
-      cwd: REPO_ROOT,
-      env,
-      ipc: true,
-      ready: (h) => {
-        ipc ??= new IpcClient(h.child, `chain-${role}`, (msg) => {
-          if (msg.type === 'ready') ready = true;
-        });
-        return Promise.resolve(ready);
-      },
-    });
-    return { handle, ipc: ipc as IpcClient };
-  };
-  const worker = await startChain('worker');
-  const producer = await startChain('producer');
+  const worker = await startChainProcess('chain-worker', 'worker', env);
+  const producer = await startChainProcess('chain-producer', 'producer', env);
   try {
     await receiver.setPlan({ routes: {} });
     await receiver.pull(() => undefined);

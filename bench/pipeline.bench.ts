@@ -28,11 +28,13 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { startChainProcess } from './lib/chain.js';
+import { distEntry, startService } from './lib/stack.js';
 import { BENCH_DIR, REPO_ROOT } from './lib/deps.js';
 import { LoadDriver, percentile, type Sink } from './lib/drive.js';
 import { IpcClient } from './lib/ipc.js';
 import { timedBatchBodies } from './lib/payloads.js';
-import { freePort, killAll, machineBusySeconds, processCpuSeconds, processMemoryKb, runBench, sleep, startChild, startServer, type ChildHandle, type ServerProcess } from './lib/proc.js';
+import { freePort, killAll, machineBusySeconds, processCpuSeconds, processMemoryKb, runBench, sleep, startServer, type ChildHandle, type ServerProcess } from './lib/proc.js';
 import type { ReceiverStats } from './lib/receiver.js';
 import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, startPrivateRedis, type RedisSnapshot } from './lib/redis.js';
 import { envNumber, selectedPhases } from './lib/env.js';
@@ -66,7 +68,6 @@ const configFile = path.join(os.tmpdir(), `eventrelay-bench-pipeline-${runTag}.j
 const pipelinePrefix = `{bench-${runTag}-pipeline}`;
 const chainPrefix = `{bench-${runTag}-chain}`;
 const SERVICES = ['ingest', 'router', 'webhook-delivery'] as const;
-const distEntry = (svc: string) => path.join(REPO_ROOT, 'services', svc, 'dist', 'index.js');
 
 /** A process whose CPU and memory are reported. */
 interface Participant {
@@ -225,8 +226,8 @@ async function main(): Promise<void> {
       CONNECTIONS: String(deliveryConnections),
       NODE_ENV: 'production',
     };
-    const worker = await startIpcChild('baseline-worker', ['worker'], chainEnv);
-    const producer = await startIpcChild('baseline-producer', ['producer'], chainEnv);
+    const worker = await startChainProcess('baseline-worker', 'worker', chainEnv);
+    const producer = await startChainProcess('baseline-producer', 'producer', chainEnv);
     try {
       const driver = new LoadDriver({ calls: batchSize, send: () => producer.ipc.call<number>('add').then(() => 200) });
       onTotal = (t) => driver.received(t);
@@ -267,7 +268,6 @@ async function main(): Promise<void> {
 }
 
 async function startPipeline(): Promise<[ServerProcess, ServerProcess, ServerProcess]> {
-  const [ingestPort, routerPort, deliveryPort] = [await freePort(), await freePort(), await freePort()];
   if (cpuProf) mkdirSync(profDir, { recursive: true });
   const common = {
     ...process.env,
@@ -277,42 +277,13 @@ async function startPipeline(): Promise<[ServerProcess, ServerProcess, ServerPro
     LOG_LEVEL: logLevel,
     NODE_ENV: 'production',
   };
-  const start = (svc: (typeof SERVICES)[number], port: number, env: Record<string, string>) =>
-    startServer({
-      name: svc,
-      args: [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=pipeline-${svc}-${runTag}.cpuprofile`] : []), distEntry(svc)],
-      cwd: path.join(REPO_ROOT, 'services', svc),
-      env: { ...common, ...env },
-      port,
-      readyPath: '/readyz',
-      readyStatus: 200,
-    });
+  const start = (svc: (typeof SERVICES)[number]) =>
+    startService(svc, common, { nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=pipeline-${svc}-${runTag}.cpuprofile`] : [] });
   // Consumers first, so that nothing waits in a queue for a worker still starting.
-  const delivery = await start('webhook-delivery', deliveryPort, { DELIVERY_METRICS_PORT: String(deliveryPort), WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' });
-  // No audiences service here: the profile feed is off, or its queue would only grow (its cost is
-  // measured by bench:audiences).
-  const router = await start('router', routerPort, { ROUTER_METRICS_PORT: String(routerPort), ROUTER_FEED_PROFILES: 'false' });
-  const ingest = await start('ingest', ingestPort, { INGEST_PORT: String(ingestPort), INGEST_HOST: '127.0.0.1' });
+  const delivery = await start('webhook-delivery');
+  const router = await start('router');
+  const ingest = await start('ingest');
   return [ingest, router, delivery];
-}
-
-async function startIpcChild(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ handle: ChildHandle; ipc: IpcClient }> {
-  let ready = false;
-  let ipc: IpcClient | undefined;
-  const handle = await startChild({
-    name,
-    args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', 'bullmq-chain.ts'), ...args],
-    cwd: REPO_ROOT,
-    env,
-    ipc: true,
-    ready: (h) => {
-      ipc ??= new IpcClient(h.child, name, (msg) => {
-        if (msg.type === 'ready') ready = true;
-      });
-      return Promise.resolve(ready);
-    },
-  });
-  return { handle, ipc: ipc as IpcClient };
 }
 
 interface PhaseSpec {

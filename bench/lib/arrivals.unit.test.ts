@@ -1,8 +1,7 @@
 /** How a run's receiver records become delivered sets, rates, latencies and duplicate examples. */
 import { Arrivals, type Arrival } from './arrivals';
-import { expectations } from './chaos-run';
 import { SCENARIOS } from './scenarios';
-import { verify } from './verify';
+import { expectations, verify } from './verify';
 
 const at = (over: Partial<Arrival>): Arrival => ({ route: 'd0', messageId: 'm1', arrivalMs: 1000, sentAtMs: 990, attempt: 1, status: 200, ...over });
 

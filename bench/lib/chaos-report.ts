@@ -6,6 +6,7 @@ import type { RunResult } from './chaos-run.js';
 import { fmtInt, fmtMs } from './report.js';
 import { DESTINATIONS, routeOf } from './scenarios.js';
 import { trend } from './series.js';
+import { STACK_SERVICES } from './stack.js';
 
 export interface Baselines {
   /** Bare Node HTTP server answering 200: the most calls/s this load generator can push through HTTP here. */
@@ -23,7 +24,7 @@ export interface Target {
   readonly met: boolean | undefined;
 }
 
-const SERVICES = new Set(['ingest', 'router', 'webhook-delivery', 'admin']);
+const SERVICES: ReadonlySet<string> = new Set(STACK_SERVICES);
 
 const TARGET = { healthyDeliveredPerS: 3000, healthyP99Ms: 250, isolationShare: 0.8, isolationP99Ms: 1000, flakyCpuExplained: 0.9, rssGrowth: 0.1, redisGrowth: 0.1 };
 

@@ -9,17 +9,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { readQueues } from '@eventrelay/runtime';
 import { Arrivals } from './arrivals.js';
 import type { ChaosReceiver } from './chaos-client.js';
 import { LoadDriver, type Sink } from './drive.js';
 import { messageIdOf, timedBatchBodies, type TimedBodyFactory } from './payloads.js';
 import { sleep, type ChildHandle } from './proc.js';
-import { connectRedis, deletePrefix, startPrivateRedis } from './redis.js';
+import { connectRedis, deletePrefix, infoField, startPrivateRedis } from './redis.js';
+import { round } from './report.js';
 import { ResourceSampler } from './resources.js';
 import { DESTINATIONS, destinationIdOf, routeOf, sourceIdOf, type Scenario, type ScenarioEvent } from './scenarios.js';
 import { LATENCY_QUANTILES, percentiles, perSecond } from './series.js';
 import { AdminClient, startStack, writeStackConfig, type Stack } from './stack.js';
-import { verify, type Verdict } from './verify.js';
+import { expectations, verify, type Verdict } from './verify.js';
 
 export type Mode = 'fixed' | 'saturation' | 'soak';
 
@@ -77,31 +79,23 @@ export interface RunResult {
 
 type MiniRedis = ReturnType<typeof connectRedis>;
 
-const QUEUE_PARTS = [
-  ['route', 'wait', 'list'],
-  ['route', 'active', 'list'],
-  ['route', 'delayed', 'zset'],
-  ['route', 'prioritized', 'zset'],
-  ['deliver', 'wait', 'list'],
-  ['deliver', 'active', 'list'],
-  ['deliver', 'delayed', 'zset'],
-  ['deliver', 'prioritized', 'zset'],
-] as const;
-
+/** Jobs waiting, active or delayed in the route and deliver queues (the services' own queue reading); NaN when Redis does not answer. */
 async function queuedJobs(redis: MiniRedis, prefix: string): Promise<number> {
-  const counts = await Promise.all(QUEUE_PARTS.map(([q, part, kind]) => (kind === 'list' ? redis.llen(`${prefix}:${q}:${part}`) : redis.zcard(`${prefix}:${q}:${part}`)).catch(() => NaN)));
-  return counts.reduce((a, b) => a + b, 0);
+  // The bench's client is ioredis (loaded from services/ingest, whose types bench/ cannot see).
+  const snapshots = await readQueues(redis as unknown as Parameters<typeof readQueues>[0], prefix, ['route', 'deliver'], Date.now()).catch(() => undefined);
+  if (!snapshots) return NaN;
+  let n = 0;
+  for (const { counts } of snapshots.values()) n += counts.waiting + counts.active + counts.delayed;
+  return n;
 }
 
 async function usedMemoryMb(redis: MiniRedis): Promise<number> {
-  const info = await redis.info('memory').catch(() => '');
-  const bytes = Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
-  return Math.round((bytes / 2 ** 20) * 10) / 10;
+  const bytes = Number(infoField(await redis.info('memory').catch(() => ''), 'used_memory') ?? NaN);
+  return round(bytes / 2 ** 20, 1);
 }
 
 async function redisPid(redis: MiniRedis): Promise<number | undefined> {
-  const info = await redis.info('server').catch(() => '');
-  const pid = Number(/^process_id:(\d+)/m.exec(info)?.[1] ?? NaN);
+  const pid = Number(infoField(await redis.info('server').catch(() => ''), 'process_id') ?? NaN);
   return Number.isFinite(pid) ? pid : undefined;
 }
 
@@ -187,7 +181,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       const mem = await usedMemoryMb(redis);
       if (Number.isFinite(mem)) {
         memPeak = Math.max(memPeak, mem);
-        if (soak) memoryTimeline.push([Math.round((performance.timeOrigin + performance.now() - t0) / 100) / 10, mem]);
+        if (soak) memoryTimeline.push([round((performance.timeOrigin + performance.now() - t0) / 1000, 1), mem]);
       }
       sampler.sample(soak);
     };
@@ -214,7 +208,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     await Promise.all(fired);
     for (const i of scenario.disableAtEnd) {
       await admin.setEnabled(destinationIdOf(i), false);
-      events.push({ at_s: round1((performance.timeOrigin + performance.now() - windowStart) / 1000), what: `destination ${i} disabled through the admin API` });
+      events.push({ at_s: round((performance.timeOrigin + performance.now() - windowStart) / 1000, 1), what: `destination ${i} disabled through the admin API` });
     }
 
     // Settle: until every acknowledged call arrived, or the queues are empty (the rest must then be
@@ -229,7 +223,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       idleTicks = (await queuedJobs(redis, prefix)) === 0 ? idleTicks + 1 : 0;
       if (idleTicks >= 3) break;
     }
-    const settleS = round1((performance.now() - settleStart) / 1000);
+    const settleS = round((performance.now() - settleStart) / 1000, 1);
     const queuedAtEnd = await queuedJobs(redis, prefix);
     running = false;
     await ticker;
@@ -259,7 +253,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       scenario: scenario.name,
       mode,
       offered_calls_per_s: mode === 'saturation' ? null : s.rate,
-      measured_s: round1((windowEnd - windowStart) / 1000),
+      measured_s: round((windowEnd - windowStart) / 1000, 1),
       accepted_calls_per_s: Math.round(acceptedInWindow / measuredS),
       delivered_calls_per_s: Math.round(delivered / measuredS),
       healthy_delivered_calls_per_s: Math.round(healthyDelivered / measuredS),
@@ -285,7 +279,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       last_delivery_after_load_s: (() => {
         let last = -Infinity;
         for (const t of arrivals.firstArrivals()) last = Math.max(last, t);
-        return Number.isFinite(last) ? round1((last - windowEnd) / 1000) : null;
+        return Number.isFinite(last) ? round((last - windowEnd) / 1000, 1) : null;
       })(),
       events,
       timeline: { delivered_per_s: perSecond(arrivals.firstArrivals(), t0, totalS), accepted_per_s: acceptedTimeline, warmup_s: s.warmupS },
@@ -294,7 +288,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
 
     async function fire(e: ScenarioEvent, from: number): Promise<void> {
       await sleep(Math.max(0, from + e.atS * 1000 - (performance.timeOrigin + performance.now())));
-      const at = () => round1((performance.timeOrigin + performance.now() - from) / 1000);
+      const at = () => round((performance.timeOrigin + performance.now() - from) / 1000, 1);
       switch (e.kind) {
         case 'receiver-down':
           await receiver.down(e.listener);
@@ -333,24 +327,4 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     }
     rmSync(tmp, { recursive: true, force: true });
   }
-}
-
-/** What the scenario promises beyond "nothing lost": pure. */
-export function expectations(scenario: Scenario, v: Verdict, rx: { tlsRequests: number; badSignatures: number; unsigned: number }): string[] {
-  const out: string[] = [];
-  const dead = new Set(scenario.deadByDesign ?? []);
-  for (let i = 0; i < DESTINATIONS; i++) {
-    const row = v.by_destination[routeOf(i)];
-    if (!row || row.acknowledged === 0) continue;
-    if (dead.has(i) && row.dead_lettered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.dead_lettered} of ${row.acknowledged} dead-lettered, all expected`);
-    if (!dead.has(i) && !scenario.disableAtEnd.includes(i) && row.delivered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.delivered} of ${row.acknowledged} delivered, all expected`);
-  }
-  if ((scenario.tls ?? []).length > 0 && rx.tlsRequests > 0) out.push(`${rx.tlsRequests} requests reached the self-signed https receiver`);
-  if (rx.badSignatures > 0) out.push(`${rx.badSignatures} requests with a bad signature`);
-  if (rx.unsigned > 0) out.push(`${rx.unsigned} requests without a signature`);
-  return out;
-}
-
-function round1(n: number): number {
-  return Math.round(n * 10) / 10;
 }

@@ -6,6 +6,7 @@
  * but not yet received by the receiver, so every stage has work and no queue grows without bound).
  * Only calls of batches answered 2xx count as accepted.
  */
+import { percentiles } from './series.js';
 
 export interface Sink {
   /** Calls per batch. */
@@ -131,8 +132,5 @@ export class LoadDriver {
 
 /** Nearest-rank percentile of unsorted values, or null when there are none. */
 export function percentile(values: readonly number[], q: number): number | null {
-  if (values.length === 0) return null;
-  const sorted = Float64Array.from(values).sort();
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return Math.round((sorted[i] as number) * 100) / 100;
+  return percentiles(values, { q }).q;
 }

@@ -50,7 +50,8 @@ export interface RedisSnapshot {
   readonly version: string;
 }
 
-function field(info: string, name: string): string | undefined {
+/** One `name:value` line of an INFO answer. */
+export function infoField(info: string, name: string): string | undefined {
   return new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 }
 
@@ -61,11 +62,11 @@ export async function redisSnapshot(client: MiniRedis): Promise<RedisSnapshot> {
     commands.set(m[1] as string, { calls: Number(m[2]), usec: Number(m[3]) });
   }
   return {
-    cpuSeconds: Number(field(info, 'used_cpu_user') ?? 0) + Number(field(info, 'used_cpu_sys') ?? 0),
-    usedMemory: Number(field(info, 'used_memory') ?? 0),
+    cpuSeconds: Number(infoField(info, 'used_cpu_user') ?? 0) + Number(infoField(info, 'used_cpu_sys') ?? 0),
+    usedMemory: Number(infoField(info, 'used_memory') ?? 0),
     commands,
-    totalCommands: Number(field(info, 'total_commands_processed') ?? 0),
-    version: field(info, 'redis_version') ?? 'unknown',
+    totalCommands: Number(infoField(info, 'total_commands_processed') ?? 0),
+    version: infoField(info, 'redis_version') ?? 'unknown',
   };
 }
 

@@ -4,6 +4,7 @@
  * (VmHWM) per name, and an RSS timeline for the soak.
  */
 import { machineBusySeconds, processCpuSeconds, processMemoryKb } from './proc.js';
+import { round } from './report.js';
 
 export interface Named {
   readonly name: string;
@@ -54,7 +55,7 @@ export class ResourceSampler {
         t.peakKb = Math.max(t.peakKb, mem.peakKb);
         if (recordRss) {
           const list = this.rss.get(name) ?? [];
-          list.push([Math.round(now * 10) / 10, Math.round((mem.rssKb / 1024) * 10) / 10]);
+          list.push([round(now, 1), round(mem.rssKb / 1024, 1)]);
           this.rss.set(name, list);
         }
       }
@@ -68,16 +69,16 @@ export class ResourceSampler {
     const out: Record<string, number> = {};
     let ours = 0;
     for (const [name, t] of this.tracks) {
-      out[name] = Math.round((t.cpu / wallS) * 1000) / 10;
+      out[name] = round((t.cpu / wallS) * 100, 1);
       ours += t.cpu;
     }
     const machine = machineBusySeconds();
-    if (machine !== undefined && this.machineStart !== undefined) out['other'] = Math.max(0, Math.round(((machine - this.machineStart - ours) / wallS) * 1000) / 10);
+    if (machine !== undefined && this.machineStart !== undefined) out['other'] = Math.max(0, round(((machine - this.machineStart - ours) / wallS) * 100, 1));
     return out;
   }
 
   peakRssMb(): Record<string, number> {
     this.sample();
-    return Object.fromEntries([...this.tracks].map(([name, t]) => [name, Math.round((t.peakKb / 1024) * 10) / 10]));
+    return Object.fromEntries([...this.tracks].map(([name, t]) => [name, round(t.peakKb / 1024, 1)]));
   }
 }

@@ -47,6 +47,36 @@ export function writeStackConfig(file: string, opts: { writeKeys: readonly strin
   );
 }
 
+/** A service's own variables: its port, and what a bench on loopback needs. */
+function serviceEnv(svc: StackService, port: number): Record<string, string> {
+  switch (svc) {
+    case 'ingest':
+      return { INGEST_PORT: String(port), INGEST_HOST: '127.0.0.1' };
+    // No audiences service in the benches: the profile feed is off, or its queue would only grow
+    // (bench:audiences measures it).
+    case 'router':
+      return { ROUTER_METRICS_PORT: String(port), ROUTER_FEED_PROFILES: 'false' };
+    case 'webhook-delivery':
+      return { DELIVERY_METRICS_PORT: String(port), WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' };
+    case 'admin':
+      return { ADMIN_PORT: String(port), ADMIN_HOST: '127.0.0.1' };
+  }
+}
+
+/** One built service on `port` (a free one by default), ready when /readyz answers 200. */
+export async function startService(svc: StackService, env: NodeJS.ProcessEnv, opts: { port?: number; nodeArgs?: readonly string[] } = {}): Promise<ServerProcess> {
+  const port = opts.port ?? (await freePort());
+  return startServer({
+    name: svc,
+    args: [...(opts.nodeArgs ?? []), distEntry(svc)],
+    cwd: path.join(REPO_ROOT, 'services', svc),
+    env: { ...env, ...serviceEnv(svc, port) },
+    port,
+    readyPath: '/readyz',
+    readyStatus: 200,
+  });
+}
+
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const common = {
     ...process.env,
@@ -57,25 +87,18 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     NODE_ENV: 'production',
     ...opts.env,
   };
-  const start = (svc: StackService, port: number, env: Record<string, string>) =>
-    startServer({ name: svc, args: [distEntry(svc)], cwd: path.join(REPO_ROOT, 'services', svc), env: { ...common, ...env }, port, readyPath: '/readyz', readyStatus: 200 });
-
   const deliveryPort = await freePort();
-  const startDelivery = () => start('webhook-delivery', deliveryPort, { DELIVERY_METRICS_PORT: String(deliveryPort), WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' });
+  const startDelivery = () => startService('webhook-delivery', common, { port: deliveryPort });
   // Consumers first, so that nothing waits in a queue for a worker still starting.
   const started: ServerProcess[] = [];
   try {
     const delivery = await startDelivery();
     started.push(delivery);
-    const routerPort = await freePort();
-    // No audiences service: the profile feed is off, or its queue would only grow (bench:audiences measures it).
-    const router = await start('router', routerPort, { ROUTER_METRICS_PORT: String(routerPort), ROUTER_FEED_PROFILES: 'false' });
+    const router = await startService('router', common);
     started.push(router);
-    const adminPort = await freePort();
-    const admin = await start('admin', adminPort, { ADMIN_PORT: String(adminPort), ADMIN_HOST: '127.0.0.1', ADMIN_TOKEN: opts.adminToken });
+    const admin = await startService('admin', { ...common, ADMIN_TOKEN: opts.adminToken });
     started.push(admin);
-    const ingestPort = await freePort();
-    const ingest = await start('ingest', ingestPort, { INGEST_PORT: String(ingestPort), INGEST_HOST: '127.0.0.1' });
+    const ingest = await startService('ingest', common);
     started.push(ingest);
 
     const stack: Stack = {
@@ -85,10 +108,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       admin,
       async killDelivery(restartAfterMs) {
         stack.delivery.child.kill('SIGKILL');
-        await new Promise<void>((resolve) => {
-          if (stack.delivery.child.exitCode !== null || stack.delivery.child.signalCode !== null) resolve();
-          else stack.delivery.child.once('exit', () => resolve());
-        });
+        // stop() waits for the exit (a SIGTERM to a process already dying changes nothing).
         await stack.delivery.stop();
         await new Promise((r) => setTimeout(r, restartAfterMs));
         stack.delivery = await startDelivery();

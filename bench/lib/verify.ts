@@ -3,6 +3,7 @@
  * the intake acknowledged must have reached its receiver with a 2xx, or be, by design, in its
  * destination's dead letters. Pure: the bench gathers the three sets, this counts.
  */
+import { DESTINATIONS, routeOf, type Scenario } from './scenarios.js';
 
 export interface VerifyInput {
   /** Per destination: the messageIds of every call the intake answered 2xx for. */
@@ -70,4 +71,20 @@ export function verify(input: VerifyInput): Verdict {
     byDestination[destination] = row;
   }
   return { acknowledged, delivered, dead_lettered: deadLettered, duplicates, lost, unacknowledged_arrivals: unacknowledged, lost_examples: lostExamples, by_destination: byDestination };
+}
+
+/** What the scenario promises beyond "nothing lost": pure. */
+export function expectations(scenario: Scenario, v: Verdict, rx: { tlsRequests: number; badSignatures: number; unsigned: number }): string[] {
+  const out: string[] = [];
+  const dead = new Set(scenario.deadByDesign ?? []);
+  for (let i = 0; i < DESTINATIONS; i++) {
+    const row = v.by_destination[routeOf(i)];
+    if (!row || row.acknowledged === 0) continue;
+    if (dead.has(i) && row.dead_lettered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.dead_lettered} of ${row.acknowledged} dead-lettered, all expected`);
+    if (!dead.has(i) && !scenario.disableAtEnd.includes(i) && row.delivered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.delivered} of ${row.acknowledged} delivered, all expected`);
+  }
+  if ((scenario.tls ?? []).length > 0 && rx.tlsRequests > 0) out.push(`${rx.tlsRequests} requests reached the self-signed https receiver`);
+  if (rx.badSignatures > 0) out.push(`${rx.badSignatures} requests with a bad signature`);
+  if (rx.unsigned > 0) out.push(`${rx.unsigned} requests without a signature`);
+  return out;
 }
