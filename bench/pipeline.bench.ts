@@ -1,30 +1,37 @@
 /**
- * `pnpm bench:pipeline`: the whole chain, end to end. Calls go through the intake (POST /v1/batch,
- * Basic auth, BENCH_BATCH_SIZE calls per request, 20 by default as server SDKs flush), the router
- * and webhook-delivery (each the built service in its own process, on a run-unique Redis prefix),
- * and arrive as signed POSTs at a receiver process, which measures each call's latency from the
- * moment the load generator sent it (properties.sentAtMs) to its arrival.
+ * `pnpm bench:pipeline`: the whole chain, end to end, and what it costs Redis. Calls go through the
+ * intake (Basic auth), the router and webhook-delivery (each the built service in its own process,
+ * on a run-unique Redis prefix), and arrive as signed POSTs at a receiver process, which measures
+ * each call's latency from the moment the load generator sent it (properties.sentAtMs) to its
+ * arrival.
  * Phases, each a warm-up and then BENCH_DURATION_S measured seconds:
- *   fixed       1,000 calls/s offered (BENCH_RATE), open loop
- *   saturation  closed loop: up to BENCH_WINDOW calls sent or accepted but not yet delivered, so
- *               every stage has work and the intake stays far below its 503 backpressure
- *   baseline    the bare chain of bench/baselines/bullmq-chain.ts (BullMQ producer → worker →
- *               undici POST), same receiver, same window
- * Delivered calls/s and latency come from the receiver; Redis commands per delivered call from
- * INFO commandstats deltas over the measured window; CPU per process from /proc; peak RSS from
- * VmHWM.
+ *   fixed        1,000 calls/s offered (BENCH_RATE) in batches of BENCH_BATCH_SIZE (20, as server
+ *                SDKs flush) to POST /v1/batch, open loop
+ *   saturation   the same batches, closed loop: up to BENCH_WINDOW calls sent or accepted but not
+ *                yet delivered, so every stage has work and the intake stays far below its 503
+ *                backpressure
+ *   single_call  saturation with one call per request to POST /v1/track (what browser SDKs send),
+ *                over BENCH_SINGLE_CONNECTIONS connections
+ *   replicas     batched saturation with a second webhook-delivery process beside the first: both
+ *                must take work, and every accepted call must arrive
+ *   baseline     the bare chain of bench/baselines/bullmq-chain.ts (BullMQ producer → worker →
+ *                undici POST, one job per call), same receiver, same window
+ * Delivered calls/s and latency come from the receiver; Redis commands and Redis CPU per delivered
+ * call from INFO commandstats and used_cpu deltas over the measured window; CPU per process from
+ * /proc; peak RSS from VmHWM.
  *
  * Env: BENCH_DURATION_S (20), BENCH_WARMUP_S (5), BENCH_RATE (1000), BENCH_BATCH_SIZE (20),
- * BENCH_WINDOW (4000 calls), BENCH_CONNECTIONS (16, load generator → intake), BENCH_PHASES (all,
- * e.g. "fixed,saturation"), BENCH_REDIS (shared: REDIS_URL, default redis://127.0.0.1:6379, with a
- * run-unique prefix deleted afterwards; private: a redis-server of the bench's own, so that
- * commandstats hold no other client's commands), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF=1 (the
- * services run with --cpu-prof into bench/results/profiles). The services' own variables
- * (ROUTER_CONCURRENCY, DELIVERY_CONCURRENCY, ...) pass through; the baseline worker uses
- * DELIVERY_CONCURRENCY (256) and DELIVERY_CONNECTIONS_PER_ORIGIN (64) too.
+ * BENCH_WINDOW (4000 calls), BENCH_CONNECTIONS (16, load generator → intake, batches),
+ * BENCH_SINGLE_CONNECTIONS (128, single calls), BENCH_PHASES (all, e.g. "fixed,saturation"),
+ * BENCH_REDIS (shared: REDIS_URL, default redis://127.0.0.1:6379, with a run-unique prefix deleted
+ * afterwards; private: a redis-server of the bench's own, so that commandstats hold no other
+ * client's commands), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF=1 (the services run with --cpu-prof
+ * into bench/results/profiles). The services' own variables (ROUTER_CONCURRENCY,
+ * DELIVERY_CONCURRENCY, ...) pass through; the baseline worker uses DELIVERY_CONCURRENCY (256) and
+ * DELIVERY_CONNECTIONS_PER_ORIGIN (64) too.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
@@ -40,12 +47,27 @@ import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, startPrivateR
 import { envNumber, selectedPhases } from './lib/env.js';
 import { fmtInt, fmtMs, round, table, writeResults } from './lib/report.js';
 
-const PHASES = ['fixed', 'saturation', 'baseline'] as const;
+const PHASES = ['fixed', 'saturation', 'single_call', 'replicas', 'baseline'] as const;
 type Phase = (typeof PHASES)[number];
 
 const WRITE_KEY = 'bench-write-key-0001';
 const SHARED_SECRET = 'whsec_bench_pipeline_0001';
-const TARGET = { deliveredCallsPerS: 3000, fixedP99Ms: 250, ratioToBaseline: 0.5 };
+/**
+ * Redis per delivered call (batches and single calls), throughput as a ratio to the bare chain in
+ * the same run (the machines vary by 1.7x from day to day; the absolute figure is the alternative),
+ * and the latency at a fixed rate.
+ */
+const TARGET = {
+  redisUsecPerCall: 25,
+  redisCommandsPerCall: 8,
+  singleRedisUsecPerCall: 40,
+  deliveredCallsPerS: 8000,
+  ratioToBaseline: 1.3,
+  singleDeliveredCallsPerS: 3000,
+  /** Single calls against the same phase of the code before batched jobs (bench/results/pipeline-before-batching.json). */
+  singleVsBefore: 2,
+  fixedP99Ms: 50,
+};
 
 const durationS = envNumber('BENCH_DURATION_S', 20, 1, 600);
 const warmupS = envNumber('BENCH_WARMUP_S', 5, 0, 120);
@@ -53,6 +75,7 @@ const rate = envNumber('BENCH_RATE', 1000, 1, 1_000_000);
 const batchSize = envNumber('BENCH_BATCH_SIZE', 20, 1, 500);
 const windowCalls = envNumber('BENCH_WINDOW', 4000, batchSize, 1_000_000);
 const connections = envNumber('BENCH_CONNECTIONS', 16, 1, 1000);
+const singleConnections = envNumber('BENCH_SINGLE_CONNECTIONS', 128, 1, 4000);
 const deliveryConcurrency = envNumber('DELIVERY_CONCURRENCY', 256, 1, 10_000);
 const deliveryConnections = envNumber('DELIVERY_CONNECTIONS_PER_ORIGIN', 64, 1, 10_000);
 const logLevel = process.env['BENCH_LOG_LEVEL'] ?? 'warn';
@@ -64,6 +87,7 @@ const selected: Phase[] = selectedPhases(PHASES);
 const runTag = randomBytes(4).toString('hex');
 const resultsDir = path.join(BENCH_DIR, 'results');
 const profDir = path.join(resultsDir, 'profiles');
+const beforeFile = path.join(resultsDir, 'pipeline-before-batching.json');
 const configFile = path.join(os.tmpdir(), `eventrelay-bench-pipeline-${runTag}.json`);
 const pipelinePrefix = `{bench-${runTag}-pipeline}`;
 const chainPrefix = `{bench-${runTag}-chain}`;
@@ -160,7 +184,8 @@ async function main(): Promise<void> {
     for (const [name, mb] of Object.entries(r.peakRssMb)) peakRss[name] = Math.max(peakRss[name] ?? 0, mb ?? 0) || null;
   };
 
-  if (selected.includes('fixed') || selected.includes('saturation')) {
+  const pipelinePhases = (['fixed', 'saturation', 'single_call', 'replicas'] as const).filter((p) => selected.includes(p));
+  if (pipelinePhases.length > 0) {
     writeFileSync(
       configFile,
       JSON.stringify({
@@ -171,43 +196,54 @@ async function main(): Promise<void> {
     );
     prefixesInUse.add(pipelinePrefix);
     const services = await startPipeline();
+    const extraDeliveries: ServerProcess[] = [];
     try {
       const [ingest, router, delivery] = services;
-      const bodies = timedBatchBodies(runTag, batchSize);
-      const pool = new Pool(ingest.url, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
       const headers = { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}` };
-      const sink: Sink = {
-        calls: batchSize,
-        async send() {
-          const res = await pool.request({ method: 'POST', path: '/v1/batch', headers, body: bodies.next(performance.timeOrigin + performance.now()) });
-          await res.body.dump();
-          return res.statusCode;
-        },
-      };
-      const driver = new LoadDriver(sink);
-      onTotal = (t) => driver.received(t);
-      driver.received((await rx.call<{ total: number }>('total')).total);
-      const participants: Participant[] = [
-        { name: 'ingest', pid: ingest.child.pid },
-        { name: 'router', pid: router.child.pid },
-        { name: 'webhook-delivery', pid: delivery.child.pid },
-        { name: 'receiver', pid: receiver.child.pid },
-        ...(redisHolder.handle ? [{ name: 'redis', pid: redisHolder.handle.child.pid }] : []),
-      ];
       const q = (queue: string, part: string, kind: QueueKey['kind'] = 'list'): QueueKey => ({ label: `${queue} ${part}`, key: `${pipelinePrefix}:${queue}:${part}`, kind });
       const queues = [q('route', 'wait'), q('route', 'active'), q('deliver', 'wait'), q('deliver', 'active'), q('deliver', 'delayed', 'zset')];
-      const scrape = () => scrapePipeline(ingest.url, router.url, delivery.url);
-      for (const phase of ['fixed', 'saturation'] as const) {
-        if (!selected.includes(phase)) continue;
-        const start = phase === 'fixed' ? () => driver.startRate(rate) : () => driver.startWindow(windowCalls, connections);
-        const label = phase === 'fixed' ? `fixed ${fmtInt(rate)} calls/s` : `saturation (window ${fmtInt(windowCalls)})`;
+      for (const phase of pipelinePhases) {
+        const single = phase === 'single_call';
+        const bodies = timedBatchBodies(`${runTag}-${phase}`, single ? 1 : batchSize, { single });
+        const poolConnections = single ? singleConnections : connections;
+        const pool = new Pool(ingest.url, { connections: poolConnections, pipelining: 1, keepAliveTimeout: 60_000 });
+        const sink: Sink = {
+          calls: bodies.calls,
+          async send() {
+            const res = await pool.request({ method: 'POST', path: single ? '/v1/track' : '/v1/batch', headers, body: bodies.next(performance.timeOrigin + performance.now()) });
+            await res.body.dump();
+            return res.statusCode;
+          },
+        };
+        const driver = new LoadDriver(sink);
+        onTotal = (t) => driver.received(t);
+        driver.received((await rx.call<{ total: number }>('total')).total);
+        if (phase === 'replicas') extraDeliveries.push(await startDeliveryReplica(2));
+        const deliveries = [delivery, ...extraDeliveries];
+        const participants: Participant[] = [
+          { name: 'ingest', pid: ingest.child.pid },
+          { name: 'router', pid: router.child.pid },
+          ...deliveries.map((d, i) => ({ name: i === 0 ? 'webhook-delivery' : `webhook-delivery-${i + 1}`, pid: d.child.pid })),
+          { name: 'receiver', pid: receiver.child.pid },
+          ...(redisHolder.handle ? [{ name: 'redis', pid: redisHolder.handle.child.pid }] : []),
+        ];
+        const start = phase === 'fixed' ? () => driver.startRate(rate) : () => driver.startWindow(windowCalls, poolConnections);
+        const label =
+          phase === 'fixed'
+            ? `fixed ${fmtInt(rate)} calls/s`
+            : phase === 'single_call'
+              ? `single calls, saturation (window ${fmtInt(windowCalls)})`
+              : phase === 'replicas'
+                ? `2 delivery replicas, saturation (window ${fmtInt(windowCalls)})`
+                : `saturation (window ${fmtInt(windowCalls)})`;
+        const scrape = () => scrapePipeline(ingest.url, router.url, deliveries.map((d) => d.url));
         const result = await runPhase({ phase, label, driver, start, rx, participants, queues, scrape, offered: phase === 'fixed' ? rate : null });
         results.push(result);
         notePeaks(result);
+        await pool.close();
       }
-      await pool.close();
     } finally {
-      for (const s of [...services].reverse()) await s.stop();
+      for (const s of [...extraDeliveries, ...[...services].reverse()]) await s.stop();
       rmSync(configFile, { force: true });
     }
   }
@@ -267,9 +303,8 @@ async function main(): Promise<void> {
   report(started, results, peakRss, { backgroundPerS, redisVersion });
 }
 
-async function startPipeline(): Promise<[ServerProcess, ServerProcess, ServerProcess]> {
-  if (cpuProf) mkdirSync(profDir, { recursive: true });
-  const common = {
+function serviceEnv(): NodeJS.ProcessEnv {
+  return {
     ...process.env,
     REDIS_URL: redisHolder.url,
     EVENTRELAY_PREFIX: pipelinePrefix,
@@ -277,13 +312,25 @@ async function startPipeline(): Promise<[ServerProcess, ServerProcess, ServerPro
     LOG_LEVEL: logLevel,
     NODE_ENV: 'production',
   };
-  const start = (svc: (typeof SERVICES)[number]) =>
-    startService(svc, common, { nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=pipeline-${svc}-${runTag}.cpuprofile`] : [] });
+}
+
+function profArgs(name: string): string[] {
+  return cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=pipeline-${name}-${runTag}.cpuprofile`] : [];
+}
+
+async function startPipeline(): Promise<[ServerProcess, ServerProcess, ServerProcess]> {
+  if (cpuProf) mkdirSync(profDir, { recursive: true });
+  const start = (svc: (typeof SERVICES)[number]) => startService(svc, serviceEnv(), { nodeArgs: profArgs(svc) });
   // Consumers first, so that nothing waits in a queue for a worker still starting.
   const delivery = await start('webhook-delivery');
   const router = await start('router');
   const ingest = await start('ingest');
   return [ingest, router, delivery];
+}
+
+/** Another webhook-delivery process on the same queue: replicas share the work through Redis alone. */
+function startDeliveryReplica(n: number): Promise<ServerProcess> {
+  return startService('webhook-delivery', serviceEnv(), { nodeArgs: profArgs(`webhook-delivery-${n}`) });
 }
 
 interface PhaseSpec {
@@ -450,28 +497,35 @@ function sampleQueues(keys: readonly QueueKey[]): { stop(): Promise<Record<strin
   };
 }
 
-const METRICS: readonly { name: string; from: 0 | 1 | 2; metric: string; label?: string }[] = [
-  { name: 'ingest_accepted_calls', from: 0, metric: 'eventrelay_ingest_calls_total', label: 'outcome="accepted"' },
-  { name: 'ingest_duplicate_calls', from: 0, metric: 'eventrelay_ingest_calls_total', label: 'outcome="duplicate"' },
-  { name: 'router_routed_calls', from: 1, metric: 'eventrelay_router_calls_total', label: 'result="routed"' },
-  { name: 'router_delivery_jobs', from: 1, metric: 'eventrelay_router_deliveries_total' },
-  { name: 'delivery_delivered', from: 2, metric: 'eventrelay_delivery_messages_total', label: 'result="delivered"' },
-  { name: 'delivery_retry_scheduled', from: 2, metric: 'eventrelay_delivery_messages_total', label: 'result="retry_scheduled"' },
-  { name: 'delivery_parked', from: 2, metric: 'eventrelay_delivery_parked_total' },
+const METRICS: readonly { name: string; from: 'ingest' | 'router' | 'delivery'; metric: string; label?: string }[] = [
+  { name: 'ingest_accepted_calls', from: 'ingest', metric: 'eventrelay_ingest_calls_total', label: 'outcome="accepted"' },
+  { name: 'ingest_duplicate_calls', from: 'ingest', metric: 'eventrelay_ingest_calls_total', label: 'outcome="duplicate"' },
+  { name: 'router_routed_calls', from: 'router', metric: 'eventrelay_router_calls_total', label: 'result="routed"' },
+  { name: 'router_delivery_jobs', from: 'router', metric: 'eventrelay_router_deliveries_total' },
+  { name: 'delivery_delivered', from: 'delivery', metric: 'eventrelay_delivery_messages_total', label: 'result="delivered"' },
+  { name: 'delivery_retry_scheduled', from: 'delivery', metric: 'eventrelay_delivery_messages_total', label: 'result="retry_scheduled"' },
+  { name: 'delivery_parked', from: 'delivery', metric: 'eventrelay_delivery_parked_total' },
 ];
 
-async function scrapePipeline(...urls: [string, string, string]): Promise<Record<string, number>> {
-  const texts = await Promise.all(urls.map((u) => fetch(`${u}/metrics`).then((res) => res.text())));
-  const out: Record<string, number> = {};
-  for (const m of METRICS) {
-    let sum = 0;
-    for (const line of (texts[m.from] ?? '').split('\n')) {
-      if (!(line.startsWith(`${m.metric}{`) || line.startsWith(`${m.metric} `))) continue;
-      if (m.label !== undefined && !line.includes(m.label)) continue;
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1)) || 0;
+/** The counters above, summed over the delivery replicas, plus each replica's delivered calls (`delivery_<n>_delivered`). */
+async function scrapePipeline(ingestUrl: string, routerUrl: string, deliveryUrls: readonly string[]): Promise<Record<string, number>> {
+  const text = (u: string) => fetch(`${u}/metrics`).then((res) => res.text());
+  const [ingestText, routerText, ...deliveryTexts] = await Promise.all([text(ingestUrl), text(routerUrl), ...deliveryUrls.map(text)]);
+  const sum = (texts: readonly string[], m: (typeof METRICS)[number]) => {
+    let total = 0;
+    for (const t of texts) {
+      for (const line of t.split('\n')) {
+        if (!(line.startsWith(`${m.metric}{`) || line.startsWith(`${m.metric} `))) continue;
+        if (m.label !== undefined && !line.includes(m.label)) continue;
+        total += Number(line.slice(line.lastIndexOf(' ') + 1)) || 0;
+      }
     }
-    out[m.name] = sum;
-  }
+    return total;
+  };
+  const out: Record<string, number> = {};
+  for (const m of METRICS) out[m.name] = sum(m.from === 'ingest' ? [ingestText ?? ''] : m.from === 'router' ? [routerText ?? ''] : deliveryTexts, m);
+  const delivered = METRICS.find((m) => m.name === 'delivery_delivered')!;
+  if (deliveryTexts.length > 1) deliveryTexts.forEach((t, i) => (out[`delivery_${i + 1}_delivered`] = sum([t], delivered)));
   return out;
 }
 
@@ -489,23 +543,55 @@ function verdict(v: boolean | undefined): string {
   return v === undefined ? 'not measured' : v ? 'met' : 'MISSED';
 }
 
+/** The four Redis figures of a phase: per delivered call, and what one Redis core could carry at that cost. */
+function redisFigures(r: PhaseResult | undefined) {
+  const usec = r?.redis.cpuUsecPerCall ?? null;
+  return {
+    delivered_calls_per_s: r ? Math.round(r.deliveredCallsPerS) : null,
+    redis_usec_per_call: usec,
+    redis_commands_per_call: r?.redis.perCall ?? null,
+    redis_ceiling_calls_per_s: usec !== null && usec > 0 ? Math.round(1e6 / usec) : null,
+  };
+}
+
+/** The single-call phase of the code before batched jobs, measured by this bench (committed once). */
+function readBefore(): { date: string; delivered_calls_per_s: number; ratio_to_baseline: number | null; redis_usec_per_call: number | null } | undefined {
+  if (!existsSync(beforeFile)) return undefined;
+  const json = JSON.parse(readFileSync(beforeFile, 'utf8')) as { date: string; single_call?: { delivered_calls_per_s: number; ratio_to_baseline: number | null; redis_usec_per_call: number | null } };
+  return json.single_call ? { date: json.date, ...json.single_call } : undefined;
+}
+
 function report(started: Date, results: PhaseResult[], peakRss: Record<string, number | null>, ctx: { backgroundPerS: number; redisVersion: string }): void {
   const by = (p: Phase) => results.find((r) => r.phase === p);
   const fixed = by('fixed');
   const sat = by('saturation');
+  const single = by('single_call');
+  const replicas = by('replicas');
   const base = by('baseline');
-  const ratio = sat && base && base.deliveredCallsPerS > 0 ? sat.deliveredCallsPerS / base.deliveredCallsPerS : undefined;
+  const ratioOf = (r: PhaseResult | undefined) => (r && base && base.deliveredCallsPerS > 0 ? r.deliveredCallsPerS / base.deliveredCallsPerS : undefined);
+  const ratio = ratioOf(sat);
+  const singleRatio = ratioOf(single);
+  const before = readBefore();
+  const singleVsBefore = single && before ? single.deliveredCallsPerS / before.delivered_calls_per_s : undefined;
+  const singleRatioVsBefore = singleRatio !== undefined && before?.ratio_to_baseline ? singleRatio / before.ratio_to_baseline : undefined;
+  const replicaDelivered = replicas?.serviceMetrics ? Object.keys(replicas.serviceMetrics).filter((k) => /^delivery_\d+_delivered$/.test(k)).sort().map((k) => replicas.serviceMetrics?.[k] ?? 0) : [];
+  const replicasLost = replicas ? replicas.drain.undelivered : undefined;
+  const below = (v: number | null | undefined, max: number) => (v === null || v === undefined ? undefined : v <= max);
   const met = {
-    delivered_calls_per_s: sat ? sat.deliveredCallsPerS >= TARGET.deliveredCallsPerS : undefined,
+    redis_usec_per_call: below(sat?.redis.cpuUsecPerCall, TARGET.redisUsecPerCall),
+    redis_commands_per_call: below(sat?.redis.perCall, TARGET.redisCommandsPerCall),
+    single_call_redis_usec_per_call: below(single?.redis.cpuUsecPerCall, TARGET.singleRedisUsecPerCall),
+    delivered_calls_per_s: sat && ratio !== undefined ? sat.deliveredCallsPerS >= TARGET.deliveredCallsPerS || ratio >= TARGET.ratioToBaseline : undefined,
+    single_call_delivered_calls_per_s: single ? single.deliveredCallsPerS >= TARGET.singleDeliveredCallsPerS && (singleRatioVsBefore === undefined ? undefined : singleRatioVsBefore >= TARGET.singleVsBefore) : undefined,
     fixed_rate_p99_ms: fixed && fixed.rx.p99Ms !== null ? fixed.rx.p99Ms < TARGET.fixedP99Ms : undefined,
-    ratio_to_baseline: ratio === undefined ? undefined : ratio >= TARGET.ratioToBaseline,
+    replicas_share_and_lose_nothing: replicas ? replicaDelivered.length >= 2 && replicaDelivered.every((n) => n > 0) && replicasLost === 0 : undefined,
   };
   const allMet = Object.values(met).every((v) => v === true);
 
   const out: string[] = [''];
   out.push(
     table(
-      ['phase', 'offered calls/s', 'accepted calls/s', 'delivered calls/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'intake p99 ms', 'redis cmds/call', 'refused/errors'],
+      ['phase', 'offered calls/s', 'accepted calls/s', 'delivered calls/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'intake p99 ms', 'redis cmds/call', 'redis µs/call', 'refused/errors'],
       results.map((r) => [
         r.label,
         r.offeredCallsPerS === null ? '-' : fmtInt(r.offeredCallsPerS),
@@ -517,6 +603,7 @@ function report(started: Date, results: PhaseResult[], peakRss: Record<string, n
         fmtMs(r.rx.maxMs ?? undefined),
         r.phase === 'baseline' ? '-' : fmtMs(r.request.p99Ms ?? undefined),
         r.redis.perCall === null ? '-' : r.redis.perCall.toFixed(2),
+        r.redis.cpuUsecPerCall === null ? '-' : r.redis.cpuUsecPerCall.toFixed(1),
         `${r.refusedBatches}/${r.errors}`,
       ]),
     ),
@@ -571,10 +658,16 @@ function report(started: Date, results: PhaseResult[], peakRss: Record<string, n
       `${r.phase}: ${r.phase === 'baseline' ? 'not signed' : `${r.rx.badSignatures} bad signatures, ${r.rx.unsigned} unsigned`}, ${r.rx.duplicates} duplicates, ${fmtInt(r.drain.undelivered)} undelivered after drain`,
   );
   out.push(`receiver checks: ${checks.join('; ')}`);
-  if (base && sat) out.push(`pipeline / baseline chain delivered calls/s: ${ratio === undefined ? '-' : ratio.toFixed(3)}  (target >= ${TARGET.ratioToBaseline})`);
+  if (replicas) out.push(`replicas: delivered calls per webhook-delivery process during the window: ${replicaDelivered.map((n) => fmtInt(n)).join(', ')}; ${fmtInt(replicasLost)} accepted calls not delivered after the drain`);
+  const ceiling = (r: PhaseResult | undefined) => redisFigures(r).redis_ceiling_calls_per_s;
+  if (sat) out.push(`one Redis core at this cost per call: ${fmtInt(ceiling(sat) ?? undefined)} delivered calls/s (batches)${single ? `, ${fmtInt(ceiling(single) ?? undefined)} (single calls)` : ''}`);
+  if (base && sat) out.push(`pipeline / baseline chain delivered calls/s: batches ${ratio === undefined ? '-' : ratio.toFixed(3)}${singleRatio === undefined ? '' : `, single calls ${singleRatio.toFixed(3)}`}`);
+  if (single && before) out.push(`single calls against the code before batched jobs (${before.date}): ${singleVsBefore?.toFixed(2) ?? '-'}x the calls/s, ${singleRatioVsBefore?.toFixed(2) ?? '-'}x the ratio to the bare chain`);
   out.push(
-    `targets: >= ${fmtInt(TARGET.deliveredCallsPerS)} delivered calls/s at saturation: ${verdict(met.delivered_calls_per_s)}; p99 < ${TARGET.fixedP99Ms} ms at ${fmtInt(rate)} calls/s: ${verdict(met.fixed_rate_p99_ms)}; ` +
-      `>= ${TARGET.ratioToBaseline * 100}% of the baseline chain: ${verdict(met.ratio_to_baseline)}  =>  ${allMet ? 'ALL MET' : 'NOT ALL MET'}`,
+    `targets: Redis <= ${TARGET.redisUsecPerCall} µs/call: ${verdict(met.redis_usec_per_call)}; <= ${TARGET.redisCommandsPerCall} commands/call: ${verdict(met.redis_commands_per_call)}; ` +
+      `single calls <= ${TARGET.singleRedisUsecPerCall} µs/call: ${verdict(met.single_call_redis_usec_per_call)}; >= ${fmtInt(TARGET.deliveredCallsPerS)} calls/s or >= ${TARGET.ratioToBaseline}x the bare chain: ${verdict(met.delivered_calls_per_s)}; ` +
+      `single calls >= ${fmtInt(TARGET.singleDeliveredCallsPerS)}/s and >= ${TARGET.singleVsBefore}x before: ${verdict(met.single_call_delivered_calls_per_s)}; p99 < ${TARGET.fixedP99Ms} ms at ${fmtInt(rate)} calls/s: ${verdict(met.fixed_rate_p99_ms)}; ` +
+      `two replicas share the work, nothing lost: ${verdict(met.replicas_share_and_lose_nothing)}  =>  ${allMet ? 'ALL MET' : 'NOT ALL MET'}`,
   );
   const busiest = Math.max(...results.map((r) => r.cpuPct['other'] ?? 0));
   if (busiest > 25) out.push(`warning: other processes used up to ${Math.round(busiest)}% of a core during a phase; figures are disturbed`);
@@ -600,6 +693,7 @@ function report(started: Date, results: PhaseResult[], peakRss: Record<string, n
     max_ms: r.rx.maxMs,
     mean_ms: r.rx.meanMs,
     redis_commands_per_call: r.redis.perCall,
+    redis_usec_per_call: r.redis.cpuUsecPerCall,
     intake_request_ms: r.phase === 'baseline' ? null : { p50: r.request.p50Ms, p99: r.request.p99Ms, requests: r.request.count },
     refused_batches: r.refusedBatches,
     errors: r.errors,
@@ -631,28 +725,53 @@ function report(started: Date, results: PhaseResult[], peakRss: Record<string, n
     fixed_rate_offered_calls_per_s: rate,
     saturation_window_calls: windowCalls,
     loadgen_connections: connections,
+    loadgen_single_call_connections: singleConnections,
     delivery_concurrency: deliveryConcurrency,
     delivery_connections_per_origin: deliveryConnections,
     log_level: logLevel,
     redis_mode: redisMode,
     phases: selected,
-    delivered_calls_per_s: sat ? Math.round(sat.deliveredCallsPerS) : null,
+    ...redisFigures(sat),
+    ratio_to_baseline: ratio === undefined ? null : round(ratio, 3),
     p50_ms: sat?.rx.p50Ms ?? null,
     p99_ms: sat?.rx.p99Ms ?? null,
-    redis_commands_per_call: sat?.redis.perCall ?? null,
+    single_call: single
+      ? {
+          ...redisFigures(single),
+          ratio_to_baseline: singleRatio === undefined ? null : round(singleRatio, 3),
+          p99_ms: single.rx.p99Ms,
+          intake_request_p99_ms: single.request.p99Ms,
+          before_batching: before ?? null,
+          vs_before: singleVsBefore === undefined ? null : round(singleVsBefore, 2),
+          ratio_vs_before: singleRatioVsBefore === undefined ? null : round(singleRatioVsBefore, 2),
+        }
+      : null,
+    replicas: replicas
+      ? {
+          delivered_calls_per_s: Math.round(replicas.deliveredCallsPerS),
+          delivered_per_replica: replicaDelivered,
+          undelivered_after_drain: replicasLost,
+          duplicates: replicas.rx.duplicates,
+          redis_usec_per_call: replicas.redis.cpuUsecPerCall,
+        }
+      : null,
     fixed_rate: fixed
-      ? { offered_calls_per_s: rate, delivered_calls_per_s: Math.round(fixed.deliveredCallsPerS), p50_ms: fixed.rx.p50Ms, p90_ms: fixed.rx.p90Ms, p99_ms: fixed.rx.p99Ms, max_ms: fixed.rx.maxMs, redis_commands_per_call: fixed.redis.perCall }
+      ? { offered_calls_per_s: rate, delivered_calls_per_s: Math.round(fixed.deliveredCallsPerS), p50_ms: fixed.rx.p50Ms, p90_ms: fixed.rx.p90Ms, p99_ms: fixed.rx.p99Ms, max_ms: fixed.rx.maxMs, redis_commands_per_call: fixed.redis.perCall, redis_usec_per_call: fixed.redis.cpuUsecPerCall }
       : null,
     fixed_rate_p50_ms: fixed?.rx.p50Ms ?? null,
     fixed_rate_p99_ms: fixed?.rx.p99Ms ?? null,
     baseline: base ? Math.round(base.deliveredCallsPerS) : null,
-    baseline_chain: base ? { delivered_calls_per_s: Math.round(base.deliveredCallsPerS), p50_ms: base.rx.p50Ms, p99_ms: base.rx.p99Ms, redis_commands_per_call: base.redis.perCall } : null,
-    ratio_to_baseline: ratio === undefined ? null : round(ratio, 3),
+    baseline_chain: base ? { delivered_calls_per_s: Math.round(base.deliveredCallsPerS), p50_ms: base.rx.p50Ms, p99_ms: base.rx.p99Ms, redis_commands_per_call: base.redis.perCall, redis_usec_per_call: base.redis.cpuUsecPerCall } : null,
     peak_rss_mb: peakRss,
     targets: {
+      redis_usec_per_call_max: TARGET.redisUsecPerCall,
+      redis_commands_per_call_max: TARGET.redisCommandsPerCall,
+      single_call_redis_usec_per_call_max: TARGET.singleRedisUsecPerCall,
       delivered_calls_per_s_min: TARGET.deliveredCallsPerS,
-      fixed_rate_p99_ms_max: TARGET.fixedP99Ms,
       ratio_to_baseline_min: TARGET.ratioToBaseline,
+      single_call_delivered_calls_per_s_min: TARGET.singleDeliveredCallsPerS,
+      single_call_vs_before_min: TARGET.singleVsBefore,
+      fixed_rate_p99_ms_max: TARGET.fixedP99Ms,
       met: { ...met, all: allMet },
     },
     machine: {
@@ -667,10 +786,12 @@ function report(started: Date, results: PhaseResult[], peakRss: Record<string, n
     },
     notes:
       'Everything on one machine: Redis, ingest, router, webhook-delivery, the receiver and the load generator (this process). ' +
-      'Top-level delivered_calls_per_s, p50_ms, p99_ms and redis_commands_per_call are the saturation phase; fixed_rate holds the 1,000 calls/s phase (the p99 target applies there); baseline is the bare chain delivered calls/s at the same window. ' +
-      'Latency is receiver arrival minus the send time the load generator put in each call (properties.sentAtMs), so it includes the intake request: an upper bound of accepted -> 2xx at the receiver by the intake answer time. ' +
+      'Top-level delivered_calls_per_s, redis_usec_per_call, redis_commands_per_call, redis_ceiling_calls_per_s (1,000,000 / redis_usec_per_call: what one Redis core could carry), ratio_to_baseline, p50_ms and p99_ms are the batched saturation phase; single_call holds the same for one call per request (POST /v1/track); ' +
+      'fixed_rate holds the 1,000 calls/s phase (the p99 target applies there); replicas the batched saturation phase with two webhook-delivery processes; baseline is the bare chain delivered calls/s at the same window. ' +
+      'single_call.vs_before and ratio_vs_before compare with the same phase of the code before batched jobs (bench/results/pipeline-before-batching.json): the first in calls/s, the second in the ratio to the bare chain of each run, which machine drift does not move. ' +
+      'Latency is receiver arrival minus the send time the load generator put in each call (properties.sentAtMs), so it includes the intake request. ' +
       'Delivered counts every POST the receiver got in the window. Saturation is a closed loop (window of calls sent or accepted but not delivered), so its latency reflects the window, not a target. ' +
-      'Redis commands are whole-server INFO commandstats deltas (with BENCH_REDIS=shared other clients count too) and include the commands Lua scripts run (by_command usec of evalsha includes its inner commands, so usec do not add up; cpu_usec_per_call is Redis CPU per delivered call). ' +
+      'Redis commands are whole-server INFO commandstats deltas (with BENCH_REDIS=shared other clients count too) and include the commands Lua scripts run (by_command usec of evalsha includes its inner commands, so usec do not add up); redis_usec_per_call is Redis CPU (used_cpu_user + used_cpu_sys) per delivered call. ' +
       'cpu_pct is percent of one core; other is what the rest of the machine used.',
     details: Object.fromEntries(results.map((r) => [r.phase, phaseJson(r)])),
   };

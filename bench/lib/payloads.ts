@@ -88,16 +88,19 @@ export function messageIdOf(tag: string, counter: number | string, index: number
 }
 
 /**
- * Batches for the pipeline bench: like batchBodies, and each call's properties carry the time the
- * batch was sent (`sentAtMs`), which the receiver subtracts from its arrival time.
+ * Bodies for the pipeline bench: like batchBodies, and each call's properties carry the time the
+ * batch was sent (`sentAtMs`), which the receiver subtracts from its arrival time. With `single`
+ * (size 1) the body is the call itself, for the single-call endpoints browser SDKs use.
  */
-export function timedBatchBodies(runTag: string, size: number): TimedBodyFactory {
+export function timedBatchBodies(runTag: string, size: number, options: { single?: boolean } = {}): TimedBodyFactory {
   const ts = new Date().toISOString();
+  const single = options.single === true;
+  if (single && size !== 1) throw new Error(`a single-call body holds one call, not ${size}`);
   const batch = Array.from({ length: size }, (_, i) => {
     const call = trackCall(messageIdOf(runTag, SLOT, i), ts);
     return { ...call, properties: { ...(call['properties'] as Record<string, unknown>), sentAtMs: '@@T@@' } };
   });
-  const template = JSON.stringify({ batch, sentAt: ts });
+  const template = JSON.stringify(single ? { ...batch[0], sentAt: ts } : { batch, sentAt: ts });
   assertSlots(template, size);
   if (template.split(SENT_SLOT).length - 1 !== size) throw new Error(`body template has the wrong number of send-time slots for ${size} calls`);
   const pieces = template.split(/(@@N@@|"@@T@@")/);
