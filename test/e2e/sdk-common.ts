@@ -16,9 +16,10 @@ export interface QueuedCall {
   [key: string]: unknown;
 }
 
+/** One source's calls in one route job. */
 export interface QueuedJob {
+  batchId: string;
   sourceId: string;
-  requestId: string;
   calls: QueuedCall[];
 }
 
@@ -41,7 +42,7 @@ export const pageProperties = (): Record<string, unknown> => ({ path: '/pricing'
 export const screenProperties = (): Record<string, unknown> => ({ section: 'settings', variant: 'dark' });
 
 export async function queuedJobs(t: TestIngest): Promise<QueuedJob[]> {
-  return await t.routeJobs();
+  return (await t.routeJobs()) as QueuedJob[];
 }
 
 export function callsOf(jobs: readonly QueuedJob[]): QueuedCall[] {

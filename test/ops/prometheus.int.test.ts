@@ -136,7 +136,7 @@ describe('a real Prometheus scraping the running processes', () => {
     expect((await post(p.ingestUrl, '/v1/track', { event: 'X', ...user }, { writeKey: 'no-such-write-key' })).status).toBe(401);
 
     // ---- delivery: 2xx, 5xx (retry scheduled), 4xx (dead-lettered), and a deleted destination (dropped)
-    await p.deliverQueue.add(queueCatalog.deliver.jobName, { sourceId: p.source.id, destinationId: 'd-deleted', call: trackCall('m-dropped') }, { jobId: 'prometheus-dropped-1' });
+    await p.deliverQueue.add(queueCatalog.deliver.jobName, { destinationId: 'd-deleted', calls: [{ sourceId: p.source.id, call: trackCall('m-dropped') }] }, { jobId: 'prometheus-dropped-1' });
     const deliveryUrl = `http://127.0.0.1:${p.delivery!.port}`;
     await eventually(async () => {
       const d = await scrape(deliveryUrl);

@@ -5,8 +5,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { queueCatalog, type RouteJob, type Source } from '@eventrelay/config';
-import { ConfigStore, createMetricsRegistry } from '@eventrelay/runtime';
+import { queueCatalog, type NormalizedCall, type RouteJob, type Source } from '@eventrelay/config';
+import { CallBatches, ConfigStore, createMetricsRegistry } from '@eventrelay/runtime';
 import { loadEnv } from '../../services/ingest/src/env';
 import { startIngest, type RunningIngest } from '../../services/ingest/src/service';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from './redis';
@@ -19,9 +19,16 @@ export interface TestIngest {
   readonly writeKey: string;
   readonly ingest: RunningIngest;
   readonly store: ConfigStore;
-  /** Every call on the route queue, in job order. */
-  routeJobs(): Promise<RouteJob[]>;
+  /** What the route queue holds: each route job's calls, by source, in job and call order. */
+  routeJobs(): Promise<QueuedBatch[]>;
   close(): Promise<void>;
+}
+
+/** One source's calls in one route job (a route job holds every source of an ingest flush). */
+export interface QueuedBatch {
+  readonly batchId: string;
+  readonly sourceId: string;
+  readonly calls: NormalizedCall[];
 }
 
 export interface TestIngestOptions {
@@ -48,6 +55,7 @@ export async function startTestIngest(options: TestIngestOptions = {}): Promise<
     throw err;
   }
   const queue = new Queue<RouteJob>(queueCatalog.route.name, { connection: admin, prefix });
+  const batches = new CallBatches(admin, prefix);
   // Outage tests stop Redis on purpose; the reconnect errors are expected.
   queue.on('error', () => undefined);
   return {
@@ -60,7 +68,9 @@ export async function startTestIngest(options: TestIngestOptions = {}): Promise<
     store,
     async routeJobs() {
       const jobs = await queue.getJobs(['wait', 'active', 'delayed', 'completed', 'failed'], 0, -1, true);
-      return jobs.map((j) => j.data);
+      const out: QueuedBatch[] = [];
+      for (const job of jobs) for (const part of await batches.contents(job.data.batchId)) out.push({ batchId: job.data.batchId, ...part });
+      return out;
     },
     async close() {
       await ingest.close();

@@ -7,8 +7,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { queueCatalog, type DeadLetter, type DeliverJob, type DeliveryAttempt, type Destination, type RouteJob, type Source } from '@eventrelay/config';
-import { AttemptLog, ConfigStore, DeadLetterStore, createMetricsRegistry, type Registry } from '@eventrelay/runtime';
+import { queueCatalog, routeEntryOf, type DeadLetter, type DeliverJob, type DeliveryAttempt, type Destination, type NormalizedCall, type RouteJob, type Source } from '@eventrelay/config';
+import { AttemptLog, CallBatches, ConfigStore, DeadLetterStore, createMetricsRegistry, execAll, queueJobAdd, transactionsOn, type Registry } from '@eventrelay/runtime';
 import { loadEnv as loadIngestEnv } from '../../services/ingest/src/env';
 import { startIngest, type RunningIngest } from '../../services/ingest/src/service';
 import { loadEnv as loadRouterEnv } from '../../services/router/src/env';
@@ -58,8 +58,12 @@ export interface TestPipeline {
   readonly deliverQueue: Queue<DeliverJob>;
   /** Replaces the destinations and makes router and delivery see them at once. */
   setDestinations(destinations: Destination[]): Promise<void>;
-  /** Puts one route job on the queue, as ingest would. */
-  route(calls: RouteJob['calls'], requestId?: string): Promise<void>;
+  /**
+   * Puts one route job on the queue as ingest does: the calls stored in a call batch of that id
+   * (`batchId`, a fresh one by default) and claimed for dedupe, with the job, in one MULTI.
+   */
+  route(calls: NormalizedCall[], batchId?: string, sourceId?: string): Promise<void>;
+  readonly batches: CallBatches;
   /** The attempt log of a destination, newest first (buffered entries flushed first). */
   attempts(destinationId: string): Promise<DeliveryAttempt[]>;
   deadLetters(destinationId: string): Promise<DeadLetter[]>;
@@ -114,10 +118,12 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
       : undefined;
     if (audiences) started.push(audiences);
     const routeQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: admin, prefix });
+    const batches = new CallBatches(admin, prefix);
+    const transaction = await transactionsOn(routeQueue);
     const deliverQueue = new Queue<DeliverJob>(queueCatalog.deliver.name, { connection: admin, prefix });
     const attemptLog = new AttemptLog(admin, prefix, { maxPerDestination: 1_000_000 });
     const deadLetters = new DeadLetterStore(admin, prefix, 1_000_000);
-    let requestSeq = 0;
+    let batchSeq = 0;
     return {
       prefix,
       redisUrl,
@@ -133,6 +139,7 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
       deliveryRegistry,
       routeQueue,
       deliverQueue,
+      batches,
       async setDestinations(next) {
         const removed = destinations.filter((d) => !next.some((n) => n.id === d.id));
         if (removed.length > 0) await admin.hdel(`${prefix}:cfg:destinations`, ...removed.map((d) => d.id));
@@ -142,9 +149,17 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
         await delivery?.refreshConfig();
         await audiences?.refreshConfig();
       },
-      async route(calls, requestId) {
-        const id = requestId ?? `req-${++requestSeq}`;
-        await routeQueue.add(queueCatalog.route.jobName, { sourceId: source.id, requestId: id, calls }, { jobId: id });
+      async route(calls, batchId, sourceId = source.id) {
+        const id = batchId ?? `b-${++batchSeq}-${Date.now().toString(36)}`;
+        const tx = transaction();
+        const request = {
+          rateKey: `${prefix}:rate:${sourceId}:${Math.floor(Date.now() / 1000)}`,
+          ratePerSecond: 1_000_000_000,
+          calls: calls.map((call, i) => ({ json: JSON.stringify(call), entry: routeEntryOf(call, sourceId, i), dedupeKey: `${prefix}:dedupe:${sourceId}:${call.messageId}` })),
+        };
+        batches.queueIntake(tx, id, [request], 3600);
+        queueJobAdd(tx, routeQueue, { batchId: id }, id);
+        await execAll(tx);
       },
       async attempts(destinationId) {
         await delivery?.flushAttemptLog();
@@ -168,7 +183,7 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
 }
 
 /** A normalized call as ingest stores it, for tests that put route jobs on the queue directly. */
-export function trackCall(messageId: string, extra: Record<string, unknown> = {}): RouteJob['calls'][number] {
+export function trackCall(messageId: string, extra: Record<string, unknown> = {}): NormalizedCall {
   const now = new Date().toISOString();
   return { type: 'track', messageId, userId: 'user-1', event: 'Tested', properties: { n: 1 }, timestamp: now, receivedAt: now, ...extra };
 }

@@ -10,12 +10,18 @@ export * from './destination-catalog.js';
 export type {
   NormalizedCall,
   RouteJob,
+  RouteEntry,
   DeliverJob,
+  BatchDeliverJob,
+  HeldDeliverJob,
+  BatchRef,
+  DeliveryItem,
   DeleteNotice,
   RetryState,
   UrlRetryState,
   DeliveryAttempt,
   DeadLetter,
+  DeadLetterCall,
   WebhookSettings,
   WebhookTarget,
   EventrelayConfig,
@@ -55,7 +61,8 @@ export type {
 } from './generated/contracts.js';
 export * from './audiences/trait-key.js';
 export * from './audiences/audience-rules.js';
-export * from './delivery-job-id.js';
+export * from './delivery-ids.js';
+export * from './route-entry.js';
 export * from './audiences/fingerprint.js';
 export * from './audiences/pass-state.js';
 export * from './audiences/regulation-record.js';

@@ -21,7 +21,10 @@ export interface QueueDefinition<Payload> {
 const DAY_S = 24 * 60 * 60;
 
 export const queueCatalog = {
-  /** ingest → router: one job per accepted intake request. */
+  /**
+   * ingest → router: one job per ingest flush (the calls accepted within a few ms, from every
+   * source), holding only the id of the call batch written with it.
+   */
   route: {
     name: 'route',
     jobName: 'route',
@@ -29,17 +32,19 @@ export const queueCatalog = {
       // The router's work is Redis-only, so a failure means Redis trouble: retry for about 17 minutes.
       attempts: 12,
       backoff: { type: 'exponential', delay: 500 },
-      // A finished route job is deleted at once: its id is a fresh requestId (nothing to dedupe
-      // against; ingest dedupes messageIds itself), and it holds a whole request's calls.
+      // A finished route job is deleted at once: routing it again changes nothing (the batch's
+      // route entries are gone once it is routed), so there is nothing to remember it for.
       removeOnComplete: true,
       removeOnFail: { age: 7 * DAY_S },
     },
   } satisfies QueueDefinition<RouteJob> as QueueDefinition<RouteJob>,
 
   /**
-   * router → webhook-delivery: one job per (call, destination). webhook-delivery schedules the
-   * retries of a delivery itself (backoff, Retry-After, the retry window) by moving the job to the
-   * delayed set, so BullMQ's own attempts only cover defects and Redis trouble inside a job.
+   * router → webhook-delivery: one job per (route job, destination) holding that destination's
+   * calls of the batch; also single-call jobs for replays, audience identifies and delete notices.
+   * webhook-delivery schedules the retries of a job's calls itself (backoff, Retry-After, each
+   * call's retry window) by moving the job to the delayed set with the calls still to go, so
+   * BullMQ's own attempts only cover defects and Redis trouble inside a job.
    */
   deliver: {
     name: 'deliver',
@@ -47,9 +52,9 @@ export const queueCatalog = {
     defaultJobOptions: {
       attempts: 15,
       backoff: { type: 'exponential', delay: 1000 },
-      // A finished delivery job is deleted at once: the router's deduplication key (a few dozen
-      // bytes with a TTL) is what stops a call routed twice from being delivered twice, at a
-      // fraction of the memory a kept job hash would need.
+      // A finished delivery job is deleted at once: what stops a call routed twice from being
+      // delivered twice is the batch (its route entries and each destination's hold), and for
+      // single-call jobs a deduplication key of a few dozen bytes with a TTL.
       removeOnComplete: true,
       removeOnFail: { age: 7 * DAY_S },
     },

@@ -4,6 +4,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import normalizedCallSchema from '../schemas/normalized-call.schema.json';
 import routeJobSchema from '../schemas/route-job.schema.json';
+import callBatchSchema from '../schemas/call-batch.schema.json';
 import webhookSettingsSchema from '../schemas/webhook-settings.schema.json';
 import configSchema from '../schemas/eventrelay-config.schema.json';
 import deliverJobSchema from '../schemas/deliver-job.schema.json';
@@ -15,10 +16,10 @@ import profileJobSchema from '../schemas/profile-job.schema.json';
 import audienceJobSchema from '../schemas/audience-job.schema.json';
 import regulationJobSchema from '../schemas/regulation-job.schema.json';
 import { describeProblem, type FieldProblem } from './field-problems.js';
-import type { DeadLetter, DeliverJob, DeliveryAttempt, EventrelayConfig, NormalizedCall, RouteJob, WebhookSettings } from './generated/contracts.js';
+import type { DeadLetter, DeliverJob, DeliveryAttempt, EventrelayConfig, NormalizedCall, RouteEntry, RouteJob, WebhookSettings } from './generated/contracts.js';
 
 /** Every schema file, in no particular order; `$ref`s between them use their `$id`s. */
-export const contractSchemas = [normalizedCallSchema, routeJobSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema, adminApiSchema, audienceConditionSchema, profileJobSchema, audienceJobSchema, regulationJobSchema] as const;
+export const contractSchemas = [normalizedCallSchema, routeJobSchema, callBatchSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema, adminApiSchema, audienceConditionSchema, profileJobSchema, audienceJobSchema, regulationJobSchema] as const;
 
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
 ajv.addSchema([...contractSchemas]);
@@ -48,6 +49,7 @@ export function adminQueryValidator<T>(name: AdminApiDefinition): ValidateFuncti
 
 export const validateNormalizedCall = validator<NormalizedCall>('normalized-call.schema.json');
 export const validateRouteJob = validator<RouteJob>('route-job.schema.json');
+export const validateRouteEntry = validator<RouteEntry>('call-batch.schema.json');
 export const validateWebhookSettings = validator<WebhookSettings>('webhook-settings.schema.json');
 export const validateConfigShape = validator<EventrelayConfig>('eventrelay-config.schema.json');
 export const validateDeliverJob = validator<DeliverJob>('deliver-job.schema.json');

@@ -3,7 +3,7 @@
  * attempts, newest first, and the dead letters. Both live under the key prefix so the admin API
  * (and a Redis Cluster hash tag) sees them the same way as everything else.
  */
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { DeadLetter, DeliveryAttempt } from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
 
@@ -131,10 +131,15 @@ for i = 1, #page, 2 do letters[#letters + 1] = redis.call('HGET', KEYS[2], page[
 return {page, letters}
 `;
 
+interface DeadLetterCommands {
+  addDeadLetter(numKeys: number, ...args: (string | number)[]): Promise<number>;
+}
+
 /**
- * Dead letters by destination: an index sorted by when the message died, the letters by job id,
- * and the job id by messageId. Writing one is idempotent (keyed by job id), so a worker that dies
- * after writing and before finishing the job writes the same letter again when the job is picked up.
+ * Dead letters by destination: an index sorted by when the call died, the letters by letter id
+ * (one per call and destination, see callDeliveryId), and the letter id by messageId. Writing one
+ * is idempotent (keyed by letter id), so a worker that dies after writing and before finishing the
+ * job writes the same letter again when the job is picked up.
  */
 export class DeadLetterStore {
   private readonly keys: ReturnType<typeof deliveryKeys>;
@@ -145,6 +150,7 @@ export class DeadLetterStore {
     private readonly maxPerDestination: number,
   ) {
     this.keys = deliveryKeys(prefix);
+    if (typeof (redis as unknown as Partial<DeadLetterCommands>).addDeadLetter !== 'function') redis.defineCommand('addDeadLetter', { lua: ADD_DEAD_LETTER });
   }
 
   private keysOf(destinationId: string): [string, string, string] {
@@ -153,8 +159,19 @@ export class DeadLetterStore {
 
   /** Returns how many older letters were evicted to stay under the cap. */
   async add(letter: DeadLetter): Promise<number> {
-    const evicted = await this.redis.eval(ADD_DEAD_LETTER, 3, ...this.keysOf(letter.job.destinationId), letter.jobId, Date.parse(letter.deadAt), JSON.stringify(letter), this.maxPerDestination, letter.job.call.messageId);
-    return Number(evicted);
+    return Number(await (this.redis as unknown as DeadLetterCommands).addDeadLetter(3, ...this.addArgs(letter)));
+  }
+
+  /**
+   * Queues the write of `letter` on `tx` (a MULTI made from this store's connection), so it lands
+   * with the job's other changes; its answer is how many older letters were evicted.
+   */
+  queueAdd(tx: ChainableCommander, letter: DeadLetter): void {
+    void (tx as unknown as DeadLetterCommands).addDeadLetter(3, ...this.addArgs(letter));
+  }
+
+  private addArgs(letter: DeadLetter): (string | number)[] {
+    return [...this.keysOf(letter.job.destinationId), letter.jobId, Date.parse(letter.deadAt), JSON.stringify(letter), this.maxPerDestination, letter.job.call.messageId];
   }
 
   /** Newest first. */

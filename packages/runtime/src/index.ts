@@ -5,6 +5,7 @@ export * from './ops.js';
 export * from './shutdown.js';
 export * from './config-store.js';
 export * from './queues.js';
+export * from './call-batches.js';
 export * from './config-watch.js';
 export * from './destination-directory.js';
 export * from './delivery-records.js';

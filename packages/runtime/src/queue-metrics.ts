@@ -10,7 +10,7 @@
  * delayed job counts too: with every worker busy or gone, that is where the backlog sits.
  */
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { queueCatalog, type QueueKey } from '@eventrelay/config';
 import { Gauge, type Registry } from 'prom-client';
 import { execAll } from './redis.js';
@@ -35,6 +35,16 @@ export interface QueueSnapshot {
 export async function putJobBack(connection: Redis, job: Job, at: number, token: string | undefined): Promise<void> {
   await connection.hset(`${job.queueQualifiedName}:${String(job.id)}`, DUE_AT_FIELD, String(at));
   await job.moveToDelayed(at, token);
+}
+
+/**
+ * Queues on `tx` the rewrite of an active job's data, with the due time noted as putJobBack does:
+ * the caller then moves it with job.moveToDelayed(at). Writing the data in the caller's MULTI
+ * makes it land with the caller's other changes (webhook-delivery's commit). The job is locked to
+ * the caller, so nothing else writes its hash meanwhile.
+ */
+export function queueJobRewrite(tx: ChainableCommander, job: Job, data: unknown, at: number): void {
+  tx.hset(`${job.queueQualifiedName}:${String(job.id)}`, 'data', JSON.stringify(data), DUE_AT_FIELD, String(at));
 }
 
 /** One round trip for the counts of every queue, one more for the jobs at the front of the lines. */

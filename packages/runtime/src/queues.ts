@@ -1,6 +1,6 @@
 /** Queues are opened only through the catalog, so their payload type follows the queue's name. */
-import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Job, Queue } from 'bullmq';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { queueCatalog, type PayloadOf, type QueueKey } from '@eventrelay/config';
 
 export function openQueue<K extends QueueKey>(key: K, connection: Redis, prefix: string, onError: (err: Error) => void): Queue<PayloadOf<K>> {
@@ -8,4 +8,34 @@ export function openQueue<K extends QueueKey>(key: K, connection: Redis, prefix:
   const queue = new Queue<PayloadOf<K>>(def.name, { connection, prefix, defaultJobOptions: def.defaultJobOptions });
   queue.on('error', onError);
   return queue;
+}
+
+/**
+ * Makes MULTIs on the queue's connection on which `queueJobAdd` can put job adds beside other
+ * commands (a batch's writes, a release): everything in one is applied together, or nothing is.
+ * Our own scripts defined on that connection are callable on them too. Resolves once BullMQ has
+ * set the connection up; the function it gives works synchronously (and, when Redis is away,
+ * its MULTIs fail as the connection's commands do).
+ */
+export async function transactionsOn(queue: Queue): Promise<() => ChainableCommander> {
+  // BullMQ's own client wraps ioredis; its MULTIs carry what job adds need.
+  const client = (await queue.getBackend().client) as unknown as Redis;
+  return () => client.multi();
+}
+
+/**
+ * Queues on `tx` (from transactionOn for this queue) the add of one job with the catalog's
+ * options and the given id. BullMQ enqueues the command synchronously; the add happens at EXEC.
+ * As with Queue.add, a job whose id is still in the queue is not added again.
+ */
+export function queueJobAdd<K extends QueueKey>(tx: ChainableCommander, queue: Queue<PayloadOf<K>>, data: PayloadOf<K>, jobId: string): void {
+  const job = new Job(queue as unknown as Queue, jobNameOf(queue.name), data, { ...queue.defaultJobOptions, jobId }, jobId);
+  // The promise settles with the transaction; its outcome is read from EXEC's answers.
+  job.addJob(tx as never).catch(() => undefined);
+}
+
+function jobNameOf(queueName: string): string {
+  const def = Object.values(queueCatalog).find((d) => d.name === queueName);
+  if (!def) throw new Error(`${queueName} is not a queue of the catalog`);
+  return def.jobName;
 }

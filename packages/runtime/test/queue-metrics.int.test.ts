@@ -11,7 +11,7 @@ import { parsePromText, total } from '../../../test/support/prom-text';
 import { eventually } from '../../../test/support/eventually';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const routeJob = (id: string): RouteJob => ({ sourceId: 's', requestId: id, calls: [] });
+const routeJob = (id: string): RouteJob => ({ batchId: id });
 
 describe('queue metrics', () => {
   let prefix: string;

@@ -97,7 +97,7 @@ describe('audiences: membership delivered as identify calls', () => {
   it('merges traits across the audience’s sources only, and ignores calls of other sources', async () => {
     const { p, admin, receiver } = await setup('aud-sources');
     await p.store.apply({ sources: [p.source, { id: 'src-other', name: 'Other', type: 'web', writeKey: `wk_other_${p.prefix.replace(/\W/g, '')}` }], destinations: [], audiences: [] });
-    await p.routeQueue.add('route', { sourceId: 'src-other', requestId: 'other-1', calls: [identify('o-1', 'u-1', { plan: 'trial' })] }, { jobId: 'other-1' });
+    await p.route([identify('o-1', 'u-1', { plan: 'trial' })], 'other-1', 'src-other');
     await p.route([identify('t-1', 'u-2', { plan: 'trial' })]);
     await eventually(async () => expect(await profiles(p)).toBe(2));
     const id = await createAudience(admin, { name: 'Trial', condition: { trait: { key: 'plan', equals: 'trial' } } });

@@ -60,7 +60,7 @@ describe('regulations', () => {
   it('DELETE over two sources with Webhooks enabled and one without: exactly 2 delete notifications per user, and the user’s data erased', async () => {
     const { p, admin, a, b, c } = await setup('reg-delete');
     // Profiles and audience membership for u-1 and u-2 (u-3 keeps everything).
-    await p.routeQueue.add('route', { sourceId: 'src-a', requestId: 'seed', calls: [identify('s-1', 'u-1', { plan: 'trial' }), identify('s-2', 'u-2', { plan: 'trial' }), identify('s-3', 'u-3', { plan: 'trial' })] }, { jobId: 'seed' });
+    await p.route([identify('s-1', 'u-1', { plan: 'trial' }), identify('s-2', 'u-2', { plan: 'trial' }), identify('s-3', 'u-3', { plan: 'trial' })], 'seed', 'src-a');
     await eventually(async () => expect(await p.admin.zcard(`${p.prefix}:prof:index`)).toBe(3));
     const audience = await admin.call('POST', '/audiences', { id: 'trial', name: 'Trial', sourceIds: ['src-a'], destinationIds: [], condition: { trait: { key: 'plan', equals: 'trial' } } });
     expect(audience.status).toBe(201);
@@ -124,7 +124,7 @@ describe('regulations', () => {
     await b.waitFor(1);
     expect(deletes(b).map((d) => d.body['userId'])).toEqual(['u-9']);
     await p.router.refreshConfig();
-    await p.routeQueue.add('route', { sourceId: 'src-b', requestId: 'b-1', calls: [trackCall('on-b', { userId: 'u-9' })] }, { jobId: 'b-1' });
+    await p.route([trackCall('on-b', { userId: 'u-9' })], 'b-1', 'src-b');
     await p.route([trackCall('on-test', { userId: 'u-9' })]);
     await a.waitFor(1);
     await sleep(500);

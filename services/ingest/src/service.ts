@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { describeEnv } from '@eventrelay/config';
 import {
+  CallBatches,
   ConfigStore,
   SourceEvents,
   closeRedis,
@@ -15,6 +16,7 @@ import {
   readConfigFile,
   serveHttp,
   shutdownGate,
+  transactionsOn,
   waitForRedis,
   type Logger,
   type Registry,
@@ -68,13 +70,16 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     await directory.start();
     depthGuard.start();
     debugEvents?.start();
+    // The batch and its route job go in one MULTI on the route queue's connection.
     const writer = new IntakeWriter({
-      redis: hot,
+      batches: new CallBatches(hot, env.EVENTRELAY_PREFIX),
+      transaction: await transactionsOn(queue),
       queue,
       prefix: env.EVENTRELAY_PREFIX,
       dedupeWindowSeconds: env.INGEST_DEDUPE_WINDOW_S,
+      flushMs: env.INGEST_FLUSH_MS,
       clock,
-      onMarkFailed: (err) => logger.warn({ err }, 'dedupe.mark_failed'),
+      newBatchId: newId,
     });
     handler = createIngestHandler({
       directory,

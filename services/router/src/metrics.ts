@@ -4,7 +4,7 @@ export function createRouterMetrics(registry: Registry) {
   return {
     calls: startAtZero(new Counter({
       name: 'eventrelay_router_calls_total',
-      help: 'Calls the router handled, by result: routed (at least one delivery job), suppressed (a SUPPRESS regulation), unrouted (no destination takes it)',
+      help: 'Calls the router handled, by result: routed (to at least one destination), suppressed (a SUPPRESS regulation), unrouted (no destination takes it)',
       labelNames: ['result'] as const,
       registers: [registry],
     }), [{ result: 'routed' }, { result: 'suppressed' }, { result: 'unrouted' }]),
@@ -14,9 +14,10 @@ export function createRouterMetrics(registry: Registry) {
       labelNames: ['reason'] as const,
       registers: [registry],
     }), [{ reason: 'integrations' }, { reason: 'suppression' }]),
-    fanout: new Histogram({ name: 'eventrelay_router_fanout', help: 'Delivery jobs made from one call', buckets: [0, 1, 2, 3, 5, 10, 20, 50], registers: [registry] }),
-    deliveries: new Counter({ name: 'eventrelay_router_deliveries_total', help: 'Delivery jobs handed to webhook-delivery (a repeat of a job id is counted but not delivered twice)', registers: [registry] }),
-    routeSeconds: new Histogram({ name: 'eventrelay_router_route_seconds', help: 'Time to expand one route job (one intake request)', buckets: LATENCY_BUCKETS, registers: [registry] }),
+    fanout: new Histogram({ name: 'eventrelay_router_fanout', help: 'Destinations one call is routed to', buckets: [0, 1, 2, 3, 5, 10, 20, 50], registers: [registry] }),
+    deliveries: new Counter({ name: 'eventrelay_router_deliveries_total', help: 'Deliveries handed to webhook-delivery: one per call and destination (a destination\'s calls of one route job travel in one delivery job)', registers: [registry] }),
+    batchCalls: new Histogram({ name: 'eventrelay_router_batch_calls', help: 'Calls in one route job (one ingest flush, all sources)', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000], registers: [registry] }),
+    routeSeconds: new Histogram({ name: 'eventrelay_router_route_seconds', help: 'Time to route one route job (one ingest flush)', buckets: LATENCY_BUCKETS, registers: [registry] }),
   };
 }
 

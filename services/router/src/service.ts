@@ -2,8 +2,10 @@
  * Builds and starts the router from a validated env. Used by index.ts and by tests that run the
  * pipeline in one process; it never reads process.env and never exits the process.
  */
+import type { ChainableCommander } from 'ioredis';
 import { describeEnv } from '@eventrelay/config';
 import {
+  CallBatches,
   ConfigStore,
   DestinationDirectory,
   createRedis,
@@ -12,6 +14,7 @@ import {
   applyConfigFile,
   readConfigFile,
   runWorkerProcess,
+  transactionsOn,
   type Logger,
   type Registry,
   type RunningWorkerProcess,
@@ -44,6 +47,9 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
   const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX, (what, detail) => logger.warn(detail, what));
+  // The batch's mark and the jobs it becomes go in one MULTI, so both live on `connection`.
+  const batches = new CallBatches(connection, env.EVENTRELAY_PREFIX);
+  let transaction: (() => ChainableCommander) | undefined;
   const worker = openWorker(
     'route',
     connection,
@@ -51,9 +57,10 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
     createRouteProcessor({
       destinations,
       suppressions,
+      batches,
+      transaction: () => transaction!(),
       deliverQueue,
       ...(profileQueue ? { profileQueue } : {}),
-      dedupeWindowMs: env.ROUTER_DEDUPE_WINDOW_S * 1000,
       metrics: createRouterMetrics(registry),
       logger,
       clock: deps.clock ?? Date.now,
@@ -66,7 +73,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       onError: (err) => logger.warn({ err: err.message }, 'route_worker.error'),
     },
   );
-  worker.on('failed', (job, err) => logger.error({ requestId: job?.data.requestId, attempt: job?.attemptsMade, err: err.message }, 'route.failed'));
+  worker.on('failed', (job, err) => logger.error({ batchId: job?.data.batchId, attempt: job?.attemptsMade, err: err.message }, 'route.failed'));
   const running = await runWorkerProcess({
     name: 'router',
     workers: [worker],
@@ -80,6 +87,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       await applyConfigFile(store, configFile, logger);
       await destinations.start();
       await suppressions.start();
+      transaction = await transactionsOn(deliverQueue);
     },
     async release() {
       destinations.stop();
@@ -87,7 +95,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       await deliverQueue.close();
       await profileQueue?.close();
     },
-    finishing: 'finish active route jobs (a few Redis calls each)',
+    finishing: 'finish active route jobs (two Redis round trips each)',
   });
   return {
     ...running,

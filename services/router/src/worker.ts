@@ -1,23 +1,27 @@
 /**
- * The route worker's processor: one route job (an accepted intake request) in, its delivery jobs
- * out in one addBulk. A failure (Redis) throws, and BullMQ retries the whole route job; the
- * delivery job ids make that repeat harmless.
+ * The route worker's processor: one route job (a call batch) in; its delivery jobs (one per
+ * destination, holding that destination's calls by reference), its profile jobs and the batch's
+ * "routed" mark out, in ONE MULTI. The mark deletes the batch's route entries, so a route job run
+ * again (retried after the router died before finishing it) finds none and adds nothing: what
+ * the first run added is all there is. A failure (Redis) throws, and BullMQ retries the job.
  */
 import type { Job, Queue } from 'bullmq';
-import { queueCatalog, type DeliverJob, type Destination, type NormalizedCall, type ProfileJob, type RouteJob } from '@eventrelay/config';
-import type { Logger } from '@eventrelay/runtime';
+import type { ChainableCommander } from 'ioredis';
+import { batchDeliveryJobId, type DeliverJob, type Destination, type ProfileJob, type RouteEntry, type RouteJob } from '@eventrelay/config';
+import { execAll, queueJobAdd, type CallBatches, type Logger } from '@eventrelay/runtime';
 import { planRoute } from './domain/plan-route.js';
 import type { Suppression } from './domain/suppression.js';
 import type { RouterMetrics } from './metrics.js';
 
 export interface RouteDeps {
   readonly destinations: { forSource(sourceId: string): readonly Destination[] };
-  readonly suppressions: { lookup(calls: readonly NormalizedCall[]): Promise<ReadonlyMap<string, Suppression>> };
-  readonly deliverQueue: Pick<Queue<DeliverJob>, 'addBulk'>;
+  readonly suppressions: { lookup(entries: readonly RouteEntry[]): Promise<ReadonlyMap<string, Suppression>> };
+  readonly batches: Pick<CallBatches, 'routeEntries' | 'queuePlan'>;
+  /** A MULTI on the connection of the queues below (runtime transactionsOn). */
+  readonly transaction: () => ChainableCommander;
+  readonly deliverQueue: Queue<DeliverJob>;
   /** The audiences service's feed; absent when profiles are off (ROUTER_FEED_PROFILES=false). */
-  readonly profileQueue?: Pick<Queue<ProfileJob>, 'add'>;
-  /** How long a delivery job id blocks a repeat of it. */
-  readonly dedupeWindowMs: number;
+  readonly profileQueue?: Queue<ProfileJob>;
   readonly metrics: RouterMetrics;
   readonly logger: Logger;
   readonly clock: () => number;
@@ -27,25 +31,27 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
   const { metrics } = deps;
   return async (job) => {
     const started = deps.clock();
-    const route = job.data;
-    const plan = planRoute(route, deps.destinations.forSource(route.sourceId), await deps.suppressions.lookup(route.calls));
-    const writes: Promise<unknown>[] = [];
-    if (plan.deliveries.length > 0) {
-      writes.push(
-        deps.deliverQueue.addBulk(
-          plan.deliveries.map((d) => ({
-            name: queueCatalog.deliver.jobName,
-            data: d.data,
-            opts: { jobId: d.jobId, deduplication: { id: d.jobId, ttl: deps.dedupeWindowMs } },
-          })),
-        ),
-      );
+    const { batchId } = job.data;
+    const entries = await deps.batches.routeEntries(batchId);
+    if (entries === undefined) {
+      // Routed before (this is a retry after a crash), or every call of the flush was a duplicate.
+      deps.logger.info({ batchId, calls: 0, deliveries: 0, attempt: job.attemptsMade + 1, ms: deps.clock() - started }, 'call.routed');
+      return;
     }
-    // The same job id when a route job is retried; the profile store also applies each messageId
-    // once, for a retry that comes after this job was already processed and removed.
-    if (deps.profileQueue && plan.profileCalls.length > 0) writes.push(deps.profileQueue.add(queueCatalog.profile.jobName, { sourceId: route.sourceId, calls: plan.profileCalls }, { jobId: `p-${route.requestId}` }));
-    await Promise.all(writes);
-    const routed = route.calls.length - plan.suppressed - plan.unrouted;
+    const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), await deps.suppressions.lookup(entries));
+    const tx = deps.transaction();
+    deps.batches.queuePlan(
+      tx,
+      batchId,
+      plan.deliveries.map((d) => d.destinationId),
+    );
+    for (const d of plan.deliveries) queueJobAdd(tx, deps.deliverQueue, { destinationId: d.destinationId, batch: { id: batchId, sources: d.sources } }, batchDeliveryJobId(d.destinationId, batchId));
+    // Profiles apply each messageId once (the profile remembers the latest ones), so a profile job
+    // added again after its first run was removed changes nothing.
+    if (deps.profileQueue) plan.profiles.forEach((p, i) => queueJobAdd(tx, deps.profileQueue!, { sourceId: p.sourceId, calls: p.calls }, `p-${batchId}-${i}`));
+    await execAll(tx);
+
+    const routed = entries.length - plan.suppressed - plan.unrouted;
     metrics.calls.inc({ result: 'routed' }, routed);
     if (plan.suppressed > 0) {
       metrics.calls.inc({ result: 'suppressed' }, plan.suppressed);
@@ -54,11 +60,12 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     if (plan.turnedOff > 0) metrics.filtered.inc({ reason: 'integrations' }, plan.turnedOff);
     for (const n of plan.fanout) metrics.fanout.observe(n);
     if (plan.unrouted > 0) metrics.calls.inc({ result: 'unrouted' }, plan.unrouted);
-    metrics.deliveries.inc(plan.deliveries.length);
+    metrics.deliveries.inc(plan.routedPairs);
+    metrics.batchCalls.observe(entries.length);
     const ms = deps.clock() - started;
     metrics.routeSeconds.observe(ms / 1000);
     deps.logger.info(
-      { requestId: route.requestId, sourceId: route.sourceId, calls: route.calls.length, deliveries: plan.deliveries.length, suppressed: plan.suppressed, unrouted: plan.unrouted, attempt: job.attemptsMade + 1, ms },
+      { batchId, calls: entries.length, sources: new Set(entries.map((e) => e.sourceId)).size, deliveries: plan.routedPairs, jobs: plan.deliveries.length, suppressed: plan.suppressed, unrouted: plan.unrouted, attempt: job.attemptsMade + 1, ms },
       'call.routed',
     );
   };

@@ -1,9 +1,10 @@
 /**
- * One run of a delivery job: attempt every URL that is due, at once, record each attempt, and
- * decide what becomes of the message. Knows nothing of BullMQ; worker.ts turns the decision into
- * queue operations.
+ * One run of a delivery job: for every call of the job, attempt every URL that is due for it, all
+ * calls and URLs at once (each request taking one of the destination's places), record each
+ * attempt, and decide what becomes of each call. Knows nothing of BullMQ; worker.ts turns the
+ * decisions into queue operations.
  */
-import type { DeliverJob, DeliveryAttempt, Destination } from '@eventrelay/config';
+import type { DeliveryAttempt, DeliveryItem, Destination } from '@eventrelay/config';
 import { buildBody } from './domain/body.js';
 import { buildHeaders } from './domain/headers.js';
 import { classify, type Outcome } from './domain/outcome.js';
@@ -18,46 +19,87 @@ export interface DeliverDeps {
   readonly random: () => number;
 }
 
-export interface RunResult {
-  readonly decision: Decision;
+/** One of the destination's places per request (DestinationGate.send/sent/leave). */
+export interface RequestPlaces {
+  take(): void | Promise<void>;
+  /** `ms` undefined: the request was not sent. */
+  give(ms: number | undefined): void;
+}
+
+/** What one run did with one call: a decision, or nothing (no URL was due: it waits on). */
+export interface CallRun {
+  readonly item: DeliveryItem;
+  readonly decision: Decision | undefined;
   readonly attempts: readonly DeliveryAttempt[];
+}
+
+export interface RunResult {
+  readonly calls: readonly CallRun[];
   readonly ms: number;
 }
 
-/** `destination` is the job's destination as configured now, and enabled. */
-export async function runDelivery(job: DeliverJob, destination: Destination, deps: DeliverDeps): Promise<RunResult> {
-  const { settings } = destination;
-  const urls = settings.webhooks.map((w) => w.url);
+/**
+ * `destination` is the job's destination as configured now, and enabled. `stopping()` true: calls
+ * not started yet are left as they are (not attempted, no attempt counted), for a shutdown.
+ */
+export async function runDelivery(destinationId: string, items: readonly DeliveryItem[], destination: Destination, deps: DeliverDeps, places: RequestPlaces, stopping: () => boolean = () => false): Promise<RunResult> {
+  const urls = destination.settings.webhooks.map((w) => w.url);
   const startedAt = deps.clock();
-  const due = dueUrls(urls, job.retry, startedAt);
-  const attempt = (job.retry?.attempt ?? 0) + 1;
-  const body = buildBody(job.call);
-  const attempts: DeliveryAttempt[] = [];
-  const results: UrlResult[] = await Promise.all(
-    settings.webhooks
-      .filter((w) => due.includes(w.url))
-      .map(async (target): Promise<UrlResult> => {
-        const headers = buildHeaders({ body, messageId: job.call.messageId, attempt, sharedSecret: settings.sharedSecret, staticHeaders: target.headers });
-        const began = deps.clock();
-        const sent = await deps.sender.send(target.url, headers, body);
-        const ended = deps.clock();
-        const outcome = classify(sent, ended);
-        const record = attemptRecord(job, target.url, attempt, outcome, ended - began, began);
-        attempts.push(record);
-        deps.record(record);
-        return { url: target.url, outcome };
-      }),
+  // One backoff draw for the job's round: its calls failed together, so they are retried
+  // together (one job run); jobs still draw apart from each other, which is what spreads a
+  // receiver's backlog out when it recovers.
+  const draw = deps.random();
+  const random = () => draw;
+  const calls = await Promise.all(
+    items.map(async (item): Promise<CallRun> => {
+      const due = dueUrls(urls, item.retry, startedAt);
+      if (due.length === 0 || stopping()) return { item, decision: undefined, attempts: [] };
+      const attempt = (item.retry?.attempt ?? 0) + 1;
+      const body = buildBody(item.call);
+      const attempts: DeliveryAttempt[] = [];
+      const results: UrlResult[] = await Promise.all(
+        destination.settings.webhooks
+          .filter((w) => due.includes(w.url))
+          .map(async (target): Promise<UrlResult | undefined> => {
+            await places.take();
+            if (stopping()) {
+              places.give(undefined);
+              return undefined;
+            }
+            const headers = buildHeaders({ body, messageId: item.call.messageId, attempt, sharedSecret: destination.settings.sharedSecret, staticHeaders: target.headers });
+            const began = deps.clock();
+            const sent = await deps.sender.send(target.url, headers, body);
+            const ended = deps.clock();
+            places.give(ended - began);
+            const outcome = classify(sent, ended);
+            const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
+            attempts.push(record);
+            deps.record(record);
+            return { url: target.url, outcome };
+          }),
+      ).then((r) => r.filter((x): x is UrlResult => x !== undefined));
+      // Stopped before any URL of this call was tried: it is as it was.
+      if (results.length === 0) return { item, decision: undefined, attempts };
+      const decision = decideRound({ urls, state: item.retry, results, startedAt, now: deps.clock(), policy: deps.policy, random });
+      return { item, decision, attempts };
+    }),
   );
-  const now = deps.clock();
-  const decision = decideRound({ urls, state: job.retry, results, startedAt, now, policy: deps.policy, random: deps.random });
-  return { decision, attempts, ms: now - startedAt };
+  return { calls, ms: deps.clock() - startedAt };
 }
 
-function attemptRecord(job: DeliverJob, url: string, attempt: number, outcome: Outcome, latencyMs: number, at: number): DeliveryAttempt {
+/** Requests the job would make now: each call times its URLs due (for the gate's reservation). */
+export function requestsDue(items: readonly DeliveryItem[], destination: Destination, now: number): number {
+  const urls = destination.settings.webhooks.map((w) => w.url);
+  let n = 0;
+  for (const item of items) n += dueUrls(urls, item.retry, now).length;
+  return n;
+}
+
+function attemptRecord(destinationId: string, item: DeliveryItem, url: string, attempt: number, outcome: Outcome, latencyMs: number, at: number): DeliveryAttempt {
   return {
-    destinationId: job.destinationId,
-    sourceId: job.sourceId,
-    messageId: job.call.messageId,
+    destinationId,
+    sourceId: item.sourceId,
+    messageId: item.call.messageId,
     url,
     attempt,
     outcome: outcome.kind,

@@ -1,17 +1,21 @@
 /**
- * Per-destination cap on open requests, so that one slow receiver cannot hold every worker slot
+ * Per-destination cap on requests, so that one slow receiver cannot hold every worker slot
  * (BullMQ's open-source edition has no per-group fairness). See docs/delivery.md for the design.
  *
- * Over the cap, a job either waits here for a slot or is parked (put back in the delayed set):
- * - a destination that keeps answering is only busy: the job waits in-process for a slot, which
- *   costs no Redis command and comes within milliseconds, so a single high-volume destination
- *   runs at full speed however many of its jobs a worker holds;
+ * A delivery job is admitted with the requests it is about to make (its calls times the URLs due):
+ * while the destination has fewer than the cap reserved, a job goes at once; over it, the job
+ * either waits here for room or is parked (put back in the delayed set):
+ * - a destination that keeps answering is only busy: the job waits in-process, which costs no
+ *   Redis command and takes milliseconds, so a single high-volume destination runs at full speed
+ *   however many of its jobs a worker holds;
  * - a destination that stopped answering (no request finished for `slowMs` while at the cap, or
- *   its recent attempts take `slowMs` or more) is slow: the job is parked for about as long as
- *   one of its attempts takes, so it comes back roughly when a slot is likely to be free. Jobs
+ *   its recent requests take `slowMs` or more) is slow: the job is parked for about as long as
+ *   one of its requests takes, so it comes back roughly when there is likely to be room. Jobs
  *   already waiting when it turns slow are parked after waiting `slowMs`.
- * A destination that turns slow can so hold extra worker slots for at most `slowMs`; after that
- * it holds no more than its cap.
+ * The requests of admitted jobs then each take one of the cap's places to be sent (`send`), so no
+ * more than the cap are ever open to one destination, however many calls a job holds. A
+ * destination that turns slow can so hold extra worker slots for at most `slowMs`; after that it
+ * holds about cap / (requests per job) + 1 of them.
  */
 
 /** The longest a job is parked at once, however often it was parked before. */
@@ -20,12 +24,17 @@ export const MAX_PARK_MS = 5 * 60 * 1000;
 export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; readonly delayMs: number };
 
 interface Lane {
+  /** Requests of admitted jobs not yet finished (sent or still to send). */
   inFlight: number;
   /** Oldest first. */
-  waiters: { resolve: (v: GateVerdict) => void; since: number; parks: number }[];
+  waiters: { resolve: (v: GateVerdict) => void; since: number; parks: number; requests: number }[];
+  /** Requests being sent now, at most maxInFlight. */
+  open: number;
+  /** Requests of admitted jobs waiting for one of the cap's places, oldest first. */
+  sendQueue: (() => void)[];
   /** Parks waiters that waited `slowMs`; runs only while there are waiters (one timer per lane, not per job). */
   sweep: NodeJS.Timeout | undefined;
-  /** Exponentially weighted mean attempt duration, ms. */
+  /** Exponentially weighted mean request duration, ms. */
   meanMs: number;
   lastFinishedAt: number;
   /** When the lane first parked a job since its last quick attempt: how long it has been stuck. */
@@ -33,8 +42,9 @@ interface Lane {
 }
 
 export interface GateOptions {
+  /** Requests open to one destination at once, and reserved by admitted jobs before a new one goes. */
   readonly maxInFlight: number;
-  /** Above this an attempt counts as slow; also the longest a job waits here before parking. */
+  /** Above this a request counts as slow; also the longest a job waits here before parking. */
   readonly slowMs: number;
   /** Upper bound on the typical duration a park is based on (jitter adds up to half), normally the attempt timeout. */
   readonly maxParkMs: number;
@@ -47,17 +57,22 @@ export class DestinationGate {
 
   constructor(private readonly options: GateOptions) {}
 
-  /** `parks`: how often this job was parked before; each park doubles its next delay. */
-  enter(destinationId: string, parks = 0): GateVerdict | Promise<GateVerdict> {
+  /**
+   * Admits a job that is about to make `requests` requests (at least one is counted). `parks`: how
+   * often this job was parked before; each park doubles its next delay. On `go`, every request is
+   * ended with `leave`, and those never sent too.
+   */
+  enter(destinationId: string, parks = 0, requests = 1): GateVerdict | Promise<GateVerdict> {
     const lane = this.lane(destinationId);
+    const weight = Math.max(1, requests);
     if (lane.inFlight < this.options.maxInFlight) {
       if (lane.inFlight === 0) lane.lastFinishedAt = this.options.clock();
-      lane.inFlight++;
+      lane.inFlight += weight;
       return { kind: 'go' };
     }
     if (this.isSlow(lane)) return this.park(lane, parks);
     return new Promise<GateVerdict>((resolve) => {
-      lane.waiters.push({ resolve, since: this.options.clock(), parks });
+      lane.waiters.push({ resolve, since: this.options.clock(), parks, requests: weight });
       if (!lane.sweep) {
         lane.sweep = setInterval(() => this.sweep(lane), Math.max(10, Math.floor(this.options.slowMs / 10)));
         lane.sweep.unref();
@@ -65,24 +80,57 @@ export class DestinationGate {
     });
   }
 
-  /** Call once per `go`, when the job's attempts are over. */
-  leave(destinationId: string, attemptMs: number): void {
+  /**
+   * Takes one of the cap's places for a request of an admitted job; resolves at once while fewer
+   * than the cap are open. Each `send` is followed by `sent` when the request is over.
+   */
+  send(destinationId: string): void | Promise<void> {
     const lane = this.lane(destinationId);
-    lane.meanMs = lane.meanMs === 0 ? attemptMs : lane.meanMs * 0.8 + attemptMs * 0.2;
-    lane.lastFinishedAt = this.options.clock();
-    if (attemptMs < this.options.slowMs) lane.slowSince = undefined;
-    const next = lane.waiters.shift();
-    if (next) {
-      next.resolve({ kind: 'go' });
+    if (lane.open < this.options.maxInFlight) {
+      lane.open++;
       return;
+    }
+    return new Promise<void>((resolve) => lane.sendQueue.push(resolve));
+  }
+
+  /** Gives a request's place to the next one waiting to be sent. */
+  sent(destinationId: string): void {
+    const lane = this.lane(destinationId);
+    const next = lane.sendQueue.shift();
+    if (next) next();
+    else lane.open--;
+  }
+
+  /**
+   * Ends `requests` of an admitted job's requests: once per request that was sent (`attemptMs`
+   * its duration, which the slow detection follows), and for those it will not send (no duration).
+   */
+  leave(destinationId: string, attemptMs: number | undefined, requests = 1): void {
+    const lane = this.lane(destinationId);
+    if (attemptMs !== undefined) {
+      lane.meanMs = lane.meanMs === 0 ? attemptMs : lane.meanMs * 0.8 + attemptMs * 0.2;
+      lane.lastFinishedAt = this.options.clock();
+      if (attemptMs < this.options.slowMs) lane.slowSince = undefined;
     }
     // The lane is kept when idle: forgetting that a destination is slow would let the next burst
     // fill its cap again before it is recognised. Lanes are bounded by the number of destinations.
-    lane.inFlight--;
+    lane.inFlight -= requests;
+    while (lane.inFlight < this.options.maxInFlight) {
+      const next = lane.waiters.shift();
+      if (!next) break;
+      lane.inFlight += next.requests;
+      next.resolve({ kind: 'go' });
+    }
   }
 
+  /** Requests reserved by admitted jobs at this destination (sent or still to send). */
   inFlight(destinationId: string): number {
     return this.lanes.get(destinationId)?.inFlight ?? 0;
+  }
+
+  /** Requests open to this destination now. */
+  open(destinationId: string): number {
+    return this.lanes.get(destinationId)?.open ?? 0;
   }
 
   private sweep(lane: Lane): void {
@@ -120,7 +168,7 @@ export class DestinationGate {
   private lane(destinationId: string): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { inFlight: 0, waiters: [], sweep: undefined, meanMs: 0, lastFinishedAt: this.options.clock(), slowSince: undefined };
+      lane = { inFlight: 0, waiters: [], open: 0, sendQueue: [], sweep: undefined, meanMs: 0, lastFinishedAt: this.options.clock(), slowSince: undefined };
       this.lanes.set(destinationId, lane);
     }
     return lane;

@@ -17,7 +17,7 @@ export function createDeliveryMetrics(registry: Registry) {
     }),
     messages: new Counter({
       name: 'eventrelay_delivery_messages_total',
-      help: 'Delivery jobs finished or put back, by destination and result: delivered, retry_scheduled, dead_lettered, dropped (destination deleted)',
+      help: 'Calls a delivery job finished or kept for a retry, by destination and result: delivered, retry_scheduled, dead_lettered, dropped (destination deleted, or a call missing from its batch)',
       labelNames: ['destination', 'result'] as const,
       registers: [registry],
     }),
@@ -29,11 +29,11 @@ export function createDeliveryMetrics(registry: Registry) {
     }),
     parked: new Counter({
       name: 'eventrelay_delivery_parked_total',
-      help: 'Jobs put back for later because their destination had DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION requests open and was slow',
+      help: 'Jobs put back for later because their destination had DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION requests reserved and was slow',
       registers: [registry],
     }),
     deadLettersEvicted: new Counter({ name: 'eventrelay_delivery_dead_letters_evicted_total', help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION', registers: [registry] }),
-    inFlight: new Gauge({ name: 'eventrelay_delivery_in_flight', help: 'Delivery jobs being attempted now, by destination', labelNames: ['destination'] as const, registers: [registry] }),
+    inFlight: new Gauge({ name: 'eventrelay_delivery_in_flight', help: 'Requests open now, by destination', labelNames: ['destination'] as const, registers: [registry] }),
   };
 }
 

@@ -8,6 +8,7 @@ import { rootCertificates } from 'node:tls';
 import { ConfigError, describeEnv } from '@eventrelay/config';
 import {
   AttemptLog,
+  CallBatches,
   ConfigStore,
   DeadLetterStore,
   DestinationDirectory,
@@ -77,6 +78,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     ...(deps.resolver ? { resolver: deps.resolver } : {}),
   });
   const policy: RetryPolicy = { windowMs: env.RETRY_WINDOW_MS, baseDelayMs: env.DELIVERY_RETRY_BASE_MS, maxDelayMs: env.DELIVERY_RETRY_MAX_MS };
+  let stopping = false;
   const worker = openWorker(
     'deliver',
     connection,
@@ -84,7 +86,11 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     createDeliverProcessor({
       destinations,
       gate: new DestinationGate({ maxInFlight: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION, slowMs: Math.min(1000, env.DELIVERY_TIMEOUT_MS), maxParkMs: env.DELIVERY_TIMEOUT_MS, clock, random }),
+      // Batches, dead letters and job data are written in one MULTI per job run: one connection.
+      batches: new CallBatches(connection, env.EVENTRELAY_PREFIX),
       deadLetters: new DeadLetterStore(connection, env.EVENTRELAY_PREFIX, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
+      transaction: () => connection.multi(),
+      stopping: () => stopping,
       sender,
       record: (a) => attemptLog.record(a),
       policy,
@@ -96,8 +102,9 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     }),
     {
       concurrency: env.DELIVERY_CONCURRENCY,
-      // A job runs for at most one attempt timeout (all URLs are tried at once), so a short lock
-      // hands the jobs of a process that died to another worker quickly.
+      // The lock is renewed while a job runs (however many of its calls wait for the destination's
+      // places), so a short one only decides how soon the jobs of a process that died are handed
+      // to another worker.
       lockDurationMs: Math.max(15_000, env.DELIVERY_TIMEOUT_MS * 3),
       stalledIntervalMs: 5_000,
       // A job whose worker keeps dying (say, a process killed over and over) is still retried;
@@ -106,7 +113,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       onError: (err) => logger.warn({ err: err.message }, 'deliver_worker.error'),
     },
   );
-  worker.on('failed', (job, err) => logger.error({ jobId: job?.id, messageId: job?.data.call.messageId, destinationId: job?.data.destinationId, err: err.message }, 'delivery.job_failed'));
+  worker.on('failed', (job, err) => logger.error({ jobId: job?.id, destinationId: job?.data.destinationId, err: err.message }, 'delivery.job_failed'));
   const running = await runWorkerProcess({
     name: 'delivery',
     workers: [worker],
@@ -126,7 +133,10 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       await attemptLog.close();
       await sender.close();
     },
-    finishing: 'let active attempts finish (at most DELIVERY_TIMEOUT_MS) and record them',
+    // Requests already sent finish (at most DELIVERY_TIMEOUT_MS); a job's calls not sent yet stay
+    // in it, unattempted, for another worker.
+    onStopping: () => void (stopping = true),
+    finishing: 'let active attempts finish (at most DELIVERY_TIMEOUT_MS), record them and hand back the calls not sent',
   });
   return {
     ...running,

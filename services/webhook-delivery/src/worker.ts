@@ -1,13 +1,23 @@
 /**
- * The deliver worker's processor: the BullMQ edge. It turns a run's decision into queue
- * operations (complete, move to delayed with the new retry state, dead-letter) and writes the one
- * log line per run. At-least-once: until one of those operations lands, the job stays active and
- * locked to this process; if the process dies, the lock lapses and another worker runs it again.
+ * The deliver worker's processor: the BullMQ edge. It loads a job's calls (from their call batch,
+ * or held in the job), lets the gate admit it, runs it, and turns what became of each call into
+ * queue operations with ONE MULTI (the commit) and a move:
+ *   - dead letters of the calls that died;
+ *   - the job's data rewritten to hold the calls still to go, each with its retry state (a call
+ *     that was delivered is never sent again by this job);
+ *   - for a batch job, the end of its hold on the batch (its calls are now all delivered, dead or
+ *     held in the job);
+ * then the job is moved to the delayed set until its next call is due, or completed.
+ * At-least-once: until the commit lands, the job stays active and locked to this process; if the
+ * process dies, the lock lapses and another worker runs it again from where the last commit left
+ * it. A batch job run again after its commit finds its hold ended and does nothing.
  */
 import { DelayedError, type Job } from 'bullmq';
-import type { DeadLetter, DeliverJob, Destination, RetryState } from '@eventrelay/config';
-import type { Logger } from '@eventrelay/runtime';
-import { runDelivery, type DeliverDeps, type RunResult } from './deliver.js';
+import type { ChainableCommander } from 'ioredis';
+import type { DeadLetter, DeliverJob, DeliveryItem, Destination, NormalizedCall, RetryState } from '@eventrelay/config';
+import { callDeliveryId } from '@eventrelay/config';
+import { execAll, queueJobRewrite, type CallBatches, type DeadLetterStore, type Logger } from '@eventrelay/runtime';
+import { requestsDue, runDelivery, type CallRun, type DeliverDeps } from './deliver.js';
 import type { DestinationGate } from './destination-gate.js';
 import { statusClass } from './domain/outcome.js';
 import type { DeliveryMetrics } from './metrics.js';
@@ -15,17 +25,27 @@ import type { DeliveryMetrics } from './metrics.js';
 export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
   readonly gate: DestinationGate;
-  readonly deadLetters: { add(letter: DeadLetter): Promise<number> };
+  readonly batches: Pick<CallBatches, 'readCalls' | 'queueRelease'>;
+  readonly deadLetters: Pick<DeadLetterStore, 'queueAdd'>;
+  /** A MULTI on the connection the batches and dead letters live on. */
+  readonly transaction: () => ChainableCommander;
   readonly metrics: DeliveryMetrics;
   readonly logger: Logger;
-  /** Moves the active job back to delayed until `at` (runtime putJobBack). */
+  /** Moves the active job back to delayed until `at` (runtime putJobBack), for a park. */
   readonly putBack: (job: Job, at: number, token: string | undefined) => Promise<void>;
+  /** True once shutdown began: calls not started yet stay in the job, unattempted. */
+  readonly stopping?: () => boolean;
 }
 
-export type JobResult = 'delivered' | 'dead_lettered' | 'dropped';
+/** Every call of a job, loaded; `missing` counts batch calls that were not found (never expected). */
+interface Loaded {
+  readonly items: DeliveryItem[];
+  readonly missing: number;
+}
 
-export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>, token?: string) => Promise<JobResult> {
+export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>, token?: string) => Promise<void> {
   const { metrics, logger } = deps;
+  const stopping = deps.stopping ?? (() => false);
 
   /** The job's destination, reloading the config first when it is unknown or disabled here. */
   async function reloadedDestination(id: string): Promise<Destination | undefined> {
@@ -35,91 +55,177 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     return deps.destinations.get(id);
   }
 
-  /** Kept for inspection and replay; written idempotently by job id. */
-  async function deadLetter(job: Job<DeliverJob>, state: RetryState, reason: string): Promise<void> {
-    // The final state marks every URL failed, so a run after a crash between here and the job's
-    // completion writes the same letter again instead of attempting after the window.
-    const urls = Object.fromEntries(Object.entries(state.urls).map(([url, s]) => [url, { ...s, failed: true }]));
-    const { retry: _dropped, ...replayable } = job.data;
-    await job.updateData({ ...replayable, retry: { ...state, urls } });
-    const evicted = await deps.deadLetters.add({
-      jobId: String(job.id),
-      job: replayable,
+  /** The job's calls; undefined when it is a batch job whose first round was committed before. */
+  async function load(data: DeliverJob): Promise<Loaded | undefined> {
+    if (!('batch' in data)) return { items: data.calls, missing: 0 };
+    const refs = data.batch.sources.flatMap((s) => s.indexes.map((index) => ({ sourceId: s.sourceId, index })));
+    const texts = await deps.batches.readCalls(data.batch.id, data.destinationId, refs.map((r) => r.index));
+    if (texts === undefined) return undefined;
+    const items: DeliveryItem[] = [];
+    let missing = 0;
+    refs.forEach((ref, i) => {
+      const text = texts[i];
+      if (text === null || text === undefined) missing++;
+      else items.push({ sourceId: ref.sourceId, call: JSON.parse(text) as NormalizedCall });
+    });
+    return { items, missing };
+  }
+
+  /** A dead letter for a call; its final state marks every URL failed. */
+  function letterOf(data: DeliverJob, item: DeliveryItem, state: RetryState, reason: string): DeadLetter {
+    return {
+      jobId: callDeliveryId(data.destinationId, item.sourceId, item.call.messageId),
+      job: { sourceId: item.sourceId, destinationId: data.destinationId, call: item.call },
       attempts: state.attempt,
       lastError: reason,
       urls: Object.entries(state.urls).map(([url, s]) => ({ url, error: s.lastError })),
       firstAttemptAt: new Date(state.firstAttemptAt).toISOString(),
       deadAt: new Date(deps.clock()).toISOString(),
-    });
+    };
+  }
+
+  /**
+   * Writes what the run left in one MULTI (dead letters, the calls still to go, the end of the
+   * batch hold), then moves the job: to delayed until `at` while calls remain, else it completes.
+   */
+  async function commit(job: Job<DeliverJob>, token: string | undefined, letters: readonly DeadLetter[], pending: readonly DeliveryItem[], at: number | undefined, runs: number): Promise<void> {
+    const data = job.data;
+    const tx = deps.transaction();
+    for (const letter of letters) deps.deadLetters.queueAdd(tx, letter);
+    const due = at ?? deps.clock();
+    if (pending.length > 0) {
+      const next: DeliverJob = { destinationId: data.destinationId, calls: [...pending], runs };
+      queueJobRewrite(tx, job, next, due);
+      job.data = next;
+    }
+    if ('batch' in data) deps.batches.queueRelease(tx, data.batch.id, data.destinationId);
+    const answers = letters.length > 0 || pending.length > 0 || 'batch' in data ? await execAll(tx) : [];
+    const evicted = answers.slice(0, letters.length).reduce<number>((n, a) => n + Number(a), 0);
     if (evicted > 0) metrics.deadLettersEvicted.inc(evicted);
-    metrics.messages.inc({ destination: job.data.destinationId, result: 'dead_lettered' });
+    if (pending.length > 0) {
+      await job.moveToDelayed(due, token);
+      throw new DelayedError();
+    }
   }
 
   return async (job, token) => {
     const data = job.data;
-    const base = { messageId: data.call.messageId, sourceId: data.sourceId, destinationId: data.destinationId, jobId: job.id };
+    const base = { destinationId: data.destinationId, jobId: job.id };
     const known = deps.destinations.get(data.destinationId);
     const destination = known?.enabled ? known : await reloadedDestination(data.destinationId);
+    const runsBefore = 'calls' in data ? (data.runs ?? 0) : 0;
     if (!destination) {
       // Deleted: there is nowhere to deliver to, nor anyone to replay for.
-      metrics.messages.inc({ destination: data.destinationId, result: 'dropped' });
-      logger.warn({ ...base, outcome: 'dropped', reason: 'destination no longer exists' }, 'delivery.attempted');
-      return 'dropped';
-    }
-    if (!destination.enabled) {
-      // Disabled: kept as a dead letter, so the operator can replay once it is enabled again.
-      const reason = 'destination is disabled';
-      await deadLetter(job, data.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason);
-      logger.warn({ ...base, outcome: 'dead_lettered', reason }, 'delivery.attempted');
-      return 'dead_lettered';
+      const calls = 'batch' in data ? data.batch.sources.reduce((n, s) => n + s.indexes.length, 0) : data.calls.length;
+      metrics.messages.inc({ destination: data.destinationId, result: 'dropped' }, calls);
+      logger.warn({ ...base, calls, outcome: 'dropped', reason: 'destination no longer exists' }, 'delivery.attempted');
+      await commit(job, token, [], [], undefined, runsBefore);
+      return;
     }
 
-    // Every fetch of the job counts in attemptsStarted: those beyond its rounds were parks.
-    const parks = job.attemptsStarted - 1 - (data.retry?.attempt ?? 0);
-    const verdict = await deps.gate.enter(data.destinationId, parks);
+    // Every fetch of the job counts in attemptsStarted: those beyond its runs were parks.
+    const parks = job.attemptsStarted - 1 - runsBefore;
+    const loaded = await load(data);
+    if (loaded === undefined) {
+      logger.info({ ...base, calls: 0, outcome: 'already_done' }, 'delivery.attempted');
+      return;
+    }
+    if (loaded.missing > 0) {
+      metrics.messages.inc({ destination: data.destinationId, result: 'dropped' }, loaded.missing);
+      logger.error({ ...base, missing: loaded.missing, batchId: 'batch' in data ? data.batch.id : undefined }, 'delivery.calls_missing');
+    }
+    const items = loaded.items;
+
+    if (!destination.enabled) {
+      // Disabled: kept as dead letters, so the operator can replay once it is enabled again.
+      const reason = 'destination is disabled';
+      const letters = items.map((item) => letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason));
+      await commit(job, token, letters, [], undefined, runsBefore);
+      metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
+      logger.warn({ ...base, calls: items.length, outcome: 'dead_lettered', reason }, 'delivery.attempted');
+      return;
+    }
+
+    const reserved = requestsDue(items, destination, deps.clock());
+    const verdict = await deps.gate.enter(data.destinationId, parks, reserved);
     if (verdict.kind === 'park') {
       metrics.parked.inc();
       await deps.putBack(job, deps.clock() + verdict.delayMs, token);
       throw new DelayedError();
     }
-    metrics.inFlight.inc({ destination: data.destinationId });
-    let run: RunResult | undefined;
+    let given = 0;
+    const places = {
+      take: () => {
+        const t = deps.gate.send(data.destinationId);
+        return t instanceof Promise ? t.then(() => metrics.inFlight.inc({ destination: data.destinationId })) : void metrics.inFlight.inc({ destination: data.destinationId });
+      },
+      give: (ms: number | undefined) => {
+        given++;
+        metrics.inFlight.dec({ destination: data.destinationId });
+        deps.gate.sent(data.destinationId);
+        deps.gate.leave(data.destinationId, ms);
+      },
+    };
+    let run: Awaited<ReturnType<typeof runDelivery>> | undefined;
     try {
-      run = await runDelivery(data, destination, deps);
+      run = await runDelivery(data.destinationId, items, destination, deps, places, stopping);
     } finally {
-      metrics.inFlight.dec({ destination: data.destinationId });
-      deps.gate.leave(data.destinationId, run?.ms ?? 0);
+      // Reserved requests never sent (a call stopped at shutdown) free their places too.
+      if (reserved > given) deps.gate.leave(data.destinationId, undefined, reserved - given);
     }
-    for (const a of run.attempts) {
-      metrics.attempts.inc({ destination: data.destinationId, outcome: a.outcome, status_class: statusClass(a) });
-      metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
+    for (const c of run.calls) {
+      for (const a of c.attempts) {
+        metrics.attempts.inc({ destination: data.destinationId, outcome: a.outcome, status_class: statusClass(a) });
+        metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
+      }
     }
-    const { decision } = run;
-    // Receiver URLs often carry credentials in their path or query: logs get the origin only
-    // (the attempt log, behind the admin API, keeps the full URL).
-    const urls = () => run.attempts.map((a) => ({ url: originOf(a.url), outcome: a.outcome, status: a.status, error: a.error, ms: a.latencyMs }));
-    switch (decision.kind) {
-      case 'delivered': {
-        metrics.messages.inc({ destination: data.destinationId, result: 'delivered' });
-        const receivedAt = 'receivedAt' in data.call ? Date.parse(data.call.receivedAt) : NaN;
+
+    const letters: DeadLetter[] = [];
+    const pending: DeliveryItem[] = [];
+    let delivered = 0;
+    let at = Number.POSITIVE_INFINITY;
+    const failures: { messageId: string; outcome: string; attempt: number; reason?: string; urls: ReturnType<typeof urlsOf> }[] = [];
+    for (const c of run.calls) {
+      const d = c.decision;
+      if (d === undefined) {
+        // Nothing was due for it (or shutdown came first): it waits on unchanged.
+        pending.push(c.item);
+        at = Math.min(at, nextDue(c.item, destination) ?? deps.clock());
+      } else if (d.kind === 'delivered') {
+        delivered++;
+        const receivedAt = 'receivedAt' in c.item.call ? Date.parse(c.item.call.receivedAt) : NaN;
         if (!Number.isNaN(receivedAt)) metrics.endToEndSeconds.observe(Math.max(0, deps.clock() - receivedAt) / 1000);
-        if (logger.isLevelEnabled('info')) logger.info({ ...base, attempt: decision.attempt, outcome: 'delivered', urls: urls(), ms: run.ms }, 'delivery.attempted');
-        return 'delivered';
-      }
-      case 'retry': {
-        await job.updateData({ ...data, retry: decision.state });
-        await deps.putBack(job, decision.at, token);
-        metrics.messages.inc({ destination: data.destinationId, result: 'retry_scheduled' });
-        logger.info({ ...base, attempt: decision.state.attempt, outcome: 'retry_scheduled', retryAt: new Date(decision.at).toISOString(), urls: urls(), ms: run.ms }, 'delivery.attempted');
-        throw new DelayedError();
-      }
-      case 'dead': {
-        await deadLetter(job, decision.state, decision.reason);
-        logger.warn({ ...base, attempt: decision.state.attempt, outcome: 'dead_lettered', reason: decision.reason, urls: urls(), ms: run.ms }, 'delivery.attempted');
-        return 'dead_lettered';
+      } else if (d.kind === 'retry') {
+        pending.push({ ...c.item, retry: d.state });
+        at = Math.min(at, d.at);
+        failures.push({ messageId: c.item.call.messageId, outcome: 'retry_scheduled', attempt: d.state.attempt, urls: urlsOf(c) });
+      } else {
+        letters.push(letterOf(data, c.item, d.state, d.reason));
+        failures.push({ messageId: c.item.call.messageId, outcome: 'dead_lettered', attempt: d.state.attempt, reason: d.reason, urls: urlsOf(c) });
       }
     }
+    const retrying = failures.filter((f) => f.outcome === 'retry_scheduled').length;
+    if (delivered > 0) metrics.messages.inc({ destination: data.destinationId, result: 'delivered' }, delivered);
+    if (retrying > 0) metrics.messages.inc({ destination: data.destinationId, result: 'retry_scheduled' }, retrying);
+    if (letters.length > 0) metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, letters.length);
+    const line = { ...base, calls: items.length, delivered, retrying, deadLettered: letters.length, waiting: pending.length - retrying, ms: run.ms, ...(failures.length > 0 ? { failures } : {}) };
+    if (letters.length > 0) logger.warn(line, 'delivery.attempted');
+    else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
+    await commit(job, token, letters, pending, Number.isFinite(at) ? at : undefined, runsBefore + 1);
   };
+}
+
+/** When the first of a waiting call's URLs falls due again (undefined: one is due now). */
+function nextDue(item: DeliveryItem, destination: Destination): number | undefined {
+  const waits = destination.settings.webhooks.map((w) => item.retry?.urls[w.url]).filter((s) => s !== undefined && !s.failed);
+  if (waits.length === 0) return undefined;
+  return Math.min(...waits.map((s) => s?.notBefore ?? 0));
+}
+
+// Receiver URLs often carry credentials in their path or query: logs get the origin only (the
+// attempt log, behind the admin API, keeps the full URL).
+function urlsOf(c: CallRun) {
+  return c.attempts.map((a) => ({ url: originOf(a.url), outcome: a.outcome, status: a.status, error: a.error, ms: a.latencyMs }));
 }
 
 function originOf(url: string): string {

@@ -68,7 +68,7 @@ describe('webhook bodies and signatures match the golden fixtures', () => {
     await pipeline.setDestinations([webhookDestination(destinationId, [receiver.url], { sharedSecret: fixture.sharedSecret })]);
     if (fixture.call.type === 'delete') {
       // The router never produces deletes (regulations do), so the job goes on the deliver queue directly.
-      await pipeline.deliverQueue.add('deliver', { sourceId: pipeline.source.id, destinationId, call: fixture.call });
+      await pipeline.deliverQueue.add('deliver', { destinationId, calls: [{ sourceId: pipeline.source.id, call: fixture.call }] });
     } else {
       await pipeline.route([fixture.call]);
     }

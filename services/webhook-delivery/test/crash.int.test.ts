@@ -3,8 +3,8 @@
  * Ingest and router run in this process; webhook-delivery runs as a real child process (the
  * compiled service, as operators run it) against the same prefix. While many deliveries to a slow
  * receiver are in flight the child is SIGKILLed, and a new one is started. Every call must reach
- * the receiver; the ones delivered twice are counted, reported, and may only be jobs that were
- * active in the killed process.
+ * the receiver; the ones delivered twice are counted, reported, and may only be calls of jobs
+ * that were active in the killed process.
  */
 import { buildDelivery, startDeliveryChild as startChild, stopChild, type DeliveryChild } from '../../../test/support/delivery-child';
 import { eventually } from '../../../test/support/eventually';
@@ -78,9 +78,19 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
     expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
     await sending;
 
-    // With no worker alive, the active list is exactly what the dead process held.
+    // With no worker alive, the active list is exactly what the dead process held: batch jobs,
+    // whose calls are read from their batch, and jobs holding calls to retry.
     const activeAtKill = await pipeline.deliverQueue.getActive(0, -1);
-    const inFlightIds = new Set(activeAtKill.map((j) => j.data.call.messageId));
+    const inFlightIds = new Set<string>();
+    for (const job of activeAtKill) {
+      const data = job.data;
+      if ('calls' in data) for (const item of data.calls) inFlightIds.add(item.call.messageId);
+      else {
+        const indexes = data.batch.sources.flatMap((src) => src.indexes);
+        const texts = await pipeline.batches.readCalls(data.batch.id, data.destinationId, indexes);
+        for (const text of texts ?? []) if (text !== null) inFlightIds.add((JSON.parse(text) as { messageId: string }).messageId);
+      }
+    }
     const receivedAtKill = receiver.requests.length;
     const openAtReceiver = receiver.requests.filter((r, i) => r.at + (delays[i] ?? 0) > killedAt).length;
     expect(receivedAtKill).toBeLessThan(CALLS / 2);
@@ -107,7 +117,7 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
     }
     const duplicated = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
     console.log(
-      `crash test: received ${receivedAtKill} before the kill, ${inFlightIds.size} deliver jobs active in the killed process ` +
+      `crash test: received ${receivedAtKill} before the kill, ${activeAtKill.length} deliver jobs holding ${inFlightIds.size} calls active in the killed process ` +
         `(${openAtReceiver} requests unanswered at the receiver); after restart ${receiver.requests.length} requests for ${counts.size} messageIds, ` +
         `${duplicated.length} messageIds delivered more than once`,
     );

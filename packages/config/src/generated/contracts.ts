@@ -20,6 +20,10 @@ export type AudienceJob =
   | {
       kind: 'periodic';
     };
+/**
+ * Calls for one Webhooks destination, on the webhook-delivery queue. A job the router makes holds every call of one route job bound for the destination by reference (`batch`: the calls stay in the call batch ingest wrote, read once by webhook-delivery); its id is `<destinationId>-<batchId>`. After the first round the calls that must be retried are held in the job itself (`calls`), each with its own retry state. Replays, audience identifies and delete notices are jobs of `calls` from the start.
+ */
+export type DeliverJob = BatchDeliverJob | HeldDeliverJob;
 
 /**
  * Every contract type, one per schema file under schemas/.
@@ -28,6 +32,7 @@ export interface Contracts {
   AdminApi: AdminApi;
   AudienceCondition: AudienceCondition;
   AudienceJob: AudienceJob;
+  RouteEntry: RouteEntry;
   DeadLetter: DeadLetter;
   DeliverJob: DeliverJob;
   DeliveryAttempt: DeliveryAttempt;
@@ -231,11 +236,14 @@ export interface DeadLetterPage {
   nextCursor: string | null;
 }
 /**
- * A message no URL of its destination accepted within the retry window, or that every URL refused permanently; kept for inspection and replay. `job` is what replay re-enqueues, without its retry state.
+ * One call that no URL of its destination accepted within its retry window, or that every URL refused permanently; kept for inspection and replay. `job` is the call as replay re-enqueues it, in a job of its own.
  */
 export interface DeadLetter {
+  /**
+   * the letter's id, derived from the destination, the source and the messageId (one letter per call and destination); also the job id a replay of it gets
+   */
   jobId: string;
-  job: DeliverJob;
+  job: DeadLetterCall;
   /**
    * attempt rounds made; 0 when the destination was disabled before any
    */
@@ -255,13 +263,12 @@ export interface DeadLetter {
   deadAt: string;
 }
 /**
- * One call (or deletion notice) for one Webhooks destination, on the webhook-delivery queue. Its job id is derived from the destination id, the source id and the messageId, so routing a call twice delivers it once.
+ * the call and where it was going
  */
-export interface DeliverJob {
+export interface DeadLetterCall {
   sourceId: string;
   destinationId: string;
   call: NormalizedCall | DeleteNotice;
-  retry?: RetryState;
 }
 /**
  * A tracking call after ingest validated and normalized it. Unknown top-level keys are kept as sent.
@@ -332,36 +339,6 @@ export interface DeleteNotice {
    * ISO 8601 UTC with milliseconds
    */
   timestamp: string;
-}
-/**
- * Written by webhook-delivery after an attempt round that neither succeeded nor ended the message.
- */
-export interface RetryState {
-  /**
-   * epoch ms of the first attempt; the retry window counts from here
-   */
-  firstAttemptAt: number;
-  /**
-   * attempt rounds made so far
-   */
-  attempt: number;
-  /**
-   * by URL, what its last attempt left
-   */
-  urls: {
-    [k: string]: UrlRetryState;
-  };
-}
-export interface UrlRetryState {
-  lastError: string;
-  /**
-   * true once the URL failed permanently: it is not tried again
-   */
-  failed?: boolean;
-  /**
-   * epoch ms before which the URL is not tried again (backoff or Retry-After)
-   */
-  notBefore?: number;
 }
 /**
  * One write through the admin API.
@@ -617,6 +594,116 @@ export interface ApiError {
   }[];
 }
 /**
+ * What the router needs of one call of a call batch, stored in the batch beside the calls themselves so that routing never reads whole calls: where it comes from, what it is, who it is about, its integrations, and what a profile takes of it. The call itself is the batch field named by `index`.
+ */
+export interface RouteEntry {
+  /**
+   * the batch field that holds the call
+   */
+  index: number;
+  sourceId: string;
+  messageId: string;
+  type: 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
+  userId?: string;
+  integrations?: {
+    [k: string]: unknown;
+  };
+  /**
+   * track only
+   */
+  event?: string;
+  /**
+   * identify only, when it has a userId (profiles)
+   */
+  traits?: {
+    [k: string]: unknown;
+  };
+  /**
+   * ISO 8601 UTC, clock-skew corrected
+   */
+  timestamp: string;
+}
+/**
+ * The first round of the calls of one route job bound for one destination: the calls are read from the call batch.
+ */
+export interface BatchDeliverJob {
+  destinationId: string;
+  batch: BatchRef;
+}
+/**
+ * The calls of a call batch bound for this destination, by source.
+ */
+export interface BatchRef {
+  /**
+   * the call batch (and route job) id
+   */
+  id: string;
+  /**
+   * @minItems 1
+   */
+  sources: {
+    sourceId: string;
+    /**
+     * the batch fields holding the calls
+     *
+     * @minItems 1
+     */
+    indexes: number[];
+  }[];
+}
+/**
+ * Calls held in the job itself, each with its retry state: the calls of a batch job still to be retried after its first round, a replayed dead letter, an audience identify, a delete notice.
+ */
+export interface HeldDeliverJob {
+  destinationId: string;
+  /**
+   * @minItems 1
+   */
+  calls: DeliveryItem[];
+  /**
+   * rounds the job went through (parks not counted); with BullMQ's attemptsStarted it tells how often the job was parked
+   */
+  runs?: number;
+}
+/**
+ * One call held in a delivery job, with what its earlier rounds left.
+ */
+export interface DeliveryItem {
+  sourceId: string;
+  call: NormalizedCall | DeleteNotice;
+  retry?: RetryState;
+}
+/**
+ * Written by webhook-delivery for a call after an attempt round that neither delivered it nor ended it.
+ */
+export interface RetryState {
+  /**
+   * epoch ms of the call's first attempt; its retry window counts from here
+   */
+  firstAttemptAt: number;
+  /**
+   * attempt rounds made so far
+   */
+  attempt: number;
+  /**
+   * by URL, what its last attempt left
+   */
+  urls: {
+    [k: string]: UrlRetryState;
+  };
+}
+export interface UrlRetryState {
+  lastError: string;
+  /**
+   * true once the URL failed permanently: it is not tried again
+   */
+  failed?: boolean;
+  /**
+   * epoch ms before which the URL is not tried again (backoff or Retry-After)
+   */
+  notBefore?: number;
+}
+/**
  * The declarative config file named by EVENTRELAY_CONFIG: applied at start as an idempotent upsert.
  */
 export interface EventrelayConfig {
@@ -678,7 +765,7 @@ export interface Audience {
   condition: AudienceCondition;
 }
 /**
- * router → audiences: the identify and track calls with a userId of one routed intake request (suppressed users' calls are not among them), to update profiles and audience membership.
+ * router → audiences: the identify and track calls with a userId of one routed call batch, by source (suppressed users' calls are not among them), to update profiles and audience membership.
  */
 export interface ProfileJob {
   sourceId: string;
@@ -724,16 +811,11 @@ export interface RegulationJob {
   request: RegulationCreate;
 }
 /**
- * One accepted intake request on the router's queue: every call of it that passed validation and dedupe.
+ * One ingest flush on the router's queue: the calls ingest accepted within one short window, from every source, stored once in the call batch of the same id (written with this job in one MULTI). The job carries only the reference.
  */
 export interface RouteJob {
-  sourceId: string;
   /**
-   * also the BullMQ job id
+   * letters, digits, - and _; also the BullMQ job id
    */
-  requestId: string;
-  /**
-   * @minItems 1
-   */
-  calls: NormalizedCall[];
+  batchId: string;
 }

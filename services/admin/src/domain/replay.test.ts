@@ -5,17 +5,19 @@ const destination: Destination = { id: 'd1', name: 'Webhooks', enabled: true, so
 const call = { type: 'track' as const, messageId: 'm1', userId: 'u', event: 'E', timestamp: '2026-11-21T00:00:00.000Z', receivedAt: '2026-11-21T00:00:00.000Z' };
 
 describe('replayJob', () => {
-  it('is the same job under the same id, without its retry state (a fresh window, the same messageId)', () => {
+  it('is a job of its own holding just the call, under the letter id, without retry state (a fresh window, the same messageId)', () => {
+    // A letter written before jobs carried batches kept the retry state in `job`: it is dropped too.
+    const oldJob = { sourceId: 's1', destinationId: 'd1', call, retry: { firstAttemptAt: 1, attempt: 9, urls: { 'https://a': { lastError: 'HTTP 500' } } } };
     const letter: DeadLetter = {
       jobId: 'd1-abc',
-      job: { sourceId: 's1', destinationId: 'd1', call, retry: { firstAttemptAt: 1, attempt: 9, urls: { 'https://a': { lastError: 'HTTP 500' } } } },
+      job: oldJob as DeadLetter['job'],
       attempts: 9,
       lastError: 'HTTP 500',
       urls: [{ url: 'https://a', error: 'HTTP 500' }],
       firstAttemptAt: '2026-11-21T00:00:00.000Z',
       deadAt: '2026-11-21T04:00:00.000Z',
     };
-    expect(replayJob(letter)).toEqual({ jobId: 'd1-abc', data: { sourceId: 's1', destinationId: 'd1', call } });
+    expect(replayJob(letter)).toEqual({ jobId: 'd1-abc', data: { destinationId: 'd1', calls: [{ sourceId: 's1', call }] } });
   });
 });
 

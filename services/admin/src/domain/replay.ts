@@ -1,8 +1,8 @@
 /**
- * Replay: a dead letter goes back on the delivery queue as the job it was, under the same job id
- * (the job itself finished when it was dead-lettered, so the id is free, and a second replay of
- * the same letter while the first is still queued is ignored by BullMQ), without its retry state:
- * the message gets a fresh retry window and keeps its messageId.
+ * Replay: a dead letter goes back on the delivery queue as a job holding just its call, under the
+ * letter's id (a second replay of the same letter while the first is still queued is ignored by
+ * BullMQ), without retry state: the call gets a fresh retry window and keeps its messageId. The
+ * other calls of the job it died in are not touched.
  */
 import { RequestError, type DeadLetter, type DeliverJob, type Destination, type ReplayRequest } from '@eventrelay/config';
 
@@ -12,8 +12,8 @@ export interface ReplayJob {
 }
 
 export function replayJob(letter: DeadLetter): ReplayJob {
-  const { retry: _retry, ...data } = letter.job;
-  return { jobId: letter.jobId, data };
+  const { sourceId, destinationId, call } = letter.job;
+  return { jobId: letter.jobId, data: { destinationId, calls: [{ sourceId, call }] } };
 }
 
 export type ReplaySelection = { readonly kind: 'all' } | { readonly kind: 'since'; readonly sinceMs: number } | { readonly kind: 'messages'; readonly messageIds: readonly string[] };

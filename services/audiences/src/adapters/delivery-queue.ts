@@ -1,6 +1,7 @@
 /**
  * Puts calls the audiences service makes (membership identifies, delete notices) on the delivery
- * queue, with the router's job ids and deduplication, so queuing one twice delivers it once.
+ * queue, one job per call and destination, with deterministic job ids (callDeliveryId) and
+ * deduplication, so queuing one twice delivers it once.
  */
 import type { Queue } from 'bullmq';
 import { queueCatalog, type DeliverJob } from '@eventrelay/config';
@@ -15,7 +16,11 @@ export class DeliveryQueue {
   async enqueue(deliveries: readonly PlannedDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     await this.queue.addBulk(
-      deliveries.map((d) => ({ name: queueCatalog.deliver.jobName, data: d.data, opts: { jobId: d.jobId, deduplication: { id: d.jobId, ttl: this.dedupeWindowMs } } })),
+      deliveries.map((d) => ({
+        name: queueCatalog.deliver.jobName,
+        data: { destinationId: d.destinationId, calls: [{ sourceId: d.sourceId, call: d.call }] },
+        opts: { jobId: d.jobId, deduplication: { id: d.jobId, ttl: this.dedupeWindowMs } },
+      })),
     );
   }
 }

@@ -1,4 +1,4 @@
-import { deliveryJobId, type Audience, type Destination } from '@eventrelay/config';
+import { callDeliveryId, type Audience, type Destination } from '@eventrelay/config';
 import { audienceSourceId, desiredMembership, membershipCall, membershipDeliveries, type Transition } from './membership.js';
 import { parseProfile, type Profile } from './profile.js';
 
@@ -81,7 +81,7 @@ describe('membershipCall', () => {
 describe('membershipDeliveries', () => {
   it('delivers only to the enabled destinations the audience lists (not disabled, deleted or unlisted ones)', () => {
     const planned = membershipDeliveries(audience(), transition(), destinations);
-    expect(planned.map((p) => p.data.destinationId)).toEqual(['d-on', 'd-on-2']);
+    expect(planned.map((p) => p.destinationId)).toEqual(['d-on', 'd-on-2']);
   });
 
   it('delivers the membership call under the audience source id, with the usual delivery job ids', () => {
@@ -89,8 +89,8 @@ describe('membershipDeliveries', () => {
     const call = membershipCall(audience(), t);
     expect(audienceSourceId('aud_trial')).toBe('audience:aud_trial');
     expect(membershipDeliveries(audience(), t, destinations)).toEqual([
-      { jobId: deliveryJobId('d-on', 'audience:aud_trial', 'aud-tr-42'), data: { sourceId: 'audience:aud_trial', destinationId: 'd-on', call } },
-      { jobId: deliveryJobId('d-on-2', 'audience:aud_trial', 'aud-tr-42'), data: { sourceId: 'audience:aud_trial', destinationId: 'd-on-2', call } },
+      { jobId: callDeliveryId('d-on', 'audience:aud_trial', 'aud-tr-42'), sourceId: 'audience:aud_trial', destinationId: 'd-on', call },
+      { jobId: callDeliveryId('d-on-2', 'audience:aud_trial', 'aud-tr-42'), sourceId: 'audience:aud_trial', destinationId: 'd-on-2', call },
     ]);
   });
 

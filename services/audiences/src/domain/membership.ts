@@ -2,7 +2,7 @@
  * Audience membership as data: which audiences a profile belongs in now, and the identify call
  * that tells a destination about a change (SPEC section 5). Pure.
  */
-import { deliveryJobId, traitKey, type Audience, type DeliverJob, type Destination, type NormalizedCall } from '@eventrelay/config';
+import { callDeliveryId, traitKey, type Audience, type DeliveryItem, type Destination, type NormalizedCall } from '@eventrelay/config';
 import { meets } from './evaluate.js';
 import { viewThrough, type Profile } from './profile.js';
 
@@ -50,9 +50,12 @@ export function membershipCall(audience: Audience, t: Transition): NormalizedCal
   };
 }
 
+/** One call for one destination, under the id that makes queuing it twice deliver it once. */
 export interface PlannedDelivery {
   readonly jobId: string;
-  readonly data: DeliverJob;
+  readonly sourceId: string;
+  readonly destinationId: string;
+  readonly call: DeliveryItem['call'];
 }
 
 /** One delivery per enabled destination of the audience; a disabled or deleted one gets nothing. */
@@ -61,5 +64,5 @@ export function membershipDeliveries(audience: Audience, t: Transition, destinat
   if (targets.length === 0) return [];
   const call = membershipCall(audience, t);
   const sourceId = audienceSourceId(audience.id);
-  return targets.map((d) => ({ jobId: deliveryJobId(d.id, sourceId, call.messageId), data: { sourceId, destinationId: d.id, call } }));
+  return targets.map((d) => ({ jobId: callDeliveryId(d.id, sourceId, call.messageId), sourceId, destinationId: d.id, call }));
 }

@@ -1,4 +1,4 @@
-import { deliveryJobId, emptySnapshot, type ConfigSnapshot, type DeleteNotice, type Destination, type RegulationCreate, type RegulationJob, type Source } from '@eventrelay/config';
+import { callDeliveryId, emptySnapshot, type ConfigSnapshot, type DeleteNotice, type Destination, type RegulationCreate, type RegulationJob, type Source } from '@eventrelay/config';
 import { affectedSources, deleteNotices, deletes, suppresses } from './regulation.js';
 
 const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk_${id}_0000000` });
@@ -40,17 +40,17 @@ describe('deleteNotices', () => {
   it('plans one notice per user and source with an enabled Webhooks destination', () => {
     const planned = notices(job(), ['alice', 'bob']);
     expect(planned).toHaveLength(4);
-    expect(planned.map((p) => `${p.data.call.userId}@${p.data.sourceId}→${p.data.destinationId}`).sort()).toEqual(['alice@s1→d-both', 'alice@s2→d-both', 'bob@s1→d-both', 'bob@s2→d-both']);
-    for (const userId of ['alice', 'bob']) expect(planned.filter((p) => p.data.call.userId === userId)).toHaveLength(2);
+    expect(planned.map((p) => `${p.call.userId}@${p.sourceId}→${p.destinationId}`).sort()).toEqual(['alice@s1→d-both', 'alice@s2→d-both', 'bob@s1→d-both', 'bob@s2→d-both']);
+    for (const userId of ['alice', 'bob']) expect(planned.filter((p) => p.call.userId === userId)).toHaveLength(2);
   });
 
   it('sends {type, messageId, userId, timestamp: createdAt} and nothing else, under the usual delivery job id', () => {
     for (const p of notices(job(), ['alice'])) {
-      const call = p.data.call as DeleteNotice;
+      const call = p.call as DeleteNotice;
       expect(Object.keys(call).sort()).toEqual(['messageId', 'timestamp', 'type', 'userId']);
       expect(call).toEqual({ type: 'delete', messageId: call.messageId, userId: 'alice', timestamp: '2026-11-21T10:00:00.000Z' });
-      expect(p.jobId).toBe(deliveryJobId(p.data.destinationId, p.data.sourceId, call.messageId));
-      expect(p.data).not.toHaveProperty('retry');
+      expect(p.jobId).toBe(callDeliveryId(p.destinationId, p.sourceId, call.messageId));
+      expect(p).not.toHaveProperty('retry');
     }
   });
 
@@ -58,24 +58,24 @@ describe('deleteNotices', () => {
     const first = notices(job(), ['alice', 'bob']);
     const again = notices(job(), ['alice', 'bob']);
     expect(again.map((p) => p.jobId)).toEqual(first.map((p) => p.jobId));
-    expect(again.map((p) => p.data.call.messageId)).toEqual(first.map((p) => p.data.call.messageId));
+    expect(again.map((p) => p.call.messageId)).toEqual(first.map((p) => p.call.messageId));
     // Two notices that reach one receiver (two sources, one URL) are two notifications, not a resend.
-    const aliceIds = new Set(first.filter((p) => p.data.call.userId === 'alice').map((p) => p.data.call.messageId));
+    const aliceIds = new Set(first.filter((p) => p.call.userId === 'alice').map((p) => p.call.messageId));
     expect(aliceIds.size).toBe(2);
     expect(new Set(first.map((p) => p.jobId)).size).toBe(4);
   });
 
   it('gives other messageIds to other users and other regulations', () => {
-    const messageId = (j: RegulationJob, userId: string) => notices(j, [userId])[0]!.data.call.messageId;
+    const messageId = (j: RegulationJob, userId: string) => notices(j, [userId])[0]!.call.messageId;
     expect(messageId(job(), 'alice')).not.toBe(messageId(job(), 'bob'));
     expect(messageId(job(), 'alice')).not.toBe(messageId(job({}, 'reg_2'), 'alice'));
   });
 
   it.each(['alice', 'Jürgen Müller', 'user with spaces', 'ユーザー/1:2', 'a'.repeat(1000)])('keeps the messageId of %j header-safe', (userId) => {
     const [first] = notices(job(), [userId]);
-    expect(first!.data.call.messageId).toMatch(/^del-reg_1-[A-Za-z0-9_-]+$/);
-    expect(first!.data.call.messageId.length).toBeLessThanOrEqual('del-reg_1-'.length + 22);
-    expect(first!.data.call.userId).toBe(userId);
+    expect(first!.call.messageId).toMatch(/^del-reg_1-[A-Za-z0-9_-]+$/);
+    expect(first!.call.messageId.length).toBeLessThanOrEqual('del-reg_1-'.length + 22);
+    expect(first!.call.userId).toBe(userId);
   });
 
   it('plans nothing for sources without an enabled destination, or no users', () => {

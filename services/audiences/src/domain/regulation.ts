@@ -3,7 +3,7 @@
  * notifications it forwards. Pure.
  */
 import { hash } from 'node:crypto';
-import { deliveryJobId, type ConfigSnapshot, type DeleteNotice, type RegulationJob } from '@eventrelay/config';
+import { callDeliveryId, type ConfigSnapshot, type DeleteNotice, type RegulationJob } from '@eventrelay/config';
 import type { PlannedDelivery } from './membership.js';
 
 export function deletes(job: RegulationJob): boolean {
@@ -33,7 +33,7 @@ export function deleteNotices(job: RegulationJob, sourceIds: readonly string[], 
     for (const userId of userIds) {
       // Per source too: two notices that reach one receiver are two notifications, not a resend.
       const call: DeleteNotice = { type: 'delete', messageId: `del-${job.id}-${hash('sha256', `${sourceId}\n${userId}`, 'base64url').slice(0, 22)}`, userId, timestamp: job.createdAt };
-      for (const d of targets) planned.push({ jobId: deliveryJobId(d.id, sourceId, call.messageId), data: { sourceId, destinationId: d.id, call } });
+      for (const d of targets) planned.push({ jobId: callDeliveryId(d.id, sourceId, call.messageId), sourceId, destinationId: d.id, call });
     }
   }
   return planned;

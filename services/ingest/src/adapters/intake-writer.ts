@@ -1,22 +1,28 @@
 /**
- * Puts accepted calls on the router's queue, coalescing the requests that arrive in the same tick
- * so that Redis sees three round trips per tick instead of three per request:
- *   1. gate script: count the request against its source's per-second limit and look up which
- *      messageIds were already accepted (dedupe);
- *   2. addBulk: one route job per request holding its new calls (the durable write, in one MULTI);
- *   3. mark script: remember the enqueued messageIds for the dedupe window (sent, not awaited).
- * Marking after the write, not before, means a crash between 2 and 3 can only let a duplicate
- * through (the router's deterministic job ids absorb it), never lose a call that was answered 200.
- * When a step fails or times out, the request is answered 503: its calls may or may not have been
- * written, and the client's retry is safe because repeats are deduplicated downstream.
+ * Puts accepted calls on the router's queue, coalescing every request that arrives within one
+ * short window (INGEST_FLUSH_MS, or sooner when the flush holds MAX_CALLS_PER_FLUSH calls or
+ * MAX_BYTES_PER_FLUSH of them) into one call batch and one route job, written in ONE MULTI:
+ *   1. the intake step (one script): count each request against its source's per-second limit,
+ *      claim each call's messageId for the dedupe window (SET NX) and store the calls it claimed,
+ *      with their route entries, in the batch hash;
+ *   2. the route job holding the batch id.
+ * Both land or neither does, so a call is stored exactly when its messageId is claimed and a route
+ * job exists exactly when its batch does: a crash can never leave a claimed call unrouted (the
+ * client's retry would then be deduped and the call lost), and no concurrent flush, here or in
+ * another replica, can store the same messageId twice. When the step fails or times out, every
+ * request of the flush is answered 503: its calls may or may not have been written, and the
+ * client's retry is deduped when they were.
+ * A source found over its limit is answered 429 for the rest of that second without asking Redis,
+ * so a flood costs Redis one command per second per source.
  */
-import type { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import type { ChainableCommander } from 'ioredis';
 import type { Queue } from 'bullmq';
-import { UnavailableError, queueCatalog, type NormalizedCall, type RouteJob } from '@eventrelay/config';
+import { UnavailableError, routeEntryOf, type NormalizedCall, type RouteJob } from '@eventrelay/config';
+import { CallBatches, queueJobAdd, type IntakeRequest } from '@eventrelay/runtime';
 
 export interface Submission {
   readonly sourceId: string;
-  readonly requestId: string;
   readonly ratePerSecond: number;
   /** A messageId repeated within the submission counts as a duplicate, like one seen before. */
   readonly calls: readonly NormalizedCall[];
@@ -27,135 +33,108 @@ export type SubmitResult = { kind: 'accepted'; enqueued: number; duplicates: num
 
 interface Pending {
   readonly sub: Submission;
+  /** The calls as stored, serialized when submitted (spread over the window, not at flush time). */
+  readonly json: readonly string[];
   readonly resolve: (r: SubmitResult) => void;
   readonly reject: (e: unknown) => void;
 }
 
-const GATE = `
-local n = tonumber(ARGV[1])
-local out = {}
-local k = n + 1
-for i = 1, n do
-  local limit = tonumber(ARGV[1 + i])
-  local count = tonumber(ARGV[1 + n + i])
-  local used = redis.call('INCR', KEYS[i])
-  if used == 1 then redis.call('EXPIRE', KEYS[i], 2) end
-  if used > limit then
-    out[i] = -1
-    k = k + count
-  else
-    local seen = {}
-    for j = 1, count do
-      seen[j] = redis.call('EXISTS', KEYS[k])
-      k = k + 1
-    end
-    out[i] = seen
-  end
-end
-return out`;
-
-const MARK = `
-for i = 1, #KEYS do redis.call('SET', KEYS[i], '1', 'EX', ARGV[1]) end
-return #KEYS`;
-
-interface Scripts {
-  intakeGate(numKeys: number, ...args: (string | number)[]): Promise<(number | number[])[]>;
-  intakeMark(numKeys: number, ...args: (string | number)[]): Promise<number>;
-}
-
-/** Enough to keep one flush's script and MULTI small; the rest waits for the next tick. */
-const MAX_CALLS_PER_FLUSH = 5000;
+/** Keeps one flush's step, job and the router's and delivery's reads of it moderate. */
+export const MAX_CALLS_PER_FLUSH = 1000;
+/** About two full batch requests (500 KB each): a request is never split across flushes. */
+export const MAX_BYTES_PER_FLUSH = 1024 * 1024;
 
 export interface IntakeWriterOptions {
-  readonly redis: Redis;
+  readonly batches: CallBatches;
+  /** A MULTI on which route jobs can be added (runtime transactionsOn of the route queue). */
+  readonly transaction: () => ChainableCommander;
   readonly queue: Queue<RouteJob>;
   readonly prefix: string;
   readonly dedupeWindowSeconds: number;
+  /** How long the first request of a flush waits for others; 0 = until the end of the event-loop turn. */
+  readonly flushMs: number;
   readonly clock: () => number;
-  readonly onMarkFailed: (err: unknown) => void;
+  readonly newBatchId?: () => string;
 }
 
 export class IntakeWriter {
   private pending: Pending[] = [];
   private pendingCalls = 0;
-  private scheduled = false;
-  private readonly scripts: Scripts;
+  private pendingBytes = 0;
+  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  /** Sources over their limit, and the second until whose end they stay so. */
+  private readonly limited = new Map<string, number>();
+  private readonly newBatchId: () => string;
 
   constructor(private readonly opts: IntakeWriterOptions) {
-    opts.redis.defineCommand('intakeGate', { lua: GATE });
-    opts.redis.defineCommand('intakeMark', { lua: MARK });
-    this.scripts = opts.redis as unknown as Scripts;
+    this.newBatchId = opts.newBatchId ?? randomUUID;
   }
 
   submit(sub: Submission): Promise<SubmitResult> {
+    const second = Math.floor(this.opts.clock() / 1000);
+    const limitedIn = this.limited.get(sub.sourceId);
+    if (limitedIn !== undefined) {
+      if (limitedIn === second) return Promise.resolve({ kind: 'rate_limited', resetAtEpochSeconds: second + 1 });
+      this.limited.delete(sub.sourceId);
+    }
+    const json = sub.calls.map((c) => JSON.stringify(c));
+    let bytes = 0;
+    for (const j of json) bytes += j.length;
     return new Promise<SubmitResult>((resolve, reject) => {
-      this.pending.push({ sub, resolve, reject });
+      this.pending.push({ sub, json, resolve, reject });
       this.pendingCalls += sub.calls.length;
-      if (this.pendingCalls >= MAX_CALLS_PER_FLUSH) this.flushNow();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flushNow());
-      }
+      this.pendingBytes += bytes;
+      if (this.pendingCalls >= MAX_CALLS_PER_FLUSH || this.pendingBytes >= MAX_BYTES_PER_FLUSH) this.flushNow();
+      else if (this.timer === undefined) this.timer = this.opts.flushMs > 0 ? setTimeout(() => this.flushNow(), this.opts.flushMs) : setImmediate(() => this.flushNow());
     });
   }
 
   private flushNow(): void {
-    this.scheduled = false;
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer as NodeJS.Timeout);
+      clearImmediate(this.timer as NodeJS.Immediate);
+      this.timer = undefined;
+    }
     const batch = this.pending;
     this.pending = [];
     this.pendingCalls = 0;
+    this.pendingBytes = 0;
     if (batch.length > 0) void this.flush(batch);
-  }
-
-  private dedupeKey(sourceId: string, messageId: string): string {
-    return `${this.opts.prefix}:dedupe:${sourceId}:${messageId}`;
   }
 
   private async flush(batch: Pending[]): Promise<void> {
     const second = Math.floor(this.opts.clock() / 1000);
     const dedupe = this.opts.dedupeWindowSeconds > 0;
+    const batchId = this.newBatchId();
     try {
-      const rateKeys = batch.map((p) => `${this.opts.prefix}:rate:${p.sub.sourceId}:${second}`);
-      const seenKeys = batch.map((p) => (dedupe ? p.sub.calls.map((c) => this.dedupeKey(p.sub.sourceId, c.messageId)) : []));
-      const keys = [...rateKeys, ...seenKeys.flat()];
-      const verdicts = await this.scripts.intakeGate(keys.length, ...keys, batch.length, ...batch.map((p) => p.sub.ratePerSecond), ...seenKeys.map((k) => k.length));
-
-      const results: SubmitResult[] = [];
-      const jobs: { name: string; data: RouteJob; opts: { jobId: string } }[] = [];
-      const toMark: string[] = [];
-      const claimedThisFlush = new Set<string>();
+      let index = 0;
+      const requests: IntakeRequest[] = batch.map((p) => ({
+        rateKey: `${this.opts.prefix}:rate:${p.sub.sourceId}:${second}`,
+        ratePerSecond: p.sub.ratePerSecond,
+        calls: p.sub.calls.map((call, j) => ({
+          json: p.json[j] as string,
+          entry: routeEntryOf(call, p.sub.sourceId, index++),
+          ...(dedupe ? { dedupeKey: `${this.opts.prefix}:dedupe:${p.sub.sourceId}:${call.messageId}` } : {}),
+        })),
+      }));
+      const tx = this.opts.transaction();
+      this.opts.batches.queueIntake(tx, batchId, requests, this.opts.dedupeWindowSeconds);
+      queueJobAdd(tx, this.opts.queue, { batchId }, batchId);
+      const answers = await tx.exec();
+      if (!answers) throw new Error('redis: the intake transaction was aborted');
+      for (const [err] of answers) if (err) throw err;
+      const verdicts = CallBatches.intakeVerdicts(answers[0]?.[1], batch.length);
       batch.forEach((p, i) => {
         const verdict = verdicts[i];
-        if (verdict === -1 || verdict === undefined) {
-          results.push({ kind: 'rate_limited', resetAtEpochSeconds: second + 1 });
+        if (verdict === undefined || verdict.kind === 'rate_limited') {
+          this.limited.set(p.sub.sourceId, second);
+          p.resolve({ kind: 'rate_limited', resetAtEpochSeconds: second + 1 });
           return;
         }
-        const seen = Array.isArray(verdict) ? verdict : [];
-        const keysOfRequest = seenKeys[i] ?? [];
         const duplicateIndexes: number[] = [];
-        const fresh = p.sub.calls.filter((_c, j) => {
-          const key = keysOfRequest[j];
-          if (key === undefined) return true;
-          if (seen[j] === 1 || claimedThisFlush.has(key)) {
-            duplicateIndexes.push(j);
-            return false;
-          }
-          claimedThisFlush.add(key);
-          toMark.push(key);
-          return true;
-        });
-        if (fresh.length > 0) jobs.push({ name: queueCatalog.route.jobName, data: { sourceId: p.sub.sourceId, requestId: p.sub.requestId, calls: fresh }, opts: { jobId: p.sub.requestId } });
-        results.push({ kind: 'accepted', enqueued: fresh.length, duplicates: duplicateIndexes.length, duplicateIndexes });
+        verdict.duplicate.forEach((d, j) => d && duplicateIndexes.push(j));
+        p.resolve({ kind: 'accepted', enqueued: p.sub.calls.length - duplicateIndexes.length, duplicates: duplicateIndexes.length, duplicateIndexes });
       });
-
-      if (jobs.length > 0) await this.opts.queue.addBulk(jobs);
-      if (toMark.length > 0) {
-        // Not awaited: the calls are already durable, and a failed mark only weakens dedupe. The
-        // mark is written to the connection before any answer goes out, and Redis runs one
-        // connection's commands in order, so a repeat sent after the answer is gated after it.
-        this.scripts.intakeMark(toMark.length, ...toMark, this.opts.dedupeWindowSeconds).catch(this.opts.onMarkFailed);
-      }
-      batch.forEach((p, i) => p.resolve(results[i] as SubmitResult));
     } catch (err) {
       const unavailable = new UnavailableError('service_unavailable', 'the event store is unavailable; retry later (repeats are deduplicated)', 1, { cause: err });
       batch.forEach((p) => p.reject(unavailable));

@@ -123,7 +123,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     if (accepted.length === 0) return { stored: accepted, rejected };
     if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
 
-    const result = await deps.writer.submit({ sourceId: source.id, requestId: deps.newId(), ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond, calls: accepted });
+    const result = await deps.writer.submit({ sourceId: source.id, ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond, calls: accepted });
     if (result.kind === 'rate_limited') {
       const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
       throw new UnavailableError('rate_limited', `source ${source.id} is over its limit of requests per second`, retryAfter, { resetAtEpochSeconds: result.resetAtEpochSeconds });

@@ -1,10 +1,9 @@
 /**
- * Suppressed users, looked up per route job with one HMGET for the job's distinct userIds. While no
+ * Suppressed users, looked up per route job with one HMGET for the batch's distinct userIds. While no
  * user is suppressed (the usual case, checked once a second) no lookup is made at all, so the
  * drop point costs nothing until a SUPPRESS regulation exists.
  */
 import type { Redis } from 'ioredis';
-import type { NormalizedCall } from '@eventrelay/config';
 import { configKeys } from '@eventrelay/runtime';
 import type { Suppression } from '../domain/suppression.js';
 
@@ -37,7 +36,7 @@ export class SuppressionList {
   }
 
   /** Suppressions of the calls' users; none is looked for while no user is suppressed at all. */
-  async lookup(calls: readonly NormalizedCall[]): Promise<ReadonlyMap<string, Suppression>> {
+  async lookup(calls: readonly { readonly userId?: string | undefined }[]): Promise<ReadonlyMap<string, Suppression>> {
     const found = new Map<string, Suppression>();
     if (this.size === 0) return found;
     const userIds = [...new Set(calls.map((c) => c.userId).filter((u): u is string => u !== undefined))];

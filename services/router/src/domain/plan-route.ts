@@ -1,61 +1,88 @@
 /**
- * What one route job becomes: a delivery job per (call, selected destination), what the audiences
- * service needs of its identify and track calls, and a count of the calls dropped on the way and
- * why, for the log line and the metrics.
+ * What one route job (a call batch) becomes: per selected destination, the batch's calls bound
+ * for it (by reference, grouped by source: one delivery job each), what the audiences service
+ * needs of the identify and track calls (per source), and a count of the calls dropped on the
+ * way and why, for the log line and the metrics. Works on the batch's route entries only: the
+ * calls themselves stay in Redis until webhook-delivery reads them.
  */
-import { deliveryJobId, type DeliverJob, type Destination, type ProfileCall, type RouteJob } from '@eventrelay/config';
+import type { Destination, ProfileCall, RouteEntry } from '@eventrelay/config';
 import { selectDestinations } from './select-destinations.js';
 import { isSuppressed, type Suppression } from './suppression.js';
 
+/** One destination's share of the batch: the indexes of its calls, by source. */
 export interface PlannedDelivery {
-  readonly jobId: string;
-  readonly data: DeliverJob;
+  readonly destinationId: string;
+  readonly sources: { readonly sourceId: string; readonly indexes: number[] }[];
 }
 
 export interface RoutePlan {
+  /** One per destination that gets at least one call, in the order destinations were first met. */
   readonly deliveries: PlannedDelivery[];
+  /** (call, destination) pairs: what the deliveries hold in all. */
+  readonly routedPairs: number;
   readonly suppressed: number;
   /** Calls that no destination takes (none connected, or `integrations` turned them all off). */
   readonly unrouted: number;
   /** (call, enabled connected destination) pairs that a call's `integrations` turned off. */
   readonly turnedOff: number;
-  /** Delivery jobs per call, in call order (0 for a suppressed or unrouted call). */
+  /** Destinations per call, in entry order (0 for a suppressed or unrouted call). */
   readonly fanout: number[];
-  /** Identify and track calls with a userId, for profiles; suppressed users' calls are not here. */
-  readonly profileCalls: ProfileCall[];
+  /** Identify and track calls with a userId, for profiles, by source; suppressed users' calls are not here. */
+  readonly profiles: { readonly sourceId: string; readonly calls: ProfileCall[] }[];
 }
 
-export function planRoute(job: RouteJob, connected: readonly Destination[], suppressions: ReadonlyMap<string, Suppression>): RoutePlan {
-  const deliveries: PlannedDelivery[] = [];
+/** `connected(sourceId)`: the destinations connected to a source (enabled or not). */
+export function planRoute(entries: readonly RouteEntry[], connected: (sourceId: string) => readonly Destination[], suppressions: ReadonlyMap<string, Suppression>): RoutePlan {
+  const byDestination = new Map<string, Map<string, number[]>>();
+  const profiles = new Map<string, ProfileCall[]>();
+  let routedPairs = 0;
   let suppressed = 0;
   let unrouted = 0;
   let turnedOff = 0;
   const fanout: number[] = [];
-  const profileCalls: ProfileCall[] = [];
-  const enabled = connected.filter((d) => d.enabled).length;
-  for (const call of job.calls) {
-    if (isSuppressed(call, job.sourceId, call.userId === undefined ? undefined : suppressions.get(call.userId))) {
+  for (const entry of entries) {
+    if (isSuppressed(entry, entry.sourceId, entry.userId === undefined ? undefined : suppressions.get(entry.userId))) {
       suppressed++;
       fanout.push(0);
       continue;
     }
-    const profileCall = toProfileCall(call);
-    if (profileCall) profileCalls.push(profileCall);
-    const targets = selectDestinations(call, connected);
+    const profileCall = toProfileCall(entry);
+    if (profileCall) {
+      const list = profiles.get(entry.sourceId);
+      if (list) list.push(profileCall);
+      else profiles.set(entry.sourceId, [profileCall]);
+    }
+    const destinations = connected(entry.sourceId);
+    const targets = selectDestinations(entry, destinations);
     if (targets.length === 0) unrouted++;
-    turnedOff += enabled - targets.length;
+    turnedOff += destinations.filter((d) => d.enabled).length - targets.length;
     fanout.push(targets.length);
-    for (const d of targets) deliveries.push({ jobId: deliveryJobId(d.id, job.sourceId, call.messageId), data: { sourceId: job.sourceId, destinationId: d.id, call } });
+    routedPairs += targets.length;
+    for (const d of targets) {
+      let sources = byDestination.get(d.id);
+      if (!sources) byDestination.set(d.id, (sources = new Map()));
+      const indexes = sources.get(entry.sourceId);
+      if (indexes) indexes.push(entry.index);
+      else sources.set(entry.sourceId, [entry.index]);
+    }
   }
-  return { deliveries, suppressed, unrouted, turnedOff, fanout, profileCalls };
+  return {
+    deliveries: [...byDestination].map(([destinationId, sources]) => ({ destinationId, sources: [...sources].map(([sourceId, indexes]) => ({ sourceId, indexes })) })),
+    routedPairs,
+    suppressed,
+    unrouted,
+    turnedOff,
+    fanout,
+    profiles: [...profiles].map(([sourceId, calls]) => ({ sourceId, calls })),
+  };
 }
 
 // Anonymous calls feed no profile: audiences are delivered by userId (identity resolution of
 // anonymousIds is out of scope, docs/audiences.md).
-function toProfileCall(call: RouteJob['calls'][number]): ProfileCall | undefined {
-  if (call.userId === undefined || call.userId === '') return undefined;
-  const base = { messageId: call.messageId, userId: call.userId, timestamp: call.timestamp };
-  if (call.type === 'identify') return { type: 'identify', ...base, ...(call.traits ? { traits: call.traits } : {}) };
-  if (call.type === 'track' && call.event !== undefined) return { type: 'track', ...base, event: call.event };
+function toProfileCall(entry: RouteEntry): ProfileCall | undefined {
+  if (entry.userId === undefined || entry.userId === '') return undefined;
+  const base = { messageId: entry.messageId, userId: entry.userId, timestamp: entry.timestamp };
+  if (entry.type === 'identify') return { type: 'identify', ...base, ...(entry.traits ? { traits: entry.traits } : {}) };
+  if (entry.type === 'track' && entry.event !== undefined) return { type: 'track', ...base, event: entry.event };
   return undefined;
 }

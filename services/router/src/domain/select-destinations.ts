@@ -3,7 +3,7 @@
  * call's source, unless the call's `integrations` object says otherwise. Keys are destination
  * names, case sensitive; `"All": false` turns every destination off unless its own key is on.
  */
-import type { Destination, NormalizedCall } from '@eventrelay/config';
+import type { Destination } from '@eventrelay/config';
 
 /**
  * Whether `integrations` lets the call reach a destination named `name`. A destination's own key
@@ -19,6 +19,6 @@ export function integrationAllows(integrations: Record<string, unknown> | undefi
 }
 
 /** `connected` are the enabled destinations connected to the call's source. */
-export function selectDestinations(call: NormalizedCall, connected: readonly Destination[]): Destination[] {
+export function selectDestinations(call: { readonly integrations?: Record<string, unknown> | undefined }, connected: readonly Destination[]): Destination[] {
   return connected.filter((d) => d.enabled && integrationAllows(call.integrations, d.name));
 }

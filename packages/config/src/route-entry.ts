@@ -1,0 +1,15 @@
+/**
+ * What the router needs of a call (call-batch.schema.json): ingest stores it beside the call, so
+ * routing reads a few dozen bytes per call instead of the whole call. Traits go along only where a
+ * profile takes them (identify calls with a userId); properties and context never do.
+ */
+import type { NormalizedCall, RouteEntry } from './generated/contracts.js';
+
+export function routeEntryOf(call: NormalizedCall, sourceId: string, index: number): RouteEntry {
+  const entry: RouteEntry = { index, sourceId, messageId: call.messageId, type: call.type, timestamp: call.timestamp };
+  if (call.userId !== undefined) entry.userId = call.userId;
+  if (call.integrations !== undefined) entry.integrations = call.integrations;
+  if (call.type === 'track' && call.event !== undefined) entry.event = call.event;
+  if (call.type === 'identify' && call.userId !== undefined && call.userId !== '' && call.traits !== undefined) entry.traits = call.traits;
+  return entry;
+}
