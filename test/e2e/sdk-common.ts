@@ -42,7 +42,7 @@ export const pageProperties = (): Record<string, unknown> => ({ path: '/pricing'
 export const screenProperties = (): Record<string, unknown> => ({ section: 'settings', variant: 'dark' });
 
 export async function queuedJobs(t: TestIngest): Promise<QueuedJob[]> {
-  return (await t.routeJobs()) as QueuedJob[];
+  return await t.routeJobs();
 }
 
 export function callsOf(jobs: readonly QueuedJob[]): QueuedCall[] {

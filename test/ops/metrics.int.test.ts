@@ -110,7 +110,8 @@ describe('metrics of a running pipeline', () => {
         expect(samples.filter((s) => s.name === 'eventrelay_queue_jobs' && s.labels['queue'] === queue).map((s) => s.labels['state']).sort()).toEqual(['active', 'delayed', 'failed', 'waiting']);
         expect(samples.some((s) => s.name === 'eventrelay_queue_oldest_waiting_seconds' && s.labels['queue'] === queue)).toBe(true);
       }
-      expect(total(samples, 'eventrelay_queue_jobs', { queue: 'deliver', state: 'delayed' })).toBe(3);
+      // d-bad's three calls came in one request, so they wait for their retry in one job.
+      expect(total(samples, 'eventrelay_queue_jobs', { queue: 'deliver', state: 'delayed' })).toBe(1);
       expect(total(samples, 'eventrelay_queue_jobs', { queue: 'deliver', state: 'waiting' })).toBe(0);
       expect(total(samples, 'eventrelay_queue_oldest_waiting_seconds', { queue: 'deliver' })).toBe(0);
     }

@@ -100,9 +100,14 @@ return 1
 `;
 
 interface BatchCommands {
-  intakeBatch(numKeys: number, ...args: (string | number)[]): Promise<unknown>;
-  planBatch(numKeys: number, ...args: string[]): Promise<number>;
   releaseBatch(numKeys: number, ...args: string[]): Promise<number>;
+}
+
+/** The same scripts queued on a MULTI: each returns the MULTI. */
+interface QueuedBatchCommands {
+  intakeBatch(numKeys: number, ...args: (string | number)[]): ChainableCommander;
+  planBatch(numKeys: number, ...args: string[]): ChainableCommander;
+  releaseBatch(numKeys: number, ...args: string[]): ChainableCommander;
 }
 
 /** One request of a flush: its rate window and its calls, each with its dedupe key when dedupe is on. */
@@ -121,7 +126,7 @@ export function callBatchKey(prefix: string, batchId: string): string {
 
 /** Makes the batch scripts callable on `redis` and on the MULTIs made from it. */
 function defineBatchCommands(redis: Redis): BatchCommands {
-  const commands = redis as unknown as Partial<BatchCommands>;
+  const commands = redis as unknown as Partial<QueuedBatchCommands>;
   if (typeof commands.intakeBatch !== 'function') redis.defineCommand('intakeBatch', { lua: INTAKE });
   if (typeof commands.planBatch !== 'function') redis.defineCommand('planBatch', { lua: PLAN });
   if (typeof commands.releaseBatch !== 'function') redis.defineCommand('releaseBatch', { lua: RELEASE });
@@ -153,7 +158,7 @@ export class CallBatches {
     const args: (string | number)[] = [dedupeTtlS, requests.length];
     for (const r of requests) args.push(r.ratePerSecond, r.calls.length);
     for (const r of requests) for (const c of r.calls) args.push(c.json, JSON.stringify(c.entry));
-    (tx as unknown as BatchCommands).intakeBatch(keys.length, ...keys, ...args);
+    (tx as unknown as QueuedBatchCommands).intakeBatch(keys.length, ...keys, ...args);
   }
 
   /** The intake step's answer, per request. */
@@ -189,7 +194,7 @@ export class CallBatches {
 
   /** Queues on `tx` the step that marks the batch routed and names the destinations holding it. */
   queuePlan(tx: ChainableCommander, batchId: string, destinationIds: readonly string[]): void {
-    (tx as unknown as BatchCommands).planBatch(1, this.key(batchId), ...destinationIds);
+    (tx as unknown as QueuedBatchCommands).planBatch(1, this.key(batchId), ...destinationIds);
   }
 
   /**
@@ -203,7 +208,7 @@ export class CallBatches {
 
   /** Queues on `tx` the end of `destinationId`'s hold on the batch. */
   queueRelease(tx: ChainableCommander, batchId: string, destinationId: string): void {
-    (tx as unknown as BatchCommands).releaseBatch(1, this.key(batchId), destinationId);
+    (tx as unknown as QueuedBatchCommands).releaseBatch(1, this.key(batchId), destinationId);
   }
 
   /** Ends `destinationId`'s hold now; true when this call ended it. */

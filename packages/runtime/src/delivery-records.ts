@@ -167,7 +167,7 @@ export class DeadLetterStore {
    * with the job's other changes; its answer is how many older letters were evicted.
    */
   queueAdd(tx: ChainableCommander, letter: DeadLetter): void {
-    void (tx as unknown as DeadLetterCommands).addDeadLetter(3, ...this.addArgs(letter));
+    (tx as unknown as { addDeadLetter(numKeys: number, ...args: (string | number)[]): ChainableCommander }).addDeadLetter(3, ...this.addArgs(letter));
   }
 
   private addArgs(letter: DeadLetter): (string | number)[] {

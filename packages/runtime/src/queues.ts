@@ -29,7 +29,7 @@ export async function transactionsOn(queue: Queue): Promise<() => ChainableComma
  * As with Queue.add, a job whose id is still in the queue is not added again.
  */
 export function queueJobAdd<K extends QueueKey>(tx: ChainableCommander, queue: Queue<PayloadOf<K>>, data: PayloadOf<K>, jobId: string): void {
-  const job = new Job(queue as unknown as Queue, jobNameOf(queue.name), data, { ...queue.defaultJobOptions, jobId }, jobId);
+  const job = new Job(queue, jobNameOf(queue.name), data, { ...queue.defaultJobOptions, jobId }, jobId);
   // The promise settles with the transaction; its outcome is read from EXEC's answers.
   job.addJob(tx as never).catch(() => undefined);
 }

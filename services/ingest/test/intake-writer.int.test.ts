@@ -1,8 +1,9 @@
-/** The coalescing writer against real Redis: same-tick dedupe, rate windows, all-or-nothing. */
+/** The coalescing writer against real Redis: one batch and route job per flush, dedupe, rate windows, all-or-nothing. */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queueCatalog, type NormalizedCall, type RouteJob } from '@eventrelay/config';
-import { IntakeWriter } from '../src/adapters/intake-writer';
+import { CallBatches, transactionsOn } from '@eventrelay/runtime';
+import { IntakeWriter, MAX_CALLS_PER_FLUSH, type IntakeWriterOptions } from '../src/adapters/intake-writer';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
 
 const call = (messageId: string): NormalizedCall => ({ type: 'track', event: 'E', userId: 'u', messageId, timestamp: '2026-11-21T09:30:00.000Z', receivedAt: '2026-11-21T09:30:00.000Z' });
@@ -11,51 +12,113 @@ describe('IntakeWriter', () => {
   const prefix = uniquePrefix('writer');
   const redis = new Redis(SHARED_REDIS_URL);
   const queue = new Queue<RouteJob>(queueCatalog.route.name, { connection: redis, prefix });
+  const batches = new CallBatches(redis, prefix);
   let now = Date.parse('2026-11-21T09:30:00.000Z');
-  const markFailures: unknown[] = [];
-  const writer = new IntakeWriter({ redis, queue, prefix, dedupeWindowSeconds: 60, clock: () => now, onMarkFailed: (e) => markFailures.push(e) });
-  const jobs = async () => (await queue.getJobs(['wait'], 0, -1, true)).map((j) => j.data);
+  let serial = 0;
+  let writer: IntakeWriter;
+  const make = async (extra: Partial<IntakeWriterOptions> = {}) =>
+    new IntakeWriter({ batches, transaction: await transactionsOn(queue), queue, prefix, dedupeWindowSeconds: 60, flushMs: 0, clock: () => now, newBatchId: () => `b${++serial}`, ...extra });
+  /** Every route job on the queue with its batch's calls by source, as messageIds. */
+  const jobs = async () => {
+    const waiting = await queue.getJobs(['wait'], 0, -1, true);
+    const out: [string, [string, string[]][]][] = [];
+    for (const j of waiting) out.push([j.data.batchId, (await batches.contents(j.data.batchId)).map((part) => [part.sourceId, part.calls.map((c) => c.messageId)])]);
+    return out;
+  };
 
+  beforeAll(async () => {
+    writer = await make();
+  });
+  beforeEach(async () => {
+    await queue.drain();
+  });
   afterAll(async () => {
     await queue.close();
     await deletePrefix(SHARED_REDIS_URL, prefix);
     redis.disconnect();
   });
 
-  it('enqueues a messageId submitted twice in the same tick once, and answers both as accepted', async () => {
+  it('writes the requests of one flush, from every source, as one call batch and one route job', async () => {
+    const [a, b] = await Promise.all([writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('f-1'), call('f-2')] }), writer.submit({ sourceId: 's2', ratePerSecond: 100, calls: [call('f-3')] })]);
+    expect(a).toEqual({ kind: 'accepted', enqueued: 2, duplicates: 0, duplicateIndexes: [] });
+    expect(b).toEqual({ kind: 'accepted', enqueued: 1, duplicates: 0, duplicateIndexes: [] });
+    const queued = await jobs();
+    expect(queued).toEqual([[`b${serial}`, [['s1', ['f-1', 'f-2']], ['s2', ['f-3']]]]]);
+    // The job carries the reference only; the batch holds the calls and their route entries.
+    const [job] = await queue.getJobs(['wait']);
+    expect(job?.data).toEqual({ batchId: `b${serial}` });
+    expect(job?.id).toBe(`b${serial}`);
+    const entries = await batches.routeEntries(`b${serial}`);
+    expect(entries?.map((e) => [e.index, e.sourceId, e.messageId])).toEqual([
+      [0, 's1', 'f-1'],
+      [1, 's1', 'f-2'],
+      [2, 's2', 'f-3'],
+    ]);
+  });
+
+  it('stores a messageId submitted twice in the same flush once, and answers both as accepted', async () => {
     const [a, b] = await Promise.all([
-      writer.submit({ sourceId: 's1', requestId: 'r1', ratePerSecond: 100, calls: [call('same'), call('other')] }),
-      writer.submit({ sourceId: 's1', requestId: 'r2', ratePerSecond: 100, calls: [call('same')] }),
+      writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('same'), call('other')] }),
+      writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('same')] }),
     ]);
     expect(a).toEqual({ kind: 'accepted', enqueued: 2, duplicates: 0, duplicateIndexes: [] });
     expect(b).toEqual({ kind: 'accepted', enqueued: 0, duplicates: 1, duplicateIndexes: [0] });
-    const queued = await jobs();
-    expect(queued.map((j) => [j.requestId, j.calls.map((c) => c.messageId)])).toEqual([['r1', ['same', 'other']]]);
+    expect((await jobs()).map(([, parts]) => parts)).toEqual([[['s1', ['same', 'other']]]]);
+  });
+
+  it('stores a call exactly when it claims its messageId: a repeat in a later flush is a duplicate', async () => {
+    await writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('claimed')] });
+    expect(await redis.ttl(`${prefix}:dedupe:s1:claimed`)).toBeGreaterThan(0);
+    const again = await writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('claimed'), call('fresh')] });
+    expect(again).toEqual({ kind: 'accepted', enqueued: 1, duplicates: 1, duplicateIndexes: [0] });
+    expect((await jobs()).map(([, parts]) => parts)).toEqual([[['s1', ['claimed']]], [['s1', ['fresh']]]]);
   });
 
   it('scopes dedupe to the source', async () => {
-    const r = await writer.submit({ sourceId: 's2', requestId: 'r3', ratePerSecond: 100, calls: [call('same')] });
+    const r = await writer.submit({ sourceId: 's2', ratePerSecond: 100, calls: [call('same')] });
     expect(r).toEqual({ kind: 'accepted', enqueued: 1, duplicates: 0, duplicateIndexes: [] });
   });
 
-  it('counts requests per source per second and opens a new window each second', async () => {
-    const submit = (i: number) => writer.submit({ sourceId: 's3', requestId: `rl-${now}-${i}`, ratePerSecond: 2, calls: [call(`rl-${now}-${i}`)] });
+  it('counts requests per source per second, stores and claims nothing of a request over the limit, and opens a new window each second', async () => {
+    const submit = (i: number) => writer.submit({ sourceId: 's3', ratePerSecond: 2, calls: [call(`rl-${now}-${i}`)] });
     const first = await Promise.all([submit(1), submit(2), submit(3)]);
     expect(first.map((r) => r.kind)).toEqual(['accepted', 'accepted', 'rate_limited']);
     expect(first[2]).toEqual({ kind: 'rate_limited', resetAtEpochSeconds: Math.floor(now / 1000) + 1 });
+    expect((await jobs()).flatMap(([, parts]) => parts.flatMap(([, ids]) => ids))).toEqual([`rl-${now}-1`, `rl-${now}-2`]);
+    expect(await redis.exists(`${prefix}:dedupe:s3:rl-${now}-3`)).toBe(0);
+    // Known to be over for the rest of the second: answered without asking Redis again.
+    const rateKey = `${prefix}:rate:s3:${Math.floor(now / 1000)}`;
+    const counted = await redis.get(rateKey);
+    expect(await submit(4)).toEqual({ kind: 'rate_limited', resetAtEpochSeconds: Math.floor(now / 1000) + 1 });
+    expect(await redis.get(rateKey)).toBe(counted);
     now += 1000;
-    expect((await submit(4)).kind).toBe('accepted');
-    expect(markFailures).toEqual([]);
+    expect((await submit(5)).kind).toBe('accepted');
   });
 
-  it('rejects every submission of a flush with service_unavailable when Redis is unreachable', async () => {
-    const dead = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
-    dead.on('error', () => undefined);
-    const deadQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: dead, prefix });
-    deadQueue.on('error', () => undefined);
-    const w = new IntakeWriter({ redis: dead, queue: deadQueue, prefix, dedupeWindowSeconds: 60, clock: () => now, onMarkFailed: () => undefined });
-    const results = await Promise.allSettled([w.submit({ sourceId: 's', requestId: 'x1', ratePerSecond: 9, calls: [call('x1')] }), w.submit({ sourceId: 's', requestId: 'x2', ratePerSecond: 9, calls: [call('x2')] })]);
+  it('waits flushMs for more requests, and flushes at once when a flush holds MAX_CALLS_PER_FLUSH calls', async () => {
+    const slow = await make({ flushMs: 60_000 });
+    const many = Array.from({ length: MAX_CALLS_PER_FLUSH }, (_, i) => call(`many-${i}`));
+    const waiting = slow.submit({ sourceId: 's4', ratePerSecond: 100, calls: [call('waits')] });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await jobs()).toEqual([]);
+    // This one fills the flush: both go now, together, instead of after a minute.
+    const [a, b] = await Promise.all([waiting, slow.submit({ sourceId: 's4', ratePerSecond: 100, calls: many })]);
+    expect([a.kind, b.kind]).toEqual(['accepted', 'accepted']);
+    const queued = await jobs();
+    expect(queued).toHaveLength(1);
+    expect(queued[0]?.[1][0]?.[1]).toHaveLength(MAX_CALLS_PER_FLUSH + 1);
+  });
+
+  it('rejects every submission of a flush with service_unavailable when Redis is unreachable, and writes nothing', async () => {
+    const lost = new Redis(SHARED_REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    lost.on('error', () => undefined);
+    const lostQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: lost, prefix });
+    lostQueue.on('error', () => undefined);
+    const w = new IntakeWriter({ batches: new CallBatches(lost, prefix), transaction: await transactionsOn(lostQueue), queue: lostQueue, prefix, dedupeWindowSeconds: 60, flushMs: 0, clock: () => now });
+    lost.disconnect();
+    const results = await Promise.allSettled([w.submit({ sourceId: 's', ratePerSecond: 9, calls: [call('x1')] }), w.submit({ sourceId: 's', ratePerSecond: 9, calls: [call('x2')] })]);
     expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'fulfilled'))).toEqual(['service_unavailable', 'service_unavailable']);
-    dead.disconnect();
+    expect(await redis.exists(`${prefix}:dedupe:s:x1`, `${prefix}:dedupe:s:x2`)).toBe(0);
+    expect(await jobs()).toEqual([]);
   });
 });

@@ -1,6 +1,5 @@
-import type { Destination } from '@eventrelay/config';
+import { batchDeliveryJobId, queueCatalog, type Destination, type NormalizedCall } from '@eventrelay/config';
 import { configKeys } from '@eventrelay/runtime';
-import { deliveryJobId } from '@eventrelay/config';
 import { eventually } from '../../../test/support/eventually';
 import { startReceiver, type Receiver } from '../../../test/support/receiver';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
@@ -26,31 +25,40 @@ const hook = (id: string) => `https://${id}.example/hook`;
 const dest = (id: string, extra: Partial<Destination> = {}) => webhookDestination(id, [hook(id)], extra);
 
 /** Puts a route job on the queue and waits until the router finished it. */
-async function routeAndWait(p: TestPipeline, requestId: string, calls: Parameters<TestPipeline['route']>[0]): Promise<void> {
-  await p.route(calls, requestId);
-  await waitForRouteJob(p, requestId);
+async function routeAndWait(p: TestPipeline, batchId: string, calls: Parameters<TestPipeline['route']>[0]): Promise<void> {
+  await p.route(calls, batchId);
+  await waitForRouteJob(p, batchId);
 }
 
-async function waitForRouteJob(p: TestPipeline, requestId: string): Promise<void> {
+async function waitForRouteJob(p: TestPipeline, batchId: string): Promise<void> {
   const state = await eventually(async () => {
-    const s = await p.routeQueue.getJobState(requestId);
-    expect(['completed', 'failed']).toContain(s);
+    const s = await p.routeQueue.getJobState(batchId);
+    // A finished route job is removed at once (removeOnComplete), so "unknown" is done too.
+    expect(['completed', 'failed', 'unknown']).toContain(s);
     return s;
   });
-  if (state !== 'completed') throw new Error(`route job ${requestId} failed: ${(await p.routeQueue.getJob(requestId))?.failedReason}`);
+  if (state === 'failed') throw new Error(`route job ${batchId} failed: ${(await p.routeQueue.getJob(batchId))?.failedReason}`);
 }
 
-/** Every delivery job on the queue, as "destinationId/messageId", checked against its deterministic id. */
+/**
+ * Every (destination, call) pair the delivery jobs on the queue hold, as "destinationId/messageId",
+ * read from each job's call batch; each job checked against its deterministic id.
+ */
 async function deliveryJobs(p: TestPipeline): Promise<string[]> {
   const jobs = await p.deliverQueue.getJobs(['wait', 'prioritized', 'delayed', 'active', 'completed', 'failed']);
-  return jobs
-    .map((job) => {
-      expect(job.id).toBe(deliveryJobId(job.data.destinationId, job.data.sourceId, job.data.call.messageId));
-      expect(job.id).not.toContain(':');
-      expect(job.data.sourceId).toBe(SOURCE);
-      return `${job.data.destinationId}/${job.data.call.messageId}`;
-    })
-    .sort();
+  const pairs: string[] = [];
+  for (const job of jobs) {
+    const data = job.data;
+    if (!('batch' in data)) throw new Error(`expected a batch job, got ${JSON.stringify(data)}`);
+    expect(job.id).toBe(batchDeliveryJobId(data.destinationId, data.batch.id));
+    expect(job.id).not.toContain(':');
+    for (const s of data.batch.sources) {
+      expect(s.sourceId).toBe(SOURCE);
+      const texts = await p.batches.readCalls(data.batch.id, data.destinationId, s.indexes);
+      for (const text of texts ?? []) pairs.push(`${data.destinationId}/${(JSON.parse(text!) as NormalizedCall).messageId}`);
+    }
+  }
+  return pairs.sort();
 }
 
 async function pendingDeliveries(p: TestPipeline): Promise<number> {
@@ -59,16 +67,26 @@ async function pendingDeliveries(p: TestPipeline): Promise<number> {
 }
 
 describe('router: route jobs → delivery jobs (real Redis)', () => {
-  it('plans one delivery job per (call, enabled destination connected to the source)', async () => {
+  it('plans one delivery job per enabled destination connected to the source, holding its calls by reference', async () => {
     const p = await start({
       destinations: [dest('d1'), dest('d2'), dest('d-other-source', { sourceIds: ['src-other'] }), dest('d-disabled', { enabled: false })],
     });
     await routeAndWait(p, 'req-1', [trackCall('m-1'), trackCall('m-2')]);
     expect(await deliveryJobs(p)).toEqual(['d1/m-1', 'd1/m-2', 'd2/m-1', 'd2/m-2']);
 
-    const job = await p.deliverQueue.getJob(deliveryJobId('d1', SOURCE, 'm-2'));
-    expect(job?.data).toMatchObject({ sourceId: SOURCE, destinationId: 'd1', call: { type: 'track', messageId: 'm-2', userId: 'user-1', event: 'Tested' } });
-    expect(job?.data.retry).toBeUndefined();
+    const job = await p.deliverQueue.getJob(batchDeliveryJobId('d1', 'req-1'));
+    expect(job?.data).toEqual({ destinationId: 'd1', batch: { id: 'req-1', sources: [{ sourceId: SOURCE, indexes: [0, 1] }] } });
+    // The batch keeps the calls as ingest stored them, and now names the destinations holding it.
+    const batch = await p.admin.hgetall(p.batches.key('req-1'));
+    expect(Object.keys(batch).sort()).toEqual(['0', '1', 'd:d1', 'd:d2', 'h']);
+    expect(JSON.parse(batch['1']!)).toMatchObject({ type: 'track', messageId: 'm-2', userId: 'user-1', event: 'Tested' });
+    expect(batch['h']).toBe('2');
+  });
+
+  it('deletes a batch no destination takes as soon as it is routed', async () => {
+    const p = await start({ destinations: [dest('d-disabled', { enabled: false })] });
+    await routeAndWait(p, 'req-1', [trackCall('m-1')]);
+    expect(await p.admin.exists(p.batches.key('req-1'))).toBe(0);
   });
 
   it('a destination connected to another source, or disabled, gets nothing', async () => {
@@ -91,7 +109,7 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
     expect(await deliveryJobs(p)).toEqual(['d1/all-off-webhooks-on', 'd1/lowercase-off', 'd1/none', 'd1/options-object']);
   });
 
-  it('two route jobs carrying the same messageId yield one delivery job', async () => {
+  it('a messageId in two route jobs (a request seen twice) is routed once: the second batch never stored it', async () => {
     const p = await start({ destinations: [dest('d1'), dest('d2')] });
     await p.route([trackCall('m-1')], 'req-1');
     await p.route([trackCall('m-1'), trackCall('m-2')], 'req-2');
@@ -100,19 +118,16 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
     expect(await deliveryJobs(p)).toEqual(['d1/m-1', 'd1/m-2', 'd2/m-1', 'd2/m-2']);
   });
 
-  it('the same route job, re-added after it completed and was removed, yields no second delivery job', async () => {
+  it('the same route job, run again after it completed and was removed, adds nothing: its batch is marked routed', async () => {
     const p = await start({ destinations: [dest('d1')] });
     await routeAndWait(p, 'req-1', [trackCall('m-1')]);
     expect(await deliveryJobs(p)).toEqual(['d1/m-1']);
-    // BullMQ deduplication keeps the id for the router's dedupe window (ROUTER_DEDUPE_WINDOW_S, 1 h)
-    const ttl = await p.admin.pttl(`${p.prefix}:deliver:de:${deliveryJobId('d1', SOURCE, 'm-1')}`);
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(3_600_000);
-    // as removeOnComplete would: the route job id is free again, so the re-add is really processed
-    await (await p.routeQueue.getJob('req-1'))!.remove();
-    expect(await p.routeQueue.getJobState('req-1')).toBe('unknown');
-    await routeAndWait(p, 'req-1', [trackCall('m-1')]);
+    expect(await p.admin.hexists(p.batches.key('req-1'), 'r')).toBe(0);
+    // As a retry after the router died between its MULTI and finishing the job would: same id, same batch.
+    await p.routeQueue.add(queueCatalog.route.jobName, { batchId: 'req-1' }, { jobId: 'req-1' });
+    await waitForRouteJob(p, 'req-1');
     expect(await deliveryJobs(p)).toEqual(['d1/m-1']);
+    expect(await p.deliverQueue.count()).toBe(1);
   });
 
   describe('SUPPRESS regulations', () => {
@@ -188,9 +203,7 @@ describe('router + webhook-delivery: a call routed twice arrives once', () => {
     await eventually(async () => expect(await pendingDeliveries(p)).toBe(0));
     expect(messageIdsAt(receiver)).toEqual(['m-dup']);
 
-    // a third copy after the delivery job completed and was removed, with a new call behind it;
-    // only the deduplication key can stop it now
-    await eventually(async () => expect(await p.deliverQueue.getJob(deliveryJobId('d1', SOURCE, 'm-dup'))).toBeUndefined());
+    // a third copy after the delivery job completed and was removed, with a new call behind it
     await routeAndWait(p, 'req-3', [trackCall('m-dup'), trackCall('m-sentinel')]);
     await receiver.waitFor(2);
     await eventually(async () => expect(await pendingDeliveries(p)).toBe(0));
@@ -198,5 +211,22 @@ describe('router + webhook-delivery: a call routed twice arrives once', () => {
     expect(messageIdsAt(receiver).sort()).toEqual(['m-dup', 'm-sentinel']);
     const attempts = await p.attempts('d1');
     expect(attempts.filter((a) => a.messageId === 'm-dup')).toHaveLength(1);
+  });
+
+  it('a route job processed twice, after its calls were delivered, delivers each call once', async () => {
+    receiver = await startReceiver();
+    const p = await start({ delivery: true, destinations: [webhookDestination('d1', [receiver.url]), webhookDestination('d2', [receiver.url])] });
+    const ids = ['t-1', 't-2', 't-3'];
+    await routeAndWait(p, 'req-twice', ids.map((id) => trackCall(id)));
+    await receiver.waitFor(6);
+    await eventually(async () => expect(await pendingDeliveries(p)).toBe(0));
+    // Every destination released the batch after its round: it is gone.
+    await eventually(async () => expect(await p.admin.exists(p.batches.key('req-twice'))).toBe(0));
+    await p.routeQueue.add(queueCatalog.route.jobName, { batchId: 'req-twice' }, { jobId: 'req-twice' });
+    await waitForRouteJob(p, 'req-twice');
+    await routeAndWait(p, 'req-sentinel', [trackCall('sentinel')]);
+    await receiver.waitFor(8);
+    await eventually(async () => expect(await pendingDeliveries(p)).toBe(0));
+    expect(messageIdsAt(receiver).filter((id) => id !== 'sentinel').sort()).toEqual([...ids, ...ids].sort());
   });
 });

@@ -21,16 +21,22 @@ export interface DeliverDeps {
 
 /** One of the destination's places per request (DestinationGate.send/sent/leave). */
 export interface RequestPlaces {
-  take(): void | Promise<void>;
-  /** `ms` undefined: the request was not sent. */
-  give(ms: number | undefined): void;
+  /** undefined: send it; a number: do not (the destination turned slow), come back in that many ms. */
+  take(): number | undefined | Promise<number | undefined>;
+  /** Once per `take`: `ms` the request's duration, undefined when it was not sent; `placed` whether take gave it a place (it did not hold it back). */
+  give(ms: number | undefined, placed: boolean): void;
 }
 
-/** What one run did with one call: a decision, or nothing (no URL was due: it waits on). */
+/**
+ * What one run did with one call: a decision; or none, when no URL was due (it waits on), the
+ * process is stopping, or the destination turned slow before any of its requests went out
+ * (`holdMs`: come back after that long). A call without a decision is exactly as it was.
+ */
 export interface CallRun {
   readonly item: DeliveryItem;
   readonly decision: Decision | undefined;
   readonly attempts: readonly DeliveryAttempt[];
+  readonly holdMs?: number;
 }
 
 export interface RunResult {
@@ -57,20 +63,22 @@ export async function runDelivery(destinationId: string, items: readonly Deliver
       const attempt = (item.retry?.attempt ?? 0) + 1;
       const body = buildBody(item.call);
       const attempts: DeliveryAttempt[] = [];
+      let holdMs: number | undefined;
       const results: UrlResult[] = await Promise.all(
         destination.settings.webhooks
           .filter((w) => due.includes(w.url))
           .map(async (target): Promise<UrlResult | undefined> => {
-            await places.take();
-            if (stopping()) {
-              places.give(undefined);
+            const hold = await places.take();
+            if (hold !== undefined || stopping()) {
+              places.give(undefined, hold === undefined);
+              if (hold !== undefined) holdMs = Math.max(holdMs ?? 0, hold);
               return undefined;
             }
             const headers = buildHeaders({ body, messageId: item.call.messageId, attempt, sharedSecret: destination.settings.sharedSecret, staticHeaders: target.headers });
             const began = deps.clock();
             const sent = await deps.sender.send(target.url, headers, body);
             const ended = deps.clock();
-            places.give(ended - began);
+            places.give(ended - began, true);
             const outcome = classify(sent, ended);
             const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
             attempts.push(record);
@@ -78,8 +86,8 @@ export async function runDelivery(destinationId: string, items: readonly Deliver
             return { url: target.url, outcome };
           }),
       ).then((r) => r.filter((x): x is UrlResult => x !== undefined));
-      // Stopped before any URL of this call was tried: it is as it was.
-      if (results.length === 0) return { item, decision: undefined, attempts };
+      // Stopped, or held back, before any URL of this call was tried: it is as it was.
+      if (results.length === 0) return { item, decision: undefined, attempts, ...(holdMs !== undefined ? { holdMs } : {}) };
       const decision = decideRound({ urls, state: item.retry, results, startedAt, now: deps.clock(), policy: deps.policy, random });
       return { item, decision, attempts };
     }),

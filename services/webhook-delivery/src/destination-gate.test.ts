@@ -356,4 +356,89 @@ describe('DestinationGate', () => {
       expect(gate.inFlight('d1')).toBe(2);
     });
   });
+
+  describe('jobs of many requests', () => {
+    it('reserves a job\'s requests on admission: the next job goes only while fewer than the cap are reserved', () => {
+      const { gate } = harness({ maxInFlight: 8 });
+      expectGo(gate.enter('d1', 0, 5));
+      expect(gate.inFlight('d1')).toBe(5);
+      expectGo(gate.enter('d1', 0, 5));
+      expect(gate.inFlight('d1')).toBe(10);
+      expect(watch(gate.enter('d1', 0, 5)).isPromise).toBe(true);
+    });
+
+    it('admits waiting jobs as requests end, while the reservations stay under the cap', async () => {
+      const { gate } = harness({ maxInFlight: 8 });
+      expectGo(gate.enter('d1', 0, 5));
+      expectGo(gate.enter('d1', 0, 5));
+      const waiter = watch(gate.enter('d1', 0, 4));
+      gate.leave('d1', 10, 1);
+      await flush();
+      expect(waiter.settled).toBeUndefined();
+      gate.leave('d1', 10, 1);
+      gate.leave('d1', 10, 1);
+      await flush();
+      expect(waiter.settled).toEqual({ kind: 'go' });
+      expect(gate.inFlight('d1')).toBe(11);
+    });
+
+    it('ends reservations never sent without touching the slow detection', () => {
+      const { gate, advance } = harness({ maxInFlight: 2, slowMs: 1000 });
+      expectGo(gate.enter('d1', 0, 2));
+      advance(500);
+      gate.leave('d1', undefined, 2);
+      expect(gate.inFlight('d1')).toBe(0);
+      expectGo(gate.enter('d1', 0, 2));
+      // No duration was observed, so the destination is not slow: a job over the cap waits.
+      expect(watch(gate.enter('d1')).isPromise).toBe(true);
+    });
+
+    it('never has more than the cap of requests open: the rest wait for a place, in order', async () => {
+      const { gate } = harness({ maxInFlight: 2 });
+      expectGo(gate.enter('d1', 0, 4));
+      expect(gate.send('d1')).toEqual({ kind: 'go' });
+      expect(gate.send('d1')).toEqual({ kind: 'go' });
+      const third = watch(gate.send('d1'));
+      const fourth = watch(gate.send('d1'));
+      expect(gate.open('d1')).toBe(2);
+      gate.sent('d1', 20);
+      await flush();
+      expect(third.settled).toEqual({ kind: 'go' });
+      expect(fourth.settled).toBeUndefined();
+      expect(gate.open('d1')).toBe(2);
+      gate.sent('d1', 20);
+      gate.sent('d1', 20);
+      await flush();
+      expect(fourth.settled).toEqual({ kind: 'go' });
+      gate.sent('d1', 20);
+      expect(gate.open('d1')).toBe(0);
+    });
+
+    it('holds back the requests still waiting for a place once the destination\'s requests turn slow', async () => {
+      const { gate } = harness({ maxInFlight: 2, slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1', 0, 4));
+      gate.send('d1');
+      gate.send('d1');
+      const third = watch(gate.send('d1'));
+      const fourth = watch(gate.send('d1', 2));
+      // A request timed out after 4 s: the mean is now 4 s, slow; the waiting ones are not sent.
+      gate.sent('d1', 4000);
+      await flush();
+      expect(third.settled).toEqual({ kind: 'park', delayMs: 4000 });
+      expect(fourth.settled).toEqual({ kind: 'park', delayMs: MAX_PARK_MS < 16_000 ? MAX_PARK_MS : 16_000 });
+      expect(gate.open('d1')).toBe(1);
+    });
+
+    it('a place given back unused (no duration) does not count as a request', async () => {
+      const { gate } = harness({ maxInFlight: 1 });
+      expectGo(gate.enter('d1', 0, 2));
+      gate.send('d1');
+      const next = watch(gate.send('d1'));
+      gate.sent('d1', undefined);
+      await flush();
+      expect(next.settled).toEqual({ kind: 'go' });
+      expect(gate.open('d1')).toBe(1);
+    });
+  });
 });
+

@@ -23,6 +23,8 @@ export const MAX_PARK_MS = 5 * 60 * 1000;
 
 export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; readonly delayMs: number };
 
+const GO: GateVerdict = Object.freeze({ kind: 'go' });
+
 interface Lane {
   /** Requests of admitted jobs not yet finished (sent or still to send). */
   inFlight: number;
@@ -31,7 +33,7 @@ interface Lane {
   /** Requests being sent now, at most maxInFlight. */
   open: number;
   /** Requests of admitted jobs waiting for one of the cap's places, oldest first. */
-  sendQueue: (() => void)[];
+  sendQueue: { resolve: (v: GateVerdict) => void; parks: number }[];
   /** Parks waiters that waited `slowMs`; runs only while there are waiters (one timer per lane, not per job). */
   sweep: NodeJS.Timeout | undefined;
   /** Exponentially weighted mean request duration, ms. */
@@ -68,7 +70,7 @@ export class DestinationGate {
     if (lane.inFlight < this.options.maxInFlight) {
       if (lane.inFlight === 0) lane.lastFinishedAt = this.options.clock();
       lane.inFlight += weight;
-      return { kind: 'go' };
+      return GO;
     }
     if (this.isSlow(lane)) return this.park(lane, parks);
     return new Promise<GateVerdict>((resolve) => {
@@ -81,24 +83,35 @@ export class DestinationGate {
   }
 
   /**
-   * Takes one of the cap's places for a request of an admitted job; resolves at once while fewer
-   * than the cap are open. Each `send` is followed by `sent` when the request is over.
+   * Takes one of the cap's places for a request of an admitted job: `go` at once while fewer than
+   * the cap are open, else when a place comes free. A request still waiting when the destination's
+   * requests turn slow is not sent: it gets `park` (its call stays as it was, unattempted, and the
+   * job comes back after the delay), so a hung destination never sees a job's queued requests one
+   * timeout after another. Each `go` is followed by `sent` when the request is over.
    */
-  send(destinationId: string): void | Promise<void> {
+  send(destinationId: string, parks = 0): GateVerdict | Promise<GateVerdict> {
     const lane = this.lane(destinationId);
     if (lane.open < this.options.maxInFlight) {
       lane.open++;
-      return;
+      return GO;
     }
-    return new Promise<void>((resolve) => lane.sendQueue.push(resolve));
+    return new Promise<GateVerdict>((resolve) => lane.sendQueue.push({ resolve, parks }));
   }
 
-  /** Gives a request's place to the next one waiting to be sent. */
-  sent(destinationId: string): void {
+  /** A request is over: `attemptMs` its duration (undefined when it was not sent after all); its place goes to the next request waiting. */
+  sent(destinationId: string, attemptMs: number | undefined): void {
     const lane = this.lane(destinationId);
-    const next = lane.sendQueue.shift();
-    if (next) next();
-    else lane.open--;
+    if (attemptMs !== undefined) this.observe(lane, attemptMs);
+    lane.open--;
+    while (lane.sendQueue.length > 0 && lane.open < this.options.maxInFlight) {
+      const next = lane.sendQueue.shift()!;
+      if (lane.meanMs >= this.options.slowMs) {
+        next.resolve(this.park(lane, next.parks));
+        continue;
+      }
+      lane.open++;
+      next.resolve(GO);
+    }
   }
 
   /**
@@ -107,11 +120,7 @@ export class DestinationGate {
    */
   leave(destinationId: string, attemptMs: number | undefined, requests = 1): void {
     const lane = this.lane(destinationId);
-    if (attemptMs !== undefined) {
-      lane.meanMs = lane.meanMs === 0 ? attemptMs : lane.meanMs * 0.8 + attemptMs * 0.2;
-      lane.lastFinishedAt = this.options.clock();
-      if (attemptMs < this.options.slowMs) lane.slowSince = undefined;
-    }
+    if (attemptMs !== undefined) this.observe(lane, attemptMs);
     // The lane is kept when idle: forgetting that a destination is slow would let the next burst
     // fill its cap again before it is recognised. Lanes are bounded by the number of destinations.
     lane.inFlight -= requests;
@@ -119,7 +128,7 @@ export class DestinationGate {
       const next = lane.waiters.shift();
       if (!next) break;
       lane.inFlight += next.requests;
-      next.resolve({ kind: 'go' });
+      next.resolve(GO);
     }
   }
 
@@ -143,6 +152,12 @@ export class DestinationGate {
       clearInterval(lane.sweep);
       lane.sweep = undefined;
     }
+  }
+
+  private observe(lane: Lane, attemptMs: number): void {
+    lane.meanMs = lane.meanMs === 0 ? attemptMs : lane.meanMs * 0.8 + attemptMs * 0.2;
+    lane.lastFinishedAt = this.options.clock();
+    if (attemptMs < this.options.slowMs) lane.slowSince = undefined;
   }
 
   private isSlow(lane: Lane): boolean {

@@ -18,7 +18,7 @@ import type { DeadLetter, DeliverJob, DeliveryItem, Destination, NormalizedCall,
 import { callDeliveryId } from '@eventrelay/config';
 import { execAll, queueJobRewrite, type CallBatches, type DeadLetterStore, type Logger } from '@eventrelay/runtime';
 import { requestsDue, runDelivery, type CallRun, type DeliverDeps } from './deliver.js';
-import type { DestinationGate } from './destination-gate.js';
+import type { DestinationGate, GateVerdict } from './destination-gate.js';
 import { statusClass } from './domain/outcome.js';
 import type { DeliveryMetrics } from './metrics.js';
 
@@ -153,25 +153,33 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       await deps.putBack(job, deps.clock() + verdict.delayMs, token);
       throw new DelayedError();
     }
-    let given = 0;
+    let ended = 0;
     const places = {
       take: () => {
-        const t = deps.gate.send(data.destinationId);
-        return t instanceof Promise ? t.then(() => metrics.inFlight.inc({ destination: data.destinationId })) : void metrics.inFlight.inc({ destination: data.destinationId });
+        const verdict = deps.gate.send(data.destinationId, parks);
+        const holdOf = (v: GateVerdict) => {
+          if (v.kind === 'park') return v.delayMs;
+          metrics.inFlight.inc({ destination: data.destinationId });
+          return undefined;
+        };
+        return verdict instanceof Promise ? verdict.then(holdOf) : holdOf(verdict);
       },
-      give: (ms: number | undefined) => {
-        given++;
-        metrics.inFlight.dec({ destination: data.destinationId });
-        deps.gate.sent(data.destinationId);
-        deps.gate.leave(data.destinationId, ms);
+      give: (ms: number | undefined, placed: boolean) => {
+        ended++;
+        if (placed) {
+          metrics.inFlight.dec({ destination: data.destinationId });
+          deps.gate.sent(data.destinationId, ms);
+        }
+        // A URL that fell due between the reservation and the run is one request more than reserved.
+        if (ended <= reserved) deps.gate.leave(data.destinationId, undefined);
       },
     };
     let run: Awaited<ReturnType<typeof runDelivery>> | undefined;
     try {
       run = await runDelivery(data.destinationId, items, destination, deps, places, stopping);
     } finally {
-      // Reserved requests never sent (a call stopped at shutdown) free their places too.
-      if (reserved > given) deps.gate.leave(data.destinationId, undefined, reserved - given);
+      // Reserved requests never asked for (calls with nothing due, or stopped at shutdown) end too.
+      if (reserved > ended) deps.gate.leave(data.destinationId, undefined, reserved - ended);
     }
     for (const c of run.calls) {
       for (const a of c.attempts) {
@@ -188,9 +196,10 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     for (const c of run.calls) {
       const d = c.decision;
       if (d === undefined) {
-        // Nothing was due for it (or shutdown came first): it waits on unchanged.
+        // Nothing was due for it, the destination turned slow first (held back), or shutdown came
+        // first: it waits on unchanged.
         pending.push(c.item);
-        at = Math.min(at, nextDue(c.item, destination) ?? deps.clock());
+        at = Math.min(at, c.holdMs !== undefined ? deps.clock() + c.holdMs : (nextDue(c.item, destination) ?? deps.clock()));
       } else if (d.kind === 'delivered') {
         delivered++;
         const receivedAt = 'receivedAt' in c.item.call ? Date.parse(c.item.call.receivedAt) : NaN;

@@ -1,8 +1,8 @@
 /**
  * Graceful shutdown (issue 7): SIGTERM to the compiled webhook-delivery while a receiver takes 3 s
  * to answer. Readiness turns false at once, the attempts in flight finish (the receiver's answers
- * are read and the jobs completed), jobs not yet taken stay queued for the next worker, the
- * process exits 0, and nothing is lost, repeated or left active in Redis.
+ * are read), the calls not sent yet stay queued for the next worker (held in their job, not
+ * attempted), the process exits 0, and nothing is lost, repeated or left active in Redis.
  */
 import { buildDelivery, startDeliveryChild, stopChild, type DeliveryChild } from '../../../test/support/delivery-child';
 import { eventually } from '../../../test/support/eventually';
@@ -10,7 +10,7 @@ import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } f
 import { startReceiver, type Receiver } from '../../../test/support/receiver';
 
 const SLOW_MS = 3000;
-/** Taken at once by the first process; the rest wait. */
+/** Requests the first process has open to the receiver at once: the rest of the job's calls wait. */
 const CONCURRENCY = 5;
 const CALLS = 8;
 
@@ -39,7 +39,8 @@ describe('webhook-delivery on SIGTERM while a receiver is slow', () => {
     await pipeline.route(ids.map((id) => trackCall(id)));
 
     await eventually(() => expect(receiver.requests).toHaveLength(CONCURRENCY), 10_000, 20);
-    expect(await pipeline.deliverQueue.getActiveCount()).toBe(CONCURRENCY);
+    // One route job, one destination: one delivery job holds all the calls.
+    expect(await pipeline.deliverQueue.getActiveCount()).toBe(1);
     const signalledAt = Date.now();
     first.process.kill('SIGTERM');
 
@@ -52,9 +53,14 @@ describe('webhook-delivery on SIGTERM while a receiver is slow', () => {
     expect(first.output()).toContain('shutdown.done');
     expect(first.output()).not.toContain('shutdown.step_failed');
 
-    // Nothing taken by the stopped process is left active; what it never took is still waiting.
-    const counts = await pipeline.deliverQueue.getJobCounts('active', 'wait', 'delayed', 'failed', 'completed');
-    expect(counts).toMatchObject({ active: 0, wait: CALLS - CONCURRENCY, delayed: 0, failed: 0 });
+    // Nothing taken by the stopped process is left active; the calls it never sent wait in their
+    // job, unattempted, due at once.
+    const counts = await pipeline.deliverQueue.getJobCounts('active', 'wait', 'delayed', 'failed');
+    expect(counts).toMatchObject({ active: 0, failed: 0 });
+    expect(counts['wait']! + counts['delayed']!).toBe(1);
+    const [held] = await pipeline.deliverQueue.getJobs(['wait', 'delayed']);
+    const sent = new Set(receiver.requests.map((r) => String(r.headers['x-eventrelay-message-id'])));
+    expect(held && 'calls' in held.data ? held.data.calls.map((c) => [c.call.messageId, c.retry]) : held?.data).toEqual(ids.filter((id) => !sent.has(id)).map((id) => [id, undefined]));
     expect(receiver.requests).toHaveLength(CONCURRENCY);
 
     // The next process delivers the rest, and only the rest.

@@ -10,7 +10,7 @@ describe('replayJob', () => {
     const oldJob = { sourceId: 's1', destinationId: 'd1', call, retry: { firstAttemptAt: 1, attempt: 9, urls: { 'https://a': { lastError: 'HTTP 500' } } } };
     const letter: DeadLetter = {
       jobId: 'd1-abc',
-      job: oldJob as DeadLetter['job'],
+      job: oldJob,
       attempts: 9,
       lastError: 'HTTP 500',
       urls: [{ url: 'https://a', error: 'HTTP 500' }],

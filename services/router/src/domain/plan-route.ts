@@ -60,7 +60,7 @@ export function planRoute(entries: readonly RouteEntry[], connected: (sourceId: 
     routedPairs += targets.length;
     for (const d of targets) {
       let sources = byDestination.get(d.id);
-      if (!sources) byDestination.set(d.id, (sources = new Map()));
+      if (!sources) byDestination.set(d.id, (sources = new Map<string, number[]>()));
       const indexes = sources.get(entry.sourceId);
       if (indexes) indexes.push(entry.index);
       else sources.set(entry.sourceId, [entry.index]);
