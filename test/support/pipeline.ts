@@ -7,8 +7,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { queueCatalog, routeEntryOf, type DeadLetter, type DeliverJob, type DeliveryAttempt, type Destination, type NormalizedCall, type RouteJob, type Source } from '@eventrelay/config';
-import { AttemptLog, CallBatches, ConfigStore, DeadLetterStore, createMetricsRegistry, execAll, queueJobAdd, transactionsOn, type Registry } from '@eventrelay/runtime';
+import { queueCatalog, type DeadLetter, type DeliverJob, type DeliveryAttempt, type Destination, type NormalizedCall, type RouteJob, type Source } from '@eventrelay/config';
+import { AttemptLog, CallBatches, ConfigStore, DeadLetterStore, createMetricsRegistry, execAll, intakeRequests, queueJobAdd, transactionsOn, type Registry } from '@eventrelay/runtime';
 import { loadEnv as loadIngestEnv } from '../../services/ingest/src/env';
 import { startIngest, type RunningIngest } from '../../services/ingest/src/service';
 import { loadEnv as loadRouterEnv } from '../../services/router/src/env';
@@ -152,12 +152,8 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
       async route(calls, batchId, sourceId = source.id) {
         const id = batchId ?? `b-${++batchSeq}-${Date.now().toString(36)}`;
         const tx = transaction();
-        const request = {
-          rateKey: `${prefix}:rate:${sourceId}:${Math.floor(Date.now() / 1000)}`,
-          ratePerSecond: 1_000_000_000,
-          calls: calls.map((call, i) => ({ json: JSON.stringify(call), entry: routeEntryOf(call, sourceId, i), dedupeKey: `${prefix}:dedupe:${sourceId}:${call.messageId}` })),
-        };
-        batches.queueIntake(tx, id, [request], 3600);
+        const requests = intakeRequests(prefix, Math.floor(Date.now() / 1000), true, [{ sourceId, ratePerSecond: 1_000_000_000, calls, callsJson: JSON.stringify(calls) }]);
+        batches.queueIntake(tx, id, requests, 3600);
         queueJobAdd(tx, routeQueue, { batchId: id }, id);
         await execAll(tx);
       },

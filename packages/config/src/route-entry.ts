@@ -5,8 +5,9 @@
  */
 import type { NormalizedCall, RouteEntry } from './generated/contracts.js';
 
-export function routeEntryOf(call: NormalizedCall, sourceId: string, index: number): RouteEntry {
-  const entry: RouteEntry = { index, sourceId, messageId: call.messageId, type: call.type, timestamp: call.timestamp };
+/** `index`: the call's number in its flush; `part`: the number of the first call of its request. */
+export function routeEntryOf(call: NormalizedCall, sourceId: string, index: number, part: number): RouteEntry {
+  const entry: RouteEntry = { index, part, sourceId, messageId: call.messageId, type: call.type, timestamp: call.timestamp };
   if (call.userId !== undefined) entry.userId = call.userId;
   if (call.integrations !== undefined) entry.integrations = call.integrations;
   if (call.type === 'track' && call.event !== undefined) entry.event = call.event;

@@ -2,72 +2,84 @@
  * Call batches: the calls ingest accepts within one flush, written to Redis once and read by
  * reference afterwards (docs/delivery.md, "The job model"). A batch is a hash,
  * `<prefix>:batch:<batchId>`:
- *   "<index>"            one call, the normalized call's JSON; indexes count the flush's calls
- *   "r"                  the route entries (what the router needs of each call), until routed
+ *   "c<start>"           the calls of one request of the flush, as one JSON array (the text is
+ *                        written as ingest serialized it: Redis copies it once, parses nothing);
+ *                        calls are numbered across the flush, so a request's calls are
+ *                        <start>, <start> + 1, …
+ *   "r"                  the route entries of the stored requests (what the router needs of each
+ *                        call), until routed
+ *   "x"                  the calls of stored requests that are not to be routed (duplicates)
  *   "h"                  how many destinations still need the calls, once routed
  *   "d:<destinationId>"  present while that destination's first round has not finished
- * The route job (same id) is added in the MULTI that writes the batch. The router reads only "r",
- * and in one step deletes it and names the destinations that hold the batch; each destination's
- * delivery job reads its calls, and after its first round (calls to retry move into the job itself)
- * releases its hold; the last release deletes the batch. Deleting "r" is what makes routing a batch
- * twice harmless, and the per-destination field what makes a release count once.
+ * The route job (same id) is added in the MULTI that writes the batch. The router reads only "r"
+ * and "x", and in one step deletes them and names the destinations that hold the batch; each
+ * destination's delivery job reads the requests holding its calls, and after its first round
+ * (calls to retry move into the job itself) releases its hold; the last release deletes the
+ * batch. Deleting "r" is what makes routing a batch twice harmless, and the per-destination field
+ * what makes a release count once.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { NormalizedCall, RouteEntry } from '@eventrelay/config';
+import { routeEntryOf, type BatchRef, type NormalizedCall, type RouteEntry } from '@eventrelay/config';
 
 // KEYS: batch, then one rate key per request, then (when the dedupe TTL is not 0) one dedupe key
-// per call. ARGV: dedupe TTL (s), number of requests, then per request its limit and its number of
-// calls, then per call its JSON and its route entry's JSON. A request over its source's limit
-// stores nothing; a call whose messageId is already claimed is a duplicate. Returns per request -1
-// (over the limit) or one 0 (stored) / 1 (duplicate) per call. The claim (SET NX) and the store are
-// one step, so a call is claimed exactly when it is stored: concurrent flushes, on this process or
-// another, can never both store it.
+// per call. ARGV: dedupe TTL (s), number of requests, then per request its limit, its number of
+// calls, its calls (a JSON array) and its route entries (JSON objects joined by commas). A request
+// over its source's limit stores nothing; a call whose messageId is already claimed is a
+// duplicate, stored with its request but listed in "x". Returns per request -1 (over the limit)
+// or one 0 (stored) / 1 (duplicate) per call. The claims (SET NX) and the store are one step, so a
+// call is claimed exactly when it is stored for routing: concurrent flushes, on this process or
+// another, can never both route it. Per call the script does one SET; the calls' bytes are
+// handed over per request, untouched.
 const INTAKE = `
 local ttl = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
-local rateKey = 1
 local dedupeKey = 1 + n
-local arg = 3 + 2 * n
 local index = 0
 local out = {}
 local fields = {}
 local entries = {}
+local excluded = {}
 for i = 1, n do
-  local limit = tonumber(ARGV[1 + 2 * i])
-  local count = tonumber(ARGV[2 + 2 * i])
-  rateKey = rateKey + 1
-  local used = redis.call('INCR', KEYS[rateKey])
-  if used == 1 then redis.call('EXPIRE', KEYS[rateKey], 2) end
+  local a = 3 + (i - 1) * 4
+  local limit = tonumber(ARGV[a])
+  local count = tonumber(ARGV[a + 1])
+  local used = redis.call('INCR', KEYS[1 + i])
+  if used == 1 then redis.call('EXPIRE', KEYS[1 + i], 2) end
   if used > limit then
     out[i] = -1
-    index = index + count
-    arg = arg + 2 * count
     if ttl > 0 then dedupeKey = dedupeKey + count end
   else
     local verdicts = {}
+    local dups = {}
     for j = 1, count do
       local fresh = true
       if ttl > 0 then
         dedupeKey = dedupeKey + 1
         fresh = redis.call('SET', KEYS[dedupeKey], '1', 'NX', 'EX', ttl) ~= false
       end
-      if fresh then
-        fields[#fields + 1] = tostring(index)
-        fields[#fields + 1] = ARGV[arg]
-        entries[#entries + 1] = ARGV[arg + 1]
-        verdicts[j] = 0
-      else
+      if fresh then verdicts[j] = 0 else
         verdicts[j] = 1
+        dups[#dups + 1] = tostring(index + j - 1)
       end
-      index = index + 1
-      arg = arg + 2
+    end
+    if #dups < count then
+      fields[#fields + 1] = 'c' .. index
+      fields[#fields + 1] = ARGV[a + 2]
+      entries[#entries + 1] = ARGV[a + 3]
+      for k = 1, #dups do excluded[#excluded + 1] = dups[k] end
     end
     out[i] = verdicts
   end
+  index = index + count
 end
 if #entries > 0 then
-  redis.call('HSET', KEYS[1], 'r', '[' .. table.concat(entries, ',') .. ']')
-  for i = 1, #fields, 1000 do redis.call('HSET', KEYS[1], unpack(fields, i, math.min(i + 999, #fields))) end
+  fields[#fields + 1] = 'r'
+  fields[#fields + 1] = '[' .. table.concat(entries, ',') .. ']'
+  if #excluded > 0 then
+    fields[#fields + 1] = 'x'
+    fields[#fields + 1] = table.concat(excluded, ',')
+  end
+  redis.call('HSET', KEYS[1], unpack(fields))
 end
 return out
 `;
@@ -87,6 +99,7 @@ for i = 1, #ARGV do
   args[#args + 1] = 'd:' .. ARGV[i]
   args[#args + 1] = '1'
 end
+redis.call('HDEL', KEYS[1], 'x')
 redis.call('HSET', KEYS[1], unpack(args))
 return 1
 `;
@@ -110,15 +123,49 @@ interface QueuedBatchCommands {
   releaseBatch(numKeys: number, ...args: string[]): ChainableCommander;
 }
 
-/** One request of a flush: its rate window and its calls, each with its dedupe key when dedupe is on. */
+/**
+ * One request of a flush: its rate window, its calls as one JSON array text, their route entries
+ * (`part` and `index` as the flush numbers them: see IntakeFlush) and, when dedupe is on, one
+ * dedupe key per call.
+ */
 export interface IntakeRequest {
   readonly rateKey: string;
   readonly ratePerSecond: number;
-  readonly calls: readonly { readonly json: string; readonly entry: RouteEntry; readonly dedupeKey?: string }[];
+  readonly callsJson: string;
+  readonly entries: readonly RouteEntry[];
+  readonly dedupeKeys?: readonly string[];
 }
 
 /** Per request of a flush: over its limit, or for each call whether it was a duplicate. */
 export type IntakeVerdict = { readonly kind: 'rate_limited' } | { readonly kind: 'stored'; readonly duplicate: readonly boolean[] };
+
+/** What a flush holds of one request before it is numbered. `callsJson`: JSON.stringify(calls). */
+export interface FlushRequest {
+  readonly sourceId: string;
+  readonly ratePerSecond: number;
+  readonly calls: readonly NormalizedCall[];
+  readonly callsJson: string;
+}
+
+/**
+ * A flush's requests as the intake step takes them: calls numbered across the flush, each entry
+ * naming its request's first call (`part`), the rate window of the current second, and the
+ * dedupe keys (`<prefix>:dedupe:<sourceId>:<messageId>`) when `dedupe` is on.
+ */
+export function intakeRequests(prefix: string, second: number, dedupe: boolean, requests: readonly FlushRequest[]): IntakeRequest[] {
+  let index = 0;
+  return requests.map((r) => {
+    const part = index;
+    const entries = r.calls.map((call) => routeEntryOf(call, r.sourceId, index++, part));
+    return {
+      rateKey: `${prefix}:rate:${r.sourceId}:${second}`,
+      ratePerSecond: r.ratePerSecond,
+      callsJson: r.callsJson,
+      entries,
+      ...(dedupe ? { dedupeKeys: r.calls.map((c) => `${prefix}:dedupe:${r.sourceId}:${c.messageId}`) } : {}),
+    };
+  });
+}
 
 export function callBatchKey(prefix: string, batchId: string): string {
   return `${prefix}:batch:${batchId}`;
@@ -150,14 +197,13 @@ export class CallBatches {
   /**
    * Queues on `tx` (a MULTI made from this connection) the step that rate-limits, dedupes and
    * stores a flush; read its answer with `intakeVerdicts`. `dedupeTtlS` 0 turns dedupe off.
-   * Calls are numbered across the flush in the order given.
+   * Calls are numbered across the flush in the order given (see `flushNumbering`).
    */
   queueIntake(tx: ChainableCommander, batchId: string, requests: readonly IntakeRequest[], dedupeTtlS: number): void {
     const keys = [this.key(batchId), ...requests.map((r) => r.rateKey)];
-    if (dedupeTtlS > 0) for (const r of requests) for (const c of r.calls) keys.push(c.dedupeKey ?? '');
+    if (dedupeTtlS > 0) for (const r of requests) for (let i = 0; i < r.entries.length; i++) keys.push(r.dedupeKeys?.[i] ?? '');
     const args: (string | number)[] = [dedupeTtlS, requests.length];
-    for (const r of requests) args.push(r.ratePerSecond, r.calls.length);
-    for (const r of requests) for (const c of r.calls) args.push(c.json, JSON.stringify(c.entry));
+    for (const r of requests) args.push(r.ratePerSecond, r.entries.length, r.callsJson, r.entries.map((e) => JSON.stringify(e)).join(','));
     (tx as unknown as QueuedBatchCommands).intakeBatch(keys.length, ...keys, ...args);
   }
 
@@ -168,26 +214,34 @@ export class CallBatches {
     return raw.map((r) => (r === -1 || !Array.isArray(r) ? { kind: 'rate_limited' } : { kind: 'stored', duplicate: r.map((v) => v === 1) }));
   }
 
-  /** The batch's route entries, or undefined when it was routed before (or nothing of it was stored). */
+  /**
+   * The route entries of the batch's calls to route (duplicates left out), or undefined when it
+   * was routed before (or nothing of it was stored).
+   */
   async routeEntries(batchId: string): Promise<RouteEntry[] | undefined> {
-    const text = await this.redis.hget(this.key(batchId), 'r');
-    return text === null ? undefined : (JSON.parse(text) as RouteEntry[]);
+    const [text, excluded] = await this.redis.hmget(this.key(batchId), 'r', 'x');
+    if (text === null || text === undefined) return undefined;
+    const entries = JSON.parse(text) as RouteEntry[];
+    if (!excluded) return entries;
+    const skip = new Set(excluded.split(',').map(Number));
+    return entries.filter((e) => !skip.has(e.index));
   }
 
   /**
-   * The calls of a batch not routed yet, by source (in index order), as stored: for tests and
-   * inspection. Empty when the batch was routed or holds nothing.
+   * The calls of a batch not routed yet that are to be routed, by source (in flush order), as
+   * stored: for tests and inspection. Empty when the batch was routed or holds nothing.
    */
   async contents(batchId: string): Promise<{ sourceId: string; calls: NormalizedCall[] }[]> {
     const fields = await this.redis.hgetall(this.key(batchId));
-    const entries = fields['r'] === undefined ? [] : (JSON.parse(fields['r']) as RouteEntry[]);
+    const entries = (await this.routeEntries(batchId)) ?? [];
     const bySource = new Map<string, NormalizedCall[]>();
     for (const entry of [...entries].sort((a, b) => a.index - b.index)) {
-      const text = fields[String(entry.index)];
-      if (text === undefined) continue;
+      const part = fields[`c${entry.part}`];
+      const call = part === undefined ? undefined : (JSON.parse(part) as NormalizedCall[])[entry.index - entry.part];
+      if (call === undefined) continue;
       let list = bySource.get(entry.sourceId);
       if (!list) bySource.set(entry.sourceId, (list = []));
-      list.push(JSON.parse(text) as NormalizedCall);
+      list.push(call);
     }
     return [...bySource].map(([sourceId, calls]) => ({ sourceId, calls }));
   }
@@ -198,12 +252,20 @@ export class CallBatches {
   }
 
   /**
-   * The calls at `indexes` (null where a call is missing), or undefined when `destinationId` no
-   * longer holds the batch: its first round finished before (a job run again after a crash).
+   * The calls a delivery job references, in the order of its parts and indexes (undefined where a
+   * call is missing), or undefined when `destinationId` no longer holds the batch: its first round
+   * finished before (a job run again after a crash).
    */
-  async readCalls(batchId: string, destinationId: string, indexes: readonly number[]): Promise<(string | null)[] | undefined> {
-    const [hold, ...calls] = await this.redis.hmget(this.key(batchId), `d:${destinationId}`, ...indexes.map(String));
-    return hold === null || hold === undefined ? undefined : calls;
+  async readCalls(destinationId: string, batch: BatchRef): Promise<(NormalizedCall | undefined)[] | undefined> {
+    const [hold, ...texts] = await this.redis.hmget(this.key(batch.id), `d:${destinationId}`, ...batch.parts.map((p) => `c${p.part}`));
+    if (hold === null || hold === undefined) return undefined;
+    const calls: (NormalizedCall | undefined)[] = [];
+    batch.parts.forEach((p, i) => {
+      const text = texts[i];
+      const stored = text === null || text === undefined ? [] : (JSON.parse(text) as NormalizedCall[]);
+      for (const index of p.indexes) calls.push(stored[index - p.part]);
+    });
+    return calls;
   }
 
   /** Queues on `tx` the end of `destinationId`'s hold on the batch. */

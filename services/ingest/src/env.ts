@@ -7,7 +7,7 @@ export const ingestEnvSpec = {
   INGEST_RATE_LIMIT: integer({ default: 1000, min: 1, max: 1_000_000_000, describe: "requests per second per source, unless the source sets rateLimitPerSecond" }),
   INGEST_MAX_QUEUE_DEPTH: integer({ default: 100_000, min: 0, max: 1_000_000_000, describe: 'waiting route jobs (one per flush, up to 1,000 calls each) above which the intake answers 503; 0 = no limit' }),
   INGEST_FLUSH_MS: integer({
-    default: 2,
+    default: 5,
     min: 0,
     max: 100,
     describe: 'how long an accepted request waits for others to share its write to Redis (one call batch and route job per flush, whatever the sources); 0 = until the end of the event-loop turn. Longer means fewer, larger jobs (less Redis per call) and a later answer',

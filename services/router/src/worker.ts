@@ -45,7 +45,7 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
       batchId,
       plan.deliveries.map((d) => d.destinationId),
     );
-    for (const d of plan.deliveries) queueJobAdd(tx, deps.deliverQueue, { destinationId: d.destinationId, batch: { id: batchId, sources: d.sources } }, batchDeliveryJobId(d.destinationId, batchId));
+    for (const d of plan.deliveries) queueJobAdd(tx, deps.deliverQueue, { destinationId: d.destinationId, batch: { id: batchId, parts: d.parts } }, batchDeliveryJobId(d.destinationId, batchId));
     // Profiles apply each messageId once (the profile remembers the latest ones), so a profile job
     // added again after its first run was removed changes nothing.
     if (deps.profileQueue) plan.profiles.forEach((p, i) => queueJobAdd(tx, deps.profileQueue!, { sourceId: p.sourceId, calls: p.calls }, `p-${batchId}-${i}`));

@@ -52,11 +52,8 @@ async function deliveryJobs(p: TestPipeline): Promise<string[]> {
     if (!('batch' in data)) throw new Error(`expected a batch job, got ${JSON.stringify(data)}`);
     expect(job.id).toBe(batchDeliveryJobId(data.destinationId, data.batch.id));
     expect(job.id).not.toContain(':');
-    for (const s of data.batch.sources) {
-      expect(s.sourceId).toBe(SOURCE);
-      const texts = await p.batches.readCalls(data.batch.id, data.destinationId, s.indexes);
-      for (const text of texts ?? []) pairs.push(`${data.destinationId}/${(JSON.parse(text!) as NormalizedCall).messageId}`);
-    }
+    for (const part of data.batch.parts) expect(part.sourceId).toBe(SOURCE);
+    for (const call of (await p.batches.readCalls(data.destinationId, data.batch)) ?? []) pairs.push(`${data.destinationId}/${call?.messageId}`);
   }
   return pairs.sort();
 }
@@ -75,11 +72,12 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
     expect(await deliveryJobs(p)).toEqual(['d1/m-1', 'd1/m-2', 'd2/m-1', 'd2/m-2']);
 
     const job = await p.deliverQueue.getJob(batchDeliveryJobId('d1', 'req-1'));
-    expect(job?.data).toEqual({ destinationId: 'd1', batch: { id: 'req-1', sources: [{ sourceId: SOURCE, indexes: [0, 1] }] } });
-    // The batch keeps the calls as ingest stored them, and now names the destinations holding it.
+    expect(job?.data).toEqual({ destinationId: 'd1', batch: { id: 'req-1', parts: [{ part: 0, sourceId: SOURCE, indexes: [0, 1] }] } });
+    // The batch keeps the calls as ingest stored them (one field per request), and now names the
+    // destinations holding it instead of the route entries.
     const batch = await p.admin.hgetall(p.batches.key('req-1'));
-    expect(Object.keys(batch).sort()).toEqual(['0', '1', 'd:d1', 'd:d2', 'h']);
-    expect(JSON.parse(batch['1']!)).toMatchObject({ type: 'track', messageId: 'm-2', userId: 'user-1', event: 'Tested' });
+    expect(Object.keys(batch).sort()).toEqual(['c0', 'd:d1', 'd:d2', 'h']);
+    expect((JSON.parse(batch['c0']!) as NormalizedCall[])[1]).toMatchObject({ type: 'track', messageId: 'm-2', userId: 'user-1', event: 'Tested' });
     expect(batch['h']).toBe('2');
   });
 

@@ -137,6 +137,11 @@ export class DestinationGate {
     return this.lanes.get(destinationId)?.inFlight ?? 0;
   }
 
+  /** Requests open now, by destination (every destination seen since start). */
+  *openRequests(): IterableIterator<[string, number]> {
+    for (const [id, lane] of this.lanes) yield [id, lane.open];
+  }
+
   /** Requests open to this destination now. */
   open(destinationId: string): number {
     return this.lanes.get(destinationId)?.open ?? 0;

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@eventrelay/runtime';
 
-export function createDeliveryMetrics(registry: Registry) {
+/** `openRequests`: the requests open now, by destination (read at each scrape, so sending costs nothing extra). */
+export function createDeliveryMetrics(registry: Registry, openRequests: () => Iterable<[string, number]> = () => []) {
   return {
     attempts: new Counter({
       name: 'eventrelay_delivery_attempts_total',
@@ -33,7 +34,15 @@ export function createDeliveryMetrics(registry: Registry) {
       registers: [registry],
     }),
     deadLettersEvicted: new Counter({ name: 'eventrelay_delivery_dead_letters_evicted_total', help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION', registers: [registry] }),
-    inFlight: new Gauge({ name: 'eventrelay_delivery_in_flight', help: 'Requests open now, by destination', labelNames: ['destination'] as const, registers: [registry] }),
+    inFlight: new Gauge({
+      name: 'eventrelay_delivery_in_flight',
+      help: 'Requests open now, by destination',
+      labelNames: ['destination'] as const,
+      registers: [registry],
+      collect() {
+        for (const [destination, open] of openRequests()) this.set({ destination }, open);
+      },
+    }),
   };
 }
 

@@ -79,13 +79,14 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   });
   const policy: RetryPolicy = { windowMs: env.RETRY_WINDOW_MS, baseDelayMs: env.DELIVERY_RETRY_BASE_MS, maxDelayMs: env.DELIVERY_RETRY_MAX_MS };
   let stopping = false;
+  const gate = new DestinationGate({ maxInFlight: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION, slowMs: Math.min(1000, env.DELIVERY_TIMEOUT_MS), maxParkMs: env.DELIVERY_TIMEOUT_MS, clock, random });
   const worker = openWorker(
     'deliver',
     connection,
     env.EVENTRELAY_PREFIX,
     createDeliverProcessor({
       destinations,
-      gate: new DestinationGate({ maxInFlight: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION, slowMs: Math.min(1000, env.DELIVERY_TIMEOUT_MS), maxParkMs: env.DELIVERY_TIMEOUT_MS, clock, random }),
+      gate,
       // Batches, dead letters and job data are written in one MULTI per job run: one connection.
       batches: new CallBatches(connection, env.EVENTRELAY_PREFIX),
       deadLetters: new DeadLetterStore(connection, env.EVENTRELAY_PREFIX, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
@@ -96,7 +97,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       policy,
       clock,
       random,
-      metrics: createDeliveryMetrics(registry),
+      metrics: createDeliveryMetrics(registry, () => gate.openRequests()),
       logger,
       putBack: (job, at, token) => putJobBack(connection, job, at, token),
     }),

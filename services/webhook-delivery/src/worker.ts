@@ -14,7 +14,7 @@
  */
 import { DelayedError, type Job } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
-import type { DeadLetter, DeliverJob, DeliveryItem, Destination, NormalizedCall, RetryState } from '@eventrelay/config';
+import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId } from '@eventrelay/config';
 import { execAll, queueJobRewrite, type CallBatches, type DeadLetterStore, type Logger } from '@eventrelay/runtime';
 import { requestsDue, runDelivery, type CallRun, type DeliverDeps } from './deliver.js';
@@ -58,16 +58,18 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   /** The job's calls; undefined when it is a batch job whose first round was committed before. */
   async function load(data: DeliverJob): Promise<Loaded | undefined> {
     if (!('batch' in data)) return { items: data.calls, missing: 0 };
-    const refs = data.batch.sources.flatMap((s) => s.indexes.map((index) => ({ sourceId: s.sourceId, index })));
-    const texts = await deps.batches.readCalls(data.batch.id, data.destinationId, refs.map((r) => r.index));
-    if (texts === undefined) return undefined;
+    const calls = await deps.batches.readCalls(data.destinationId, data.batch);
+    if (calls === undefined) return undefined;
     const items: DeliveryItem[] = [];
     let missing = 0;
-    refs.forEach((ref, i) => {
-      const text = texts[i];
-      if (text === null || text === undefined) missing++;
-      else items.push({ sourceId: ref.sourceId, call: JSON.parse(text) as NormalizedCall });
-    });
+    let i = 0;
+    for (const part of data.batch.parts) {
+      for (let k = 0; k < part.indexes.length; k++) {
+        const call = calls[i++];
+        if (call === undefined) missing++;
+        else items.push({ sourceId: part.sourceId, call });
+      }
+    }
     return { items, missing };
   }
 
@@ -116,7 +118,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const runsBefore = 'calls' in data ? (data.runs ?? 0) : 0;
     if (!destination) {
       // Deleted: there is nowhere to deliver to, nor anyone to replay for.
-      const calls = 'batch' in data ? data.batch.sources.reduce((n, s) => n + s.indexes.length, 0) : data.calls.length;
+      const calls = 'batch' in data ? data.batch.parts.reduce((n, p) => n + p.indexes.length, 0) : data.calls.length;
       metrics.messages.inc({ destination: data.destinationId, result: 'dropped' }, calls);
       logger.warn({ ...base, calls, outcome: 'dropped', reason: 'destination no longer exists' }, 'delivery.attempted');
       await commit(job, token, [], [], undefined, runsBefore);
@@ -157,19 +159,12 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const places = {
       take: () => {
         const verdict = deps.gate.send(data.destinationId, parks);
-        const holdOf = (v: GateVerdict) => {
-          if (v.kind === 'park') return v.delayMs;
-          metrics.inFlight.inc({ destination: data.destinationId });
-          return undefined;
-        };
+        const holdOf = (v: GateVerdict) => (v.kind === 'park' ? v.delayMs : undefined);
         return verdict instanceof Promise ? verdict.then(holdOf) : holdOf(verdict);
       },
       give: (ms: number | undefined, placed: boolean) => {
         ended++;
-        if (placed) {
-          metrics.inFlight.dec({ destination: data.destinationId });
-          deps.gate.sent(data.destinationId, ms);
-        }
+        if (placed) deps.gate.sent(data.destinationId, ms);
         // A URL that fell due between the reservation and the run is one request more than reserved.
         if (ended <= reserved) deps.gate.leave(data.destinationId, undefined);
       },
@@ -181,12 +176,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       // Reserved requests never asked for (calls with nothing due, or stopped at shutdown) end too.
       if (reserved > ended) deps.gate.leave(data.destinationId, undefined, reserved - ended);
     }
-    for (const c of run.calls) {
-      for (const a of c.attempts) {
-        metrics.attempts.inc({ destination: data.destinationId, outcome: a.outcome, status_class: statusClass(a) });
-        metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
-      }
-    }
+    countAttempts(metrics, data.destinationId, run.calls);
 
     const letters: DeadLetter[] = [];
     const pending: DeliveryItem[] = [];
@@ -222,6 +212,22 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
     await commit(job, token, letters, pending, Number.isFinite(at) ? at : undefined, runsBefore + 1);
   };
+}
+
+/** The job's attempts in the metrics: one increment per label set, not per attempt. */
+function countAttempts(metrics: DeliveryMetrics, destination: string, calls: readonly CallRun[]): void {
+  const tally = new Map<string, { outcome: string; status_class: string; n: number }>();
+  for (const c of calls) {
+    for (const a of c.attempts) {
+      metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
+      const status_class = statusClass(a);
+      const key = `${a.outcome}|${status_class}`;
+      const entry = tally.get(key);
+      if (entry) entry.n++;
+      else tally.set(key, { outcome: a.outcome, status_class, n: 1 });
+    }
+  }
+  for (const { outcome, status_class, n } of tally.values()) metrics.attempts.inc({ destination, outcome, status_class }, n);
 }
 
 /** When the first of a waiting call's URLs falls due again (undefined: one is due now). */

@@ -85,11 +85,7 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
     for (const job of activeAtKill) {
       const data = job.data;
       if ('calls' in data) for (const item of data.calls) inFlightIds.add(item.call.messageId);
-      else {
-        const indexes = data.batch.sources.flatMap((src) => src.indexes);
-        const texts = await pipeline.batches.readCalls(data.batch.id, data.destinationId, indexes);
-        for (const text of texts ?? []) if (text !== null) inFlightIds.add((JSON.parse(text) as { messageId: string }).messageId);
-      }
+      else for (const call of (await pipeline.batches.readCalls(data.destinationId, data.batch)) ?? []) if (call) inFlightIds.add(call.messageId);
     }
     const receivedAtKill = receiver.requests.length;
     const openAtReceiver = receiver.requests.filter((r, i) => r.at + (delays[i] ?? 0) > killedAt).length;

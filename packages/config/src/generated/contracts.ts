@@ -594,13 +594,17 @@ export interface ApiError {
   }[];
 }
 /**
- * What the router needs of one call of a call batch, stored in the batch beside the calls themselves so that routing never reads whole calls: where it comes from, what it is, who it is about, its integrations, and what a profile takes of it. The call itself is the batch field named by `index`.
+ * What the router needs of one call of a call batch, stored in the batch beside the calls themselves so that routing never reads whole calls: where it comes from, what it is, who it is about, its integrations, and what a profile takes of it. The call itself is in the batch field `c<part>`, the calls of its request as one JSON array, at position index - part.
  */
 export interface RouteEntry {
   /**
-   * the batch field that holds the call
+   * the call's number in the flush (calls are numbered across the flush's requests)
    */
   index: number;
+  /**
+   * the number of the first call of its request: the batch field c<part> holds that request's calls
+   */
+  part: number;
   sourceId: string;
   messageId: string;
   type: 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
@@ -631,7 +635,7 @@ export interface BatchDeliverJob {
   batch: BatchRef;
 }
 /**
- * The calls of a call batch bound for this destination, by source.
+ * The calls of a call batch bound for this destination, by request of the flush (each request is from one source).
  */
 export interface BatchRef {
   /**
@@ -641,10 +645,14 @@ export interface BatchRef {
   /**
    * @minItems 1
    */
-  sources: {
+  parts: {
+    /**
+     * the batch field c<part> holding the request's calls
+     */
+    part: number;
     sourceId: string;
     /**
-     * the batch fields holding the calls
+     * the calls' numbers in the flush (position in the part: index - part)
      *
      * @minItems 1
      */

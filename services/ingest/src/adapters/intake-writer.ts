@@ -18,8 +18,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { Queue } from 'bullmq';
-import { UnavailableError, routeEntryOf, type NormalizedCall, type RouteJob } from '@eventrelay/config';
-import { CallBatches, queueJobAdd, type IntakeRequest } from '@eventrelay/runtime';
+import { UnavailableError, type NormalizedCall, type RouteJob } from '@eventrelay/config';
+import { CallBatches, intakeRequests, queueJobAdd } from '@eventrelay/runtime';
 
 export interface Submission {
   readonly sourceId: string;
@@ -34,7 +34,7 @@ export type SubmitResult = { kind: 'accepted'; enqueued: number; duplicates: num
 interface Pending {
   readonly sub: Submission;
   /** The calls as stored, serialized when submitted (spread over the window, not at flush time). */
-  readonly json: readonly string[];
+  readonly json: string;
   readonly resolve: (r: SubmitResult) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -77,13 +77,11 @@ export class IntakeWriter {
       if (limitedIn === second) return Promise.resolve({ kind: 'rate_limited', resetAtEpochSeconds: second + 1 });
       this.limited.delete(sub.sourceId);
     }
-    const json = sub.calls.map((c) => JSON.stringify(c));
-    let bytes = 0;
-    for (const j of json) bytes += j.length;
+    const json = JSON.stringify(sub.calls);
     return new Promise<SubmitResult>((resolve, reject) => {
       this.pending.push({ sub, json, resolve, reject });
       this.pendingCalls += sub.calls.length;
-      this.pendingBytes += bytes;
+      this.pendingBytes += json.length;
       if (this.pendingCalls >= MAX_CALLS_PER_FLUSH || this.pendingBytes >= MAX_BYTES_PER_FLUSH) this.flushNow();
       else if (this.timer === undefined) this.timer = this.opts.flushMs > 0 ? setTimeout(() => this.flushNow(), this.opts.flushMs) : setImmediate(() => this.flushNow());
     });
@@ -107,16 +105,12 @@ export class IntakeWriter {
     const dedupe = this.opts.dedupeWindowSeconds > 0;
     const batchId = this.newBatchId();
     try {
-      let index = 0;
-      const requests: IntakeRequest[] = batch.map((p) => ({
-        rateKey: `${this.opts.prefix}:rate:${p.sub.sourceId}:${second}`,
-        ratePerSecond: p.sub.ratePerSecond,
-        calls: p.sub.calls.map((call, j) => ({
-          json: p.json[j] as string,
-          entry: routeEntryOf(call, p.sub.sourceId, index++),
-          ...(dedupe ? { dedupeKey: `${this.opts.prefix}:dedupe:${p.sub.sourceId}:${call.messageId}` } : {}),
-        })),
-      }));
+      const requests = intakeRequests(
+        this.opts.prefix,
+        second,
+        dedupe,
+        batch.map((p) => ({ sourceId: p.sub.sourceId, ratePerSecond: p.sub.ratePerSecond, calls: p.sub.calls, callsJson: p.json })),
+      );
       const tx = this.opts.transaction();
       this.opts.batches.queueIntake(tx, batchId, requests, this.opts.dedupeWindowSeconds);
       queueJobAdd(tx, this.opts.queue, { batchId }, batchId);

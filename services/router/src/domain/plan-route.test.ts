@@ -23,8 +23,8 @@ const destination = (id: string, extra: Partial<Destination> = {}): Destination 
   ...extra,
 });
 
-/** A batch's route entries as ingest writes them: calls numbered in order, all of one source by default. */
-const entries = (calls: NormalizedCall[], sourceId = SRC): RouteEntry[] => calls.map((c, i) => routeEntryOf(c, sourceId, i));
+/** A batch's route entries as ingest writes them for one request: calls numbered in order, all of one source by default. */
+const entries = (calls: NormalizedCall[], sourceId = SRC, part = 0): RouteEntry[] => calls.map((c, i) => routeEntryOf(c, sourceId, part + i, part));
 /** The destinations connected to a source: the given ones that list it. */
 const connectedTo = (destinations: Destination[]) => (sourceId: string) => destinations.filter((d) => d.sourceIds.includes(sourceId));
 const none = new Map<string, Suppression>();
@@ -32,7 +32,7 @@ const aliceEverywhere = new Map<string, Suppression>([['alice', { allSources: tr
 
 /** "messageId→destination" for every (call, destination) pair of a plan, from the entries' indexes. */
 function pairs(plan: RoutePlan, batch: readonly RouteEntry[]): string[] {
-  return plan.deliveries.flatMap((d) => d.sources.flatMap((s) => s.indexes.map((i) => `${batch[i]!.messageId}→${d.destinationId}`)));
+  return plan.deliveries.flatMap((d) => d.parts.flatMap((p) => p.indexes.map((i) => `${batch[i]!.messageId}→${d.destinationId}`)));
 }
 
 describe('planRoute', () => {
@@ -40,22 +40,22 @@ describe('planRoute', () => {
     const batch = entries([call('m-1'), call('m-2'), call('m-3')]);
     const plan = planRoute(batch, connectedTo([destination('d1'), destination('d2')]), none);
     expect(plan.deliveries).toEqual([
-      { destinationId: 'd1', sources: [{ sourceId: SRC, indexes: [0, 1, 2] }] },
-      { destinationId: 'd2', sources: [{ sourceId: SRC, indexes: [0, 1, 2] }] },
+      { destinationId: 'd1', parts: [{ part: 0, sourceId: SRC, indexes: [0, 1, 2] }] },
+      { destinationId: 'd2', parts: [{ part: 0, sourceId: SRC, indexes: [0, 1, 2] }] },
     ]);
     expect(plan.routedPairs).toBe(6);
     expect(plan.suppressed).toBe(0);
     expect(plan.unrouted).toBe(0);
   });
 
-  it('groups the calls of several sources by source, each to the destinations connected to it', () => {
-    const batch = [...entries([call('a-1'), call('a-2')], 'src-a'), ...entries([call('b-1')], 'src-b').map((e) => ({ ...e, index: 2 }))];
+  it('groups the calls of several requests (and sources) by request, each to the destinations connected to its source', () => {
+    const batch = [...entries([call('a-1'), call('a-2')], 'src-a'), ...entries([call('b-1')], 'src-b', 2)];
     const shared = destination('shared', { sourceIds: ['src-a', 'src-b'] });
     const onlyB = destination('only-b', { sourceIds: ['src-b'] });
     const plan = planRoute(batch, connectedTo([shared, onlyB]), none);
     expect(plan.deliveries).toEqual([
-      { destinationId: 'shared', sources: [{ sourceId: 'src-a', indexes: [0, 1] }, { sourceId: 'src-b', indexes: [2] }] },
-      { destinationId: 'only-b', sources: [{ sourceId: 'src-b', indexes: [2] }] },
+      { destinationId: 'shared', parts: [{ part: 0, sourceId: 'src-a', indexes: [0, 1] }, { part: 2, sourceId: 'src-b', indexes: [2] }] },
+      { destinationId: 'only-b', parts: [{ part: 2, sourceId: 'src-b', indexes: [2] }] },
     ]);
     expect(plan.fanout).toEqual([1, 1, 2]);
   });

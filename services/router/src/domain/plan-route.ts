@@ -9,10 +9,10 @@ import type { Destination, ProfileCall, RouteEntry } from '@eventrelay/config';
 import { selectDestinations } from './select-destinations.js';
 import { isSuppressed, type Suppression } from './suppression.js';
 
-/** One destination's share of the batch: the indexes of its calls, by source. */
+/** One destination's share of the batch: its calls, by request of the flush (BatchRef parts). */
 export interface PlannedDelivery {
   readonly destinationId: string;
-  readonly sources: { readonly sourceId: string; readonly indexes: number[] }[];
+  readonly parts: { readonly part: number; readonly sourceId: string; readonly indexes: number[] }[];
 }
 
 export interface RoutePlan {
@@ -33,7 +33,8 @@ export interface RoutePlan {
 
 /** `connected(sourceId)`: the destinations connected to a source (enabled or not). */
 export function planRoute(entries: readonly RouteEntry[], connected: (sourceId: string) => readonly Destination[], suppressions: ReadonlyMap<string, Suppression>): RoutePlan {
-  const byDestination = new Map<string, Map<string, number[]>>();
+  type Part = PlannedDelivery['parts'][number];
+  const byDestination = new Map<string, Map<number, Part>>();
   const profiles = new Map<string, ProfileCall[]>();
   let routedPairs = 0;
   let suppressed = 0;
@@ -59,15 +60,15 @@ export function planRoute(entries: readonly RouteEntry[], connected: (sourceId: 
     fanout.push(targets.length);
     routedPairs += targets.length;
     for (const d of targets) {
-      let sources = byDestination.get(d.id);
-      if (!sources) byDestination.set(d.id, (sources = new Map<string, number[]>()));
-      const indexes = sources.get(entry.sourceId);
-      if (indexes) indexes.push(entry.index);
-      else sources.set(entry.sourceId, [entry.index]);
+      let parts = byDestination.get(d.id);
+      if (!parts) byDestination.set(d.id, (parts = new Map<number, Part>()));
+      const part = parts.get(entry.part);
+      if (part) part.indexes.push(entry.index);
+      else parts.set(entry.part, { part: entry.part, sourceId: entry.sourceId, indexes: [entry.index] });
     }
   }
   return {
-    deliveries: [...byDestination].map(([destinationId, sources]) => ({ destinationId, sources: [...sources].map(([sourceId, indexes]) => ({ sourceId, indexes })) })),
+    deliveries: [...byDestination].map(([destinationId, parts]) => ({ destinationId, parts: [...parts.values()] })),
     routedPairs,
     suppressed,
     unrouted,
