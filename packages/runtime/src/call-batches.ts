@@ -3,7 +3,7 @@
  * reference afterwards (docs/delivery.md, "The job model"). A batch is a hash,
  * `<prefix>:batch:<batchId>`:
  *   "c<start>"           the calls of one request of the flush, as one JSON array (the text is
- *                        written as ingest serialized it: Redis copies it once, parses nothing);
+ *                        written as ingest serialized it, with a plain HSET: Redis parses nothing);
  *                        calls are numbered across the flush, so a request's calls are
  *                        <start>, <start> + 1, …
  *   "r"                  the route entries of the stored requests (what the router needs of each
@@ -21,26 +21,26 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { routeEntryOf, type BatchRef, type NormalizedCall, type RouteEntry } from '@eventrelay/config';
 
-// KEYS: batch, then one rate key per request, then (when the dedupe TTL is not 0) one dedupe key
-// per call. ARGV: dedupe TTL (s), number of requests, then per request its limit, its number of
-// calls, its calls (a JSON array) and its route entries (JSON objects joined by commas). A request
-// over its source's limit stores nothing; a call whose messageId is already claimed is a
-// duplicate, stored with its request but listed in "x". Returns per request -1 (over the limit)
-// or one 0 (stored) / 1 (duplicate) per call. The claims (SET NX) and the store are one step, so a
-// call is claimed exactly when it is stored for routing: concurrent flushes, on this process or
-// another, can never both route it. Per call the script does one SET; the calls' bytes are
-// handed over per request, untouched.
+// Runs right after the HSET of the flush's calls (one field per request, written as plain bytes:
+// passing them through Lua would cost Redis a second copy of every call). KEYS: batch, then one
+// rate key per request, then (when the dedupe TTL is not 0) one dedupe key per call. ARGV: dedupe
+// TTL (s), number of requests, then per request its limit, its number of calls and its route
+// entries (JSON objects joined by commas). A request over its source's limit gets no route
+// entries (its calls are dropped with the batch); a call whose messageId is already claimed is a
+// duplicate, listed in "x". With nothing to route the batch is deleted at once. Returns per
+// request -1 (over the limit) or one 0 (to route) / 1 (duplicate) per call. The claims (SET NX)
+// and the route entries are one step, so a call is claimed exactly when it is stored for routing:
+// concurrent flushes, on this process or another, can never both route it.
 const INTAKE = `
 local ttl = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local dedupeKey = 1 + n
 local index = 0
 local out = {}
-local fields = {}
 local entries = {}
 local excluded = {}
 for i = 1, n do
-  local a = 3 + (i - 1) * 4
+  local a = 3 + (i - 1) * 3
   local limit = tonumber(ARGV[a])
   local count = tonumber(ARGV[a + 1])
   local used = redis.call('INCR', KEYS[1 + i])
@@ -63,23 +63,19 @@ for i = 1, n do
       end
     end
     if #dups < count then
-      fields[#fields + 1] = 'c' .. index
-      fields[#fields + 1] = ARGV[a + 2]
-      entries[#entries + 1] = ARGV[a + 3]
+      entries[#entries + 1] = ARGV[a + 2]
       for k = 1, #dups do excluded[#excluded + 1] = dups[k] end
     end
     out[i] = verdicts
   end
   index = index + count
 end
-if #entries > 0 then
-  fields[#fields + 1] = 'r'
-  fields[#fields + 1] = '[' .. table.concat(entries, ',') .. ']'
-  if #excluded > 0 then
-    fields[#fields + 1] = 'x'
-    fields[#fields + 1] = table.concat(excluded, ',')
-  end
-  redis.call('HSET', KEYS[1], unpack(fields))
+if #entries == 0 then
+  redis.call('DEL', KEYS[1])
+elseif #excluded > 0 then
+  redis.call('HSET', KEYS[1], 'r', '[' .. table.concat(entries, ',') .. ']', 'x', table.concat(excluded, ','))
+else
+  redis.call('HSET', KEYS[1], 'r', '[' .. table.concat(entries, ',') .. ']')
 end
 return out
 `;
@@ -195,15 +191,18 @@ export class CallBatches {
   }
 
   /**
-   * Queues on `tx` (a MULTI made from this connection) the step that rate-limits, dedupes and
-   * stores a flush; read its answer with `intakeVerdicts`. `dedupeTtlS` 0 turns dedupe off.
-   * Calls are numbered across the flush in the order given (see `flushNumbering`).
+   * Queues on `tx` (a MULTI made from this connection) the two commands that store a flush's
+   * calls, then rate-limit and dedupe them; read the second's answer (the last of the two) with
+   * `intakeVerdicts`. `dedupeTtlS` 0 turns dedupe off. Requests come numbered by intakeRequests.
    */
   queueIntake(tx: ChainableCommander, batchId: string, requests: readonly IntakeRequest[], dedupeTtlS: number): void {
-    const keys = [this.key(batchId), ...requests.map((r) => r.rateKey)];
+    const key = this.key(batchId);
+    // The object form: BullMQ's MULTIs (route jobs are added on them) take HSET's fields only so.
+    tx.hset(key, Object.fromEntries(requests.map((r) => [`c${r.entries[0]?.part ?? 0}`, r.callsJson])));
+    const keys = [key, ...requests.map((r) => r.rateKey)];
     if (dedupeTtlS > 0) for (const r of requests) for (let i = 0; i < r.entries.length; i++) keys.push(r.dedupeKeys?.[i] ?? '');
     const args: (string | number)[] = [dedupeTtlS, requests.length];
-    for (const r of requests) args.push(r.ratePerSecond, r.entries.length, r.callsJson, r.entries.map((e) => JSON.stringify(e)).join(','));
+    for (const r of requests) args.push(r.ratePerSecond, r.entries.length, r.entries.map((e) => JSON.stringify(e)).join(','));
     (tx as unknown as QueuedBatchCommands).intakeBatch(keys.length, ...keys, ...args);
   }
 

@@ -44,7 +44,8 @@ export async function putJobBack(connection: Redis, job: Job, at: number, token:
  * the caller, so nothing else writes its hash meanwhile.
  */
 export function queueJobRewrite(tx: ChainableCommander, job: Job, data: unknown, at: number): void {
-  tx.hset(`${job.queueQualifiedName}:${String(job.id)}`, 'data', JSON.stringify(data), DUE_AT_FIELD, String(at));
+  // The object form works on BullMQ's MULTIs too, which take HSET's fields only so.
+  tx.hset(`${job.queueQualifiedName}:${String(job.id)}`, { data: JSON.stringify(data), [DUE_AT_FIELD]: String(at) });
 }
 
 /** One round trip for the counts of every queue, one more for the jobs at the front of the lines. */

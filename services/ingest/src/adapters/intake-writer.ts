@@ -2,12 +2,14 @@
  * Puts accepted calls on the router's queue, coalescing every request that arrives within one
  * short window (INGEST_FLUSH_MS, or sooner when the flush holds MAX_CALLS_PER_FLUSH calls or
  * MAX_BYTES_PER_FLUSH of them) into one call batch and one route job, written in ONE MULTI:
- *   1. the intake step (one script): count each request against its source's per-second limit,
- *      claim each call's messageId for the dedupe window (SET NX) and store the calls it claimed,
- *      with their route entries, in the batch hash;
- *   2. the route job holding the batch id.
- * Both land or neither does, so a call is stored exactly when its messageId is claimed and a route
- * job exists exactly when its batch does: a crash can never leave a claimed call unrouted (the
+ *   1. the calls, one field per request, as the JSON text serialized here;
+ *   2. the intake step (one script): count each request against its source's per-second limit,
+ *      claim each call's messageId for the dedupe window (SET NX) and write the route entries of
+ *      what is to be routed (the calls of requests within their limit, duplicates listed apart),
+ *      or delete the batch when nothing is;
+ *   3. the route job holding the batch id.
+ * All land or none does, so a call is routed exactly when its messageId is claimed, and a route
+ * job exists whenever its batch does: a crash can never leave a claimed call unrouted (the
  * client's retry would then be deduped and the call lost), and no concurrent flush, here or in
  * another replica, can store the same messageId twice. When the step fails or times out, every
  * request of the flush is answered 503: its calls may or may not have been written, and the
@@ -117,7 +119,8 @@ export class IntakeWriter {
       const answers = await tx.exec();
       if (!answers) throw new Error('redis: the intake transaction was aborted');
       for (const [err] of answers) if (err) throw err;
-      const verdicts = CallBatches.intakeVerdicts(answers[0]?.[1], batch.length);
+      // [the calls' HSET, the intake step, the route job]
+      const verdicts = CallBatches.intakeVerdicts(answers[1]?.[1], batch.length);
       batch.forEach((p, i) => {
         const verdict = verdicts[i];
         if (verdict === undefined || verdict.kind === 'rate_limited') {
