@@ -70,6 +70,11 @@ RUN --mount=type=cache,id=eventrelay-pnpm-store,target=/pnpm/store \
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
+# A 32 MB young generation (V8's default is 16 MB): the services allocate many short-lived objects
+# per batch of calls, and twice the room lets most of them die before a scavenge. Measured by
+# pnpm bench:pipeline: 10% less CPU per delivered call, about 25 MB more RSS per process.
+# scripts/run-local.mjs and the benches start the services with the same flag.
+ENV NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
 # Owned by root and not writable by the process (the pods run with a read-only root file system);
 # pnpm's symlinks are relative, so the tree works unchanged at /app.

@@ -63,12 +63,15 @@ function serviceEnv(svc: StackService, port: number): Record<string, string> {
   }
 }
 
-/** One built service on `port` (a free one by default), ready when /readyz answers 200. */
+/** As the Dockerfile's NODE_OPTIONS: the services run with a 32 MB young generation (see the comment there). */
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=32'] as const;
+
+/** One built service on `port` (a free one by default), ready when /readyz answers 200, started as the image starts it. */
 export async function startService(svc: StackService, env: NodeJS.ProcessEnv, opts: { port?: number; nodeArgs?: readonly string[] } = {}): Promise<ServerProcess> {
   const port = opts.port ?? (await freePort());
   return startServer({
     name: svc,
-    args: [...(opts.nodeArgs ?? []), distEntry(svc)],
+    args: [...SERVICE_NODE_FLAGS, ...(opts.nodeArgs ?? []), distEntry(svc)],
     cwd: path.join(REPO_ROOT, 'services', svc),
     env: { ...env, ...serviceEnv(svc, port) },
     port,

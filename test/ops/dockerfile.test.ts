@@ -127,6 +127,13 @@ describe('Dockerfile', () => {
     for (const name of NAMES) expect(k8s.deployment(name).spec.template.spec.securityContext?.runAsUser ?? Number(user)).toBe(Number(user));
   });
 
+  it('runs Node with the young-generation size that the local run and the benches use too', () => {
+    const env = final.instructions.filter((i) => i.keyword === 'ENV').map((i) => i.args).join(' ');
+    const flag = /NODE_OPTIONS=(--max-semi-space-size=\d+)/.exec(env)?.[1];
+    expect(flag).toBe('--max-semi-space-size=32');
+    for (const file of ['scripts/run-local.mjs', 'bench/lib/stack.ts']) expect(read(file)).toContain(`SERVICE_NODE_FLAGS = ['${flag}']`);
+  });
+
   it('starts a real process by default', () => {
     const commands = final.instructions.filter((i) => i.keyword === 'CMD' || i.keyword === 'ENTRYPOINT');
     expect(commands.length).toBeGreaterThan(0);
