@@ -8,7 +8,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { queueCatalog, type DeadLetter, type DeliverJob, type DeliveryAttempt, type Destination, type NormalizedCall, type RouteJob, type Source } from '@eventrelay/config';
-import { AttemptLog, CallBatches, ConfigStore, DeadLetterStore, createMetricsRegistry, execAll, intakeRequests, queueJobAdd, transactionsOn, type Registry } from '@eventrelay/runtime';
+import { AttemptLog, CallBatches, ConfigStore, DeadLetterStore, createMetricsRegistry, execAll, queueJobAdd, transactionsOn, type Registry } from '@eventrelay/runtime';
 import { loadEnv as loadIngestEnv } from '../../services/ingest/src/env';
 import { startIngest, type RunningIngest } from '../../services/ingest/src/service';
 import { loadEnv as loadRouterEnv } from '../../services/router/src/env';
@@ -152,8 +152,7 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
       async route(calls, batchId, sourceId = source.id) {
         const id = batchId ?? `b-${++batchSeq}-${Date.now().toString(36)}`;
         const tx = transaction();
-        const requests = intakeRequests(prefix, Math.floor(Date.now() / 1000), true, [{ sourceId, ratePerSecond: 1_000_000_000, calls, callsJson: JSON.stringify(calls) }]);
-        batches.queueIntake(tx, id, requests, 3600);
+        batches.queueIntake(tx, id, [{ sourceId, ratePerSecond: 1_000_000_000, calls, callsJson: JSON.stringify(calls) }], { second: Math.floor(Date.now() / 1000), dedupeTtlS: 3600 });
         queueJobAdd(tx, routeQueue, { batchId: id }, id);
         await execAll(tx);
       },

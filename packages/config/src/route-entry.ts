@@ -5,7 +5,7 @@
  */
 import type { NormalizedCall, RouteEntry } from './generated/contracts.js';
 
-/** `index`: the call's number in its flush; `part`: the number of the first call of its request. */
+/** `index`: the call's number in its flush; `part`: the number of the first call of its source in that flush. */
 export function routeEntryOf(call: NormalizedCall, sourceId: string, index: number, part: number): RouteEntry {
   const entry: RouteEntry = { index, part, sourceId, messageId: call.messageId, type: call.type, timestamp: call.timestamp };
   if (call.userId !== undefined) entry.userId = call.userId;

@@ -2,10 +2,10 @@
  * Call batches: the calls ingest accepts within one flush, written to Redis once and read by
  * reference afterwards (docs/delivery.md, "The job model"). A batch is a hash,
  * `<prefix>:batch:<batchId>`:
- *   "c<start>"           the calls of one request of the flush, as one JSON array (the text is
+ *   "c<start>"           the calls one source sent in the flush, as one JSON array (the text is
  *                        written as ingest serialized it, with a plain HSET: Redis parses nothing);
- *                        calls are numbered across the flush, so a request's calls are
- *                        <start>, <start> + 1, …
+ *                        calls are numbered across the flush source by source, so a source's
+ *                        calls are <start>, <start> + 1, …
  *   "r"                  the route entries of the stored requests (what the router needs of each
  *                        call), until routed
  *   "x"                  the calls of stored requests that are not to be routed (duplicates)
@@ -13,7 +13,7 @@
  *   "d:<destinationId>"  present while that destination's first round has not finished
  * The route job (same id) is added in the MULTI that writes the batch. The router reads only "r"
  * and "x", and in one step deletes them and names the destinations that hold the batch; each
- * destination's delivery job reads the requests holding its calls, and after its first round
+ * destination's delivery job reads the sources' fields holding its calls, and after its first round
  * (calls to retry move into the job itself) releases its hold; the last release deletes the
  * batch. Deleting "r" is what makes routing a batch twice harmless, and the per-destination field
  * what makes a release count once.
@@ -21,54 +21,62 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { routeEntryOf, type BatchRef, type NormalizedCall, type RouteEntry } from '@eventrelay/config';
 
-// Runs right after the HSET of the flush's calls (one field per request, written as plain bytes:
+// Runs right after the HSET of the flush's calls (one field per source, written as plain bytes:
 // passing them through Lua would cost Redis a second copy of every call). KEYS: batch, then one
-// rate key per request, then (when the dedupe TTL is not 0) one dedupe key per call. ARGV: dedupe
-// TTL (s), number of requests, then per request its limit, its number of calls and its route
-// entries (JSON objects joined by commas). A request over its source's limit gets no route
-// entries (its calls are dropped with the batch); a call whose messageId is already claimed is a
-// duplicate, listed in "x". With nothing to route the batch is deleted at once. Returns per
-// request -1 (over the limit) or one 0 (to route) / 1 (duplicate) per call. The claims (SET NX)
-// and the route entries are one step, so a call is claimed exactly when it is stored for routing:
-// concurrent flushes, on this process or another, can never both route it.
+// rate key per source, then (when the dedupe TTL is not 0) one dedupe key per call, in call
+// order. ARGV: dedupe TTL (s), number of sources, then per source its limit and its number of
+// requests, and per request its number of calls and its route entries (JSON objects joined by
+// commas). Each request counts once against its source's per-second limit (one INCRBY per
+// source); a request over the limit gets no route entries (its calls go with the batch); a call
+// whose messageId is already claimed is a duplicate, listed in "x". With nothing to route the
+// batch is deleted at once. Returns per request, in order, -1 (over the limit) or one 0 (to
+// route) / 1 (duplicate) per call. The claims (SET NX) and the route entries are one step, so a
+// call is claimed exactly when it is stored for routing: concurrent flushes, on this process or
+// another, can never both route it.
 const INTAKE = `
 local ttl = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
-local dedupeKey = 1 + n
+local groups = tonumber(ARGV[2])
+local dedupeKey = 1 + groups
+local arg = 3
 local index = 0
 local out = {}
 local entries = {}
 local excluded = {}
-for i = 1, n do
-  local a = 3 + (i - 1) * 3
-  local limit = tonumber(ARGV[a])
-  local count = tonumber(ARGV[a + 1])
-  local used = redis.call('INCR', KEYS[1 + i])
-  if used == 1 then redis.call('EXPIRE', KEYS[1 + i], 2) end
-  if used > limit then
-    out[i] = -1
-    if ttl > 0 then dedupeKey = dedupeKey + count end
-  else
-    local verdicts = {}
-    local dups = {}
-    for j = 1, count do
-      local fresh = true
-      if ttl > 0 then
-        dedupeKey = dedupeKey + 1
-        fresh = redis.call('SET', KEYS[dedupeKey], '1', 'NX', 'EX', ttl) ~= false
+for g = 1, groups do
+  local limit = tonumber(ARGV[arg])
+  local requests = tonumber(ARGV[arg + 1])
+  arg = arg + 2
+  local used = redis.call('INCRBY', KEYS[1 + g], requests)
+  if used == requests then redis.call('EXPIRE', KEYS[1 + g], 2) end
+  local before = used - requests
+  for r = 1, requests do
+    local count = tonumber(ARGV[arg])
+    if before + r > limit then
+      out[#out + 1] = -1
+      if ttl > 0 then dedupeKey = dedupeKey + count end
+    else
+      local verdicts = {}
+      local dups = {}
+      for j = 1, count do
+        local fresh = true
+        if ttl > 0 then
+          dedupeKey = dedupeKey + 1
+          fresh = redis.call('SET', KEYS[dedupeKey], '1', 'NX', 'EX', ttl) ~= false
+        end
+        if fresh then verdicts[j] = 0 else
+          verdicts[j] = 1
+          dups[#dups + 1] = tostring(index + j - 1)
+        end
       end
-      if fresh then verdicts[j] = 0 else
-        verdicts[j] = 1
-        dups[#dups + 1] = tostring(index + j - 1)
+      if #dups < count then
+        entries[#entries + 1] = ARGV[arg + 1]
+        for k = 1, #dups do excluded[#excluded + 1] = dups[k] end
       end
+      out[#out + 1] = verdicts
     end
-    if #dups < count then
-      entries[#entries + 1] = ARGV[a + 2]
-      for k = 1, #dups do excluded[#excluded + 1] = dups[k] end
-    end
-    out[i] = verdicts
+    index = index + count
+    arg = arg + 2
   end
-  index = index + count
 end
 if #entries == 0 then
   redis.call('DEL', KEYS[1])
@@ -119,23 +127,7 @@ interface QueuedBatchCommands {
   releaseBatch(numKeys: number, ...args: string[]): ChainableCommander;
 }
 
-/**
- * One request of a flush: its rate window, its calls as one JSON array text, their route entries
- * (`part` and `index` as the flush numbers them: see IntakeFlush) and, when dedupe is on, one
- * dedupe key per call.
- */
-export interface IntakeRequest {
-  readonly rateKey: string;
-  readonly ratePerSecond: number;
-  readonly callsJson: string;
-  readonly entries: readonly RouteEntry[];
-  readonly dedupeKeys?: readonly string[];
-}
-
-/** Per request of a flush: over its limit, or for each call whether it was a duplicate. */
-export type IntakeVerdict = { readonly kind: 'rate_limited' } | { readonly kind: 'stored'; readonly duplicate: readonly boolean[] };
-
-/** What a flush holds of one request before it is numbered. `callsJson`: JSON.stringify(calls). */
+/** One request of a flush. `callsJson`: JSON.stringify(calls), made when the request came in. */
 export interface FlushRequest {
   readonly sourceId: string;
   readonly ratePerSecond: number;
@@ -143,24 +135,42 @@ export interface FlushRequest {
   readonly callsJson: string;
 }
 
+/** Per request of a flush: over its limit, or for each call whether it was a duplicate. */
+export type IntakeVerdict = { readonly kind: 'rate_limited' } | { readonly kind: 'stored'; readonly duplicate: readonly boolean[] };
+
+/** A source's requests in one flush: its calls are numbered together, from `part`, and stored in one field. */
+interface SourceGroup {
+  readonly sourceId: string;
+  readonly ratePerSecond: number;
+  readonly part: number;
+  /** Positions of its requests in the flush as given. */
+  readonly requests: number[];
+  readonly entries: RouteEntry[][];
+  readonly callsJson: string[];
+}
+
 /**
- * A flush's requests as the intake step takes them: calls numbered across the flush, each entry
- * naming its request's first call (`part`), the rate window of the current second, and the
- * dedupe keys (`<prefix>:dedupe:<sourceId>:<messageId>`) when `dedupe` is on.
+ * Groups a flush's requests by source (in the order sources first appear) and numbers the calls
+ * group by group, so each source's calls are one run of numbers and one field of the batch.
  */
-export function intakeRequests(prefix: string, second: number, dedupe: boolean, requests: readonly FlushRequest[]): IntakeRequest[] {
-  let index = 0;
-  return requests.map((r) => {
-    const part = index;
-    const entries = r.calls.map((call) => routeEntryOf(call, r.sourceId, index++, part));
-    return {
-      rateKey: `${prefix}:rate:${r.sourceId}:${second}`,
-      ratePerSecond: r.ratePerSecond,
-      callsJson: r.callsJson,
-      entries,
-      ...(dedupe ? { dedupeKeys: r.calls.map((c) => `${prefix}:dedupe:${r.sourceId}:${c.messageId}`) } : {}),
-    };
+function groupBySource(requests: readonly FlushRequest[]): SourceGroup[] {
+  const groups = new Map<string, { sourceId: string; ratePerSecond: number; requests: number[] }>();
+  requests.forEach((r, i) => {
+    const g = groups.get(r.sourceId);
+    if (g) g.requests.push(i);
+    else groups.set(r.sourceId, { sourceId: r.sourceId, ratePerSecond: r.ratePerSecond, requests: [i] });
   });
+  let index = 0;
+  return [...groups.values()].map((g) => {
+    const part = index;
+    const entries = g.requests.map((i) => (requests[i] as FlushRequest).calls.map((call) => routeEntryOf(call, g.sourceId, index++, part)));
+    return { ...g, part, entries, callsJson: g.requests.map((i) => (requests[i] as FlushRequest).callsJson) };
+  });
+}
+
+/** JSON arrays (each with at least one item) as one array, without parsing them. */
+function joinArrays(texts: readonly string[]): string {
+  return texts.length === 1 ? (texts[0] as string) : `[${texts.map((t) => t.slice(1, -1)).join(',')}]`;
 }
 
 export function callBatchKey(prefix: string, batchId: string): string {
@@ -192,25 +202,38 @@ export class CallBatches {
 
   /**
    * Queues on `tx` (a MULTI made from this connection) the two commands that store a flush's
-   * calls, then rate-limit and dedupe them; read the second's answer (the last of the two) with
-   * `intakeVerdicts`. `dedupeTtlS` 0 turns dedupe off. Requests come numbered by intakeRequests.
+   * calls, then rate-limit and dedupe them (see INTAKE); returns how to read the verdicts, per
+   * request in the order given, from the second one's answer. `second`: the rate window;
+   * `dedupeTtlS` 0 turns dedupe off.
    */
-  queueIntake(tx: ChainableCommander, batchId: string, requests: readonly IntakeRequest[], dedupeTtlS: number): void {
+  queueIntake(tx: ChainableCommander, batchId: string, requests: readonly FlushRequest[], options: { second: number; dedupeTtlS: number }): (answer: unknown) => IntakeVerdict[] {
     const key = this.key(batchId);
+    const groups = groupBySource(requests);
     // The object form: BullMQ's MULTIs (route jobs are added on them) take HSET's fields only so.
-    tx.hset(key, Object.fromEntries(requests.map((r) => [`c${r.entries[0]?.part ?? 0}`, r.callsJson])));
-    const keys = [key, ...requests.map((r) => r.rateKey)];
-    if (dedupeTtlS > 0) for (const r of requests) for (let i = 0; i < r.entries.length; i++) keys.push(r.dedupeKeys?.[i] ?? '');
-    const args: (string | number)[] = [dedupeTtlS, requests.length];
-    for (const r of requests) args.push(r.ratePerSecond, r.entries.length, r.entries.map((e) => JSON.stringify(e)).join(','));
+    tx.hset(key, Object.fromEntries(groups.map((g) => [`c${g.part}`, joinArrays(g.callsJson)])));
+    const keys = [key, ...groups.map((g) => `${this.prefix}:rate:${g.sourceId}:${options.second}`)];
+    const args: (string | number)[] = [options.dedupeTtlS, groups.length];
+    for (const g of groups) {
+      args.push(g.ratePerSecond, g.requests.length);
+      for (const entries of g.entries) {
+        args.push(entries.length, entries.map((e) => JSON.stringify(e)).join(','));
+        if (options.dedupeTtlS > 0) for (const e of entries) keys.push(`${this.prefix}:dedupe:${g.sourceId}:${e.messageId}`);
+      }
+    }
     (tx as unknown as QueuedBatchCommands).intakeBatch(keys.length, ...keys, ...args);
-  }
-
-  /** The intake step's answer, per request. */
-  static intakeVerdicts(answer: unknown, requests: number): IntakeVerdict[] {
-    const raw = answer as (number | number[])[];
-    if (!Array.isArray(raw) || raw.length !== requests) throw new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
-    return raw.map((r) => (r === -1 || !Array.isArray(r) ? { kind: 'rate_limited' } : { kind: 'stored', duplicate: r.map((v) => v === 1) }));
+    return (answer) => {
+      const raw = answer as (number | number[])[];
+      if (!Array.isArray(raw) || raw.length !== requests.length) throw new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
+      const verdicts: IntakeVerdict[] = new Array<IntakeVerdict>(requests.length);
+      let k = 0;
+      for (const g of groups) {
+        for (const i of g.requests) {
+          const v = raw[k++];
+          verdicts[i] = v === -1 || !Array.isArray(v) ? { kind: 'rate_limited' } : { kind: 'stored', duplicate: v.map((d) => d === 1) };
+        }
+      }
+      return verdicts;
+    };
   }
 
   /**

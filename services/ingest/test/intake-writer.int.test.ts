@@ -56,6 +56,25 @@ describe('IntakeWriter', () => {
     ]);
   });
 
+  it('numbers the calls source by source and stores each source\'s calls of the flush as one field', async () => {
+    const [a, b, c] = await Promise.all([
+      writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('g-1'), call('g-2')] }),
+      writer.submit({ sourceId: 's2', ratePerSecond: 100, calls: [call('g-3')] }),
+      writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('g-4')] }),
+    ]);
+    expect([a.kind, b.kind, c.kind]).toEqual(['accepted', 'accepted', 'accepted']);
+    const batchId = `b${serial}`;
+    expect((await batches.routeEntries(batchId))?.map((e) => [e.index, e.part, e.sourceId, e.messageId])).toEqual([
+      [0, 0, 's1', 'g-1'],
+      [1, 0, 's1', 'g-2'],
+      [2, 0, 's1', 'g-4'],
+      [3, 3, 's2', 'g-3'],
+    ]);
+    const fields = await redis.hgetall(batches.key(batchId));
+    expect(Object.keys(fields).sort()).toEqual(['c0', 'c3', 'r']);
+    expect((JSON.parse(fields['c0']!) as NormalizedCall[]).map((x) => x.messageId)).toEqual(['g-1', 'g-2', 'g-4']);
+  });
+
   it('stores a messageId submitted twice in the same flush once, and answers both as accepted', async () => {
     const [a, b] = await Promise.all([
       writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('same'), call('other')] }),

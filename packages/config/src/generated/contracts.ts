@@ -594,15 +594,15 @@ export interface ApiError {
   }[];
 }
 /**
- * What the router needs of one call of a call batch, stored in the batch beside the calls themselves so that routing never reads whole calls: where it comes from, what it is, who it is about, its integrations, and what a profile takes of it. The call itself is in the batch field `c<part>`, the calls of its request as one JSON array, at position index - part.
+ * What the router needs of one call of a call batch, stored in the batch beside the calls themselves so that routing never reads whole calls: where it comes from, what it is, who it is about, its integrations, and what a profile takes of it. The call itself is in the batch field `c<part>`, the calls its source sent in the flush as one JSON array, at position index - part.
  */
 export interface RouteEntry {
   /**
-   * the call's number in the flush (calls are numbered across the flush's requests)
+   * the call's number in the flush (calls are numbered source by source)
    */
   index: number;
   /**
-   * the number of the first call of its request: the batch field c<part> holds that request's calls
+   * the number of the first call of its source in the flush: the batch field c<part> holds that source's calls
    */
   part: number;
   sourceId: string;
@@ -635,7 +635,7 @@ export interface BatchDeliverJob {
   batch: BatchRef;
 }
 /**
- * The calls of a call batch bound for this destination, by request of the flush (each request is from one source).
+ * The calls of a call batch bound for this destination, by source (each source's calls of the flush are one field of the batch).
  */
 export interface BatchRef {
   /**
@@ -647,7 +647,7 @@ export interface BatchRef {
    */
   parts: {
     /**
-     * the batch field c<part> holding the request's calls
+     * the batch field c<part> holding the source's calls
      */
     part: number;
     sourceId: string;

@@ -2,7 +2,7 @@
  * Puts accepted calls on the router's queue, coalescing every request that arrives within one
  * short window (INGEST_FLUSH_MS, or sooner when the flush holds MAX_CALLS_PER_FLUSH calls or
  * MAX_BYTES_PER_FLUSH of them) into one call batch and one route job, written in ONE MULTI:
- *   1. the calls, one field per request, as the JSON text serialized here;
+ *   1. the calls, one field per source, as the JSON text serialized here;
  *   2. the intake step (one script): count each request against its source's per-second limit,
  *      claim each call's messageId for the dedupe window (SET NX) and write the route entries of
  *      what is to be routed (the calls of requests within their limit, duplicates listed apart),
@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { Queue } from 'bullmq';
 import { UnavailableError, type NormalizedCall, type RouteJob } from '@eventrelay/config';
-import { CallBatches, intakeRequests, queueJobAdd } from '@eventrelay/runtime';
+import { queueJobAdd, type CallBatches } from '@eventrelay/runtime';
 
 export interface Submission {
   readonly sourceId: string;
@@ -104,23 +104,21 @@ export class IntakeWriter {
 
   private async flush(batch: Pending[]): Promise<void> {
     const second = Math.floor(this.opts.clock() / 1000);
-    const dedupe = this.opts.dedupeWindowSeconds > 0;
     const batchId = this.newBatchId();
     try {
-      const requests = intakeRequests(
-        this.opts.prefix,
-        second,
-        dedupe,
-        batch.map((p) => ({ sourceId: p.sub.sourceId, ratePerSecond: p.sub.ratePerSecond, calls: p.sub.calls, callsJson: p.json })),
-      );
       const tx = this.opts.transaction();
-      this.opts.batches.queueIntake(tx, batchId, requests, this.opts.dedupeWindowSeconds);
+      const verdictsOf = this.opts.batches.queueIntake(
+        tx,
+        batchId,
+        batch.map((p) => ({ sourceId: p.sub.sourceId, ratePerSecond: p.sub.ratePerSecond, calls: p.sub.calls, callsJson: p.json })),
+        { second, dedupeTtlS: this.opts.dedupeWindowSeconds },
+      );
       queueJobAdd(tx, this.opts.queue, { batchId }, batchId);
       const answers = await tx.exec();
       if (!answers) throw new Error('redis: the intake transaction was aborted');
       for (const [err] of answers) if (err) throw err;
       // [the calls' HSET, the intake step, the route job]
-      const verdicts = CallBatches.intakeVerdicts(answers[1]?.[1], batch.length);
+      const verdicts = verdictsOf(answers[1]?.[1]);
       batch.forEach((p, i) => {
         const verdict = verdicts[i];
         if (verdict === undefined || verdict.kind === 'rate_limited') {

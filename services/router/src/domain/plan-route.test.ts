@@ -48,7 +48,7 @@ describe('planRoute', () => {
     expect(plan.unrouted).toBe(0);
   });
 
-  it('groups the calls of several requests (and sources) by request, each to the destinations connected to its source', () => {
+  it('groups the calls of several sources by source, each to the destinations connected to it', () => {
     const batch = [...entries([call('a-1'), call('a-2')], 'src-a'), ...entries([call('b-1')], 'src-b', 2)];
     const shared = destination('shared', { sourceIds: ['src-a', 'src-b'] });
     const onlyB = destination('only-b', { sourceIds: ['src-b'] });

@@ -9,7 +9,7 @@ import type { Destination, ProfileCall, RouteEntry } from '@eventrelay/config';
 import { selectDestinations } from './select-destinations.js';
 import { isSuppressed, type Suppression } from './suppression.js';
 
-/** One destination's share of the batch: its calls, by request of the flush (BatchRef parts). */
+/** One destination's share of the batch: its calls, by source (BatchRef parts). */
 export interface PlannedDelivery {
   readonly destinationId: string;
   readonly parts: { readonly part: number; readonly sourceId: string; readonly indexes: number[] }[];
