@@ -96,9 +96,9 @@ async function main(): Promise<void> {
     }
   }
   if (soakS > 0) {
-    process.stderr.write(`bench: soak, ${fmtInt(settings.rate)} calls/s for ${soakS} s (dedupe windows 300 s, so Redis memory must level off)\n`);
+    process.stderr.write(`bench: soak, ${fmtInt(settings.rate)} calls/s for ${soakS} s (dedupe window 300 s, so Redis memory must level off)\n`);
     const healthy = scenarioNamed('healthy');
-    runs.push(await runScenario(healthy, 'soak', run, receiver, { durationS: soakS, env: { INGEST_DEDUPE_WINDOW_S: '300', ROUTER_DEDUPE_WINDOW_S: '300' } }));
+    runs.push(await runScenario(healthy, 'soak', run, receiver, { durationS: soakS, env: { INGEST_DEDUPE_WINDOW_S: '300' } }));
   }
   const baselines: Baselines = withBaselines ? await measureBaselines(run, receiver) : { bare_http_calls_per_s: null, bullmq_chain_delivered_per_s: null, bullmq_chain_p99_ms: null };
   await receiver.stop();
