@@ -24,7 +24,8 @@ import { routeEntryOf, type BatchRef, type NormalizedCall, type RouteEntry } fro
 // Runs right after the HSET of the flush's calls (one field per source, written as plain bytes:
 // passing them through Lua would cost Redis a second copy of every call). KEYS: batch, then one
 // rate key per source, then (when the dedupe TTL is not 0) one dedupe key per call, in call
-// order. ARGV: dedupe TTL (s), number of sources, then per source its limit and its number of
+// order. ARGV: dedupe TTL (s), number of sources, the batch's backstop TTL (BATCH_TTL_S), then
+// per source its limit and its number of
 // requests, and per request its number of calls and its route entries (JSON objects joined by
 // commas). Each request counts once against its source's per-second limit (one INCRBY per
 // source); a request over the limit gets no route entries (its calls go with the batch); a call
@@ -37,7 +38,7 @@ const INTAKE = `
 local ttl = tonumber(ARGV[1])
 local groups = tonumber(ARGV[2])
 local dedupeKey = 1 + groups
-local arg = 3
+local arg = 4
 local index = 0
 local out = {}
 local entries = {}
@@ -80,11 +81,13 @@ for g = 1, groups do
 end
 if #entries == 0 then
   redis.call('DEL', KEYS[1])
+  return out
 elseif #excluded > 0 then
   redis.call('HSET', KEYS[1], 'r', '[' .. table.concat(entries, ',') .. ']', 'x', table.concat(excluded, ','))
 else
   redis.call('HSET', KEYS[1], 'r', '[' .. table.concat(entries, ',') .. ']')
 end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
 return out
 `;
 
@@ -173,6 +176,14 @@ function joinArrays(texts: readonly string[]): string {
   return texts.length === 1 ? (texts[0] as string) : `[${texts.map((t) => t.slice(1, -1)).join(',')}]`;
 }
 
+/**
+ * A backstop, not a schedule: a batch is deleted when its last destination releases it, normally
+ * within a second. Only a delivery job that failed for good (BullMQ's attempts used up) and is never
+ * retried would hold one longer; BullMQ forgets such jobs after 7 days, and this bounds what they
+ * leave behind. A delivery job still waiting after 30 days would find its calls gone.
+ */
+export const BATCH_TTL_S = 30 * 24 * 60 * 60;
+
 export function callBatchKey(prefix: string, batchId: string): string {
   return `${prefix}:batch:${batchId}`;
 }
@@ -212,7 +223,7 @@ export class CallBatches {
     // The object form: BullMQ's MULTIs (route jobs are added on them) take HSET's fields only so.
     tx.hset(key, Object.fromEntries(groups.map((g) => [`c${g.part}`, joinArrays(g.callsJson)])));
     const keys = [key, ...groups.map((g) => `${this.prefix}:rate:${g.sourceId}:${options.second}`)];
-    const args: (string | number)[] = [options.dedupeTtlS, groups.length];
+    const args: (string | number)[] = [options.dedupeTtlS, groups.length, BATCH_TTL_S];
     for (const g of groups) {
       args.push(g.ratePerSecond, g.requests.length);
       for (const entries of g.entries) {

@@ -72,6 +72,8 @@ describe('IntakeWriter', () => {
     ]);
     const fields = await redis.hgetall(batches.key(batchId));
     expect(Object.keys(fields).sort()).toEqual(['c0', 'c3', 'r']);
+    // Deleted when its destinations are done with it; the TTL only bounds what a job that failed for good leaves.
+    expect(await redis.ttl(batches.key(batchId))).toBeGreaterThan(29 * 86_400);
     expect((JSON.parse(fields['c0']!) as NormalizedCall[]).map((x) => x.messageId)).toEqual(['g-1', 'g-2', 'g-4']);
   });
 

@@ -149,7 +149,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
 
     const reserved = requestsDue(items, destination, deps.clock());
-    const verdict = await deps.gate.enter(data.destinationId, parks, reserved);
+    // A job woken before any of its calls is due (one waits on a Retry-After) just goes back.
+    const verdict = reserved === 0 ? GO : await deps.gate.enter(data.destinationId, parks, reserved);
     if (verdict.kind === 'park') {
       metrics.parked.inc();
       await deps.putBack(job, deps.clock() + verdict.delayMs, token);
@@ -229,6 +230,8 @@ function countAttempts(metrics: DeliveryMetrics, destination: string, calls: rea
   }
   for (const { outcome, status_class, n } of tally.values()) metrics.attempts.inc({ destination, outcome, status_class }, n);
 }
+
+const GO: GateVerdict = { kind: 'go' };
 
 /** When the first of a waiting call's URLs falls due again (undefined: one is due now). */
 function nextDue(item: DeliveryItem, destination: Destination): number | undefined {
