@@ -8,8 +8,10 @@ import type { DeliveryAttempt, DeliveryItem, Destination } from '@eventrelay/con
 import { buildBody } from './domain/body.js';
 import { buildHeaders } from './domain/headers.js';
 import { classify, type Outcome } from './domain/outcome.js';
-import { decideRound, dueUrls, type Decision, type RetryPolicy, type UrlResult } from './domain/schedule.js';
+import { decideRound, dueUrls, type RetryPolicy, type UrlResult } from './domain/schedule.js';
+import type { CallRun } from './domain/settle.js';
 import type { Sender } from './adapters/http-sender.js';
+import type { RequestPlaces } from './destination-gate.js';
 
 export interface DeliverDeps {
   readonly sender: Pick<Sender, 'send'>;
@@ -19,25 +21,6 @@ export interface DeliverDeps {
   readonly random: () => number;
 }
 
-/** One of the destination's places per request (DestinationGate.send/sent/leave). */
-export interface RequestPlaces {
-  /** undefined: send it; a number: do not (the destination turned slow), come back in that many ms. */
-  take(): number | undefined | Promise<number | undefined>;
-  /** Once per `take`: `ms` the request's duration, undefined when it was not sent; `placed` whether take gave it a place (it did not hold it back). */
-  give(ms: number | undefined, placed: boolean): void;
-}
-
-/**
- * What one run did with one call: a decision; or none, when no URL was due (it waits on), the
- * process is stopping, or the destination turned slow before any of its requests went out
- * (`holdMs`: come back after that long). A call without a decision is exactly as it was.
- */
-export interface CallRun {
-  readonly item: DeliveryItem;
-  readonly decision: Decision | undefined;
-  readonly attempts: readonly DeliveryAttempt[];
-  readonly holdMs?: number;
-}
 
 export interface RunResult {
   readonly calls: readonly CallRun[];

@@ -441,5 +441,50 @@ describe('DestinationGate', () => {
       expect(gate.open('d1')).toBe(1);
     });
   });
+
+  describe('places for a job\'s requests', () => {
+    it('end the job\'s reservations as its requests end, and the rest when the round is over', () => {
+      const { gate } = harness({ maxInFlight: 8 });
+      expectGo(gate.enter('d1', 0, 5));
+      const places = gate.places('d1', 0, 5);
+      expect(places.take()).toBeUndefined();
+      expect(places.take()).toBeUndefined();
+      expect(gate.open('d1')).toBe(2);
+      places.give(15, true);
+      places.give(undefined, true);
+      expect(gate.open('d1')).toBe(0);
+      expect(gate.inFlight('d1')).toBe(3);
+      places.done();
+      expect(gate.inFlight('d1')).toBe(0);
+      places.done();
+      expect(gate.inFlight('d1')).toBe(0);
+    });
+
+    it('a request beyond the reservation takes a place but ends no reservation', () => {
+      const { gate } = harness({ maxInFlight: 8 });
+      expectGo(gate.enter('d1', 0, 1));
+      const places = gate.places('d1', 0, 1);
+      places.take();
+      places.take();
+      places.give(10, true);
+      places.give(10, true);
+      places.done();
+      expect(gate.inFlight('d1')).toBe(0);
+      expect(gate.open('d1')).toBe(0);
+    });
+
+    it('a request held back took no place', async () => {
+      const { gate } = harness({ maxInFlight: 1, slowMs: 1000 });
+      expectGo(gate.enter('d1', 0, 2));
+      const places = gate.places('d1', 0, 2);
+      expect(places.take()).toBeUndefined();
+      const second = places.take() as Promise<number | undefined>;
+      places.give(4000, true); // timed out: slow, the waiting request is held back
+      await expect(second).resolves.toBe(4000);
+      places.give(undefined, false);
+      expect(gate.open('d1')).toBe(0);
+      expect(gate.inFlight('d1')).toBe(0);
+    });
+  });
 });
 

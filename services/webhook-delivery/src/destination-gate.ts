@@ -23,6 +23,16 @@ export const MAX_PARK_MS = 5 * 60 * 1000;
 
 export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; readonly delayMs: number };
 
+/** One of a destination's places per request of an admitted job (see DestinationGate.places). */
+export interface RequestPlaces {
+  /** undefined: send it; a number: do not (the destination turned slow), come back in that many ms. */
+  take(): number | undefined | Promise<number | undefined>;
+  /** Once per `take`: `ms` the request's duration, undefined when it was not sent; `placed` whether take gave it a place. */
+  give(ms: number | undefined, placed: boolean): void;
+  /** When the job's round is over: ends the reservations no request used. */
+  done(): void;
+}
+
 const GO: GateVerdict = Object.freeze({ kind: 'go' });
 
 interface Lane {
@@ -130,6 +140,31 @@ export class DestinationGate {
       lane.inFlight += next.requests;
       next.resolve(GO);
     }
+  }
+
+  /**
+   * The places the requests of a job admitted with `reserved` requests take (`send`, `sent`,
+   * `leave`, with the bookkeeping in one spot). A URL that fell due between the reservation and
+   * the round makes one request more than reserved: it takes a place but no reservation.
+   */
+  places(destinationId: string, parks: number, reserved: number): RequestPlaces {
+    let ended = 0;
+    const holdOf = (v: GateVerdict) => (v.kind === 'park' ? v.delayMs : undefined);
+    return {
+      take: () => {
+        const verdict = this.send(destinationId, parks);
+        return verdict instanceof Promise ? verdict.then(holdOf) : holdOf(verdict);
+      },
+      give: (ms, placed) => {
+        ended++;
+        if (placed) this.sent(destinationId, ms);
+        if (ended <= reserved) this.leave(destinationId, undefined);
+      },
+      done: () => {
+        if (reserved > ended) this.leave(destinationId, undefined, reserved - ended);
+        ended = Math.max(ended, reserved);
+      },
+    };
   }
 
   /** Requests reserved by admitted jobs at this destination (sent or still to send). */

@@ -17,9 +17,10 @@ import type { ChainableCommander } from 'ioredis';
 import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId } from '@eventrelay/config';
 import { execAll, queueJobRewrite, type CallBatches, type DeadLetterStore, type Logger } from '@eventrelay/runtime';
-import { requestsDue, runDelivery, type CallRun, type DeliverDeps } from './deliver.js';
+import { requestsDue, runDelivery, type DeliverDeps } from './deliver.js';
 import type { DestinationGate, GateVerdict } from './destination-gate.js';
 import { statusClass } from './domain/outcome.js';
+import { settleRound, type CallRun } from './domain/settle.js';
 import type { DeliveryMetrics } from './metrics.js';
 
 export interface WorkerDeps extends DeliverDeps {
@@ -73,7 +74,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     return { items, missing };
   }
 
-  /** A dead letter for a call; its final state marks every URL failed. */
+  /** A call's dead letter, under its letter id (one per call and destination). */
   function letterOf(data: DeliverJob, item: DeliveryItem, state: RetryState, reason: string): DeadLetter {
     return {
       jobId: callDeliveryId(data.destinationId, item.sourceId, item.call.messageId),
@@ -156,62 +157,42 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       await deps.putBack(job, deps.clock() + verdict.delayMs, token);
       throw new DelayedError();
     }
-    let ended = 0;
-    const places = {
-      take: () => {
-        const verdict = deps.gate.send(data.destinationId, parks);
-        const holdOf = (v: GateVerdict) => (v.kind === 'park' ? v.delayMs : undefined);
-        return verdict instanceof Promise ? verdict.then(holdOf) : holdOf(verdict);
-      },
-      give: (ms: number | undefined, placed: boolean) => {
-        ended++;
-        if (placed) deps.gate.sent(data.destinationId, ms);
-        // A URL that fell due between the reservation and the run is one request more than reserved.
-        if (ended <= reserved) deps.gate.leave(data.destinationId, undefined);
-      },
-    };
-    let run: Awaited<ReturnType<typeof runDelivery>> | undefined;
+    const places = deps.gate.places(data.destinationId, parks, reserved);
+    let run: Awaited<ReturnType<typeof runDelivery>>;
     try {
       run = await runDelivery(data.destinationId, items, destination, deps, places, stopping);
     } finally {
-      // Reserved requests never asked for (calls with nothing due, or stopped at shutdown) end too.
-      if (reserved > ended) deps.gate.leave(data.destinationId, undefined, reserved - ended);
+      places.done();
     }
     countAttempts(metrics, data.destinationId, run.calls);
 
-    const letters: DeadLetter[] = [];
-    const pending: DeliveryItem[] = [];
-    let delivered = 0;
-    let at = Number.POSITIVE_INFINITY;
-    const failures: { messageId: string; outcome: string; attempt: number; reason?: string; urls: ReturnType<typeof urlsOf> }[] = [];
-    for (const c of run.calls) {
-      const d = c.decision;
-      if (d === undefined) {
-        // Nothing was due for it, the destination turned slow first (held back), or shutdown came
-        // first: it waits on unchanged.
-        pending.push(c.item);
-        at = Math.min(at, c.holdMs !== undefined ? deps.clock() + c.holdMs : (nextDue(c.item, destination) ?? deps.clock()));
-      } else if (d.kind === 'delivered') {
-        delivered++;
-        const receivedAt = 'receivedAt' in c.item.call ? Date.parse(c.item.call.receivedAt) : NaN;
-        if (!Number.isNaN(receivedAt)) metrics.endToEndSeconds.observe(Math.max(0, deps.clock() - receivedAt) / 1000);
-      } else if (d.kind === 'retry') {
-        pending.push({ ...c.item, retry: d.state });
-        at = Math.min(at, d.at);
-        failures.push({ messageId: c.item.call.messageId, outcome: 'retry_scheduled', attempt: d.state.attempt, urls: urlsOf(c) });
-      } else {
-        letters.push(letterOf(data, c.item, d.state, d.reason));
-        failures.push({ messageId: c.item.call.messageId, outcome: 'dead_lettered', attempt: d.state.attempt, reason: d.reason, urls: urlsOf(c) });
-      }
+    const settled = settleRound(run.calls, destination.settings.webhooks.map((w) => w.url), deps.clock());
+    const letters = settled.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
+    const destinationLabel = { destination: data.destinationId };
+    if (settled.delivered.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'delivered' }, settled.delivered.length);
+    if (settled.retrying.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'retry_scheduled' }, settled.retrying.length);
+    if (letters.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'dead_lettered' }, letters.length);
+    for (const c of settled.delivered) {
+      const receivedAt = 'receivedAt' in c.item.call ? Date.parse(c.item.call.receivedAt) : NaN;
+      if (!Number.isNaN(receivedAt)) metrics.endToEndSeconds.observe(Math.max(0, deps.clock() - receivedAt) / 1000);
     }
-    const retrying = failures.filter((f) => f.outcome === 'retry_scheduled').length;
-    if (delivered > 0) metrics.messages.inc({ destination: data.destinationId, result: 'delivered' }, delivered);
-    if (retrying > 0) metrics.messages.inc({ destination: data.destinationId, result: 'retry_scheduled' }, retrying);
-    if (letters.length > 0) metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, letters.length);
-    const line = { ...base, calls: items.length, delivered, retrying, deadLettered: letters.length, waiting: pending.length - retrying, ms: run.ms, ...(failures.length > 0 ? { failures } : {}) };
+    const failures = [
+      ...settled.retrying.map((c) => ({ messageId: c.item.call.messageId, outcome: 'retry_scheduled', attempt: c.decision?.kind === 'retry' ? c.decision.state.attempt : undefined, urls: urlsOf(c) })),
+      ...settled.dead.map((d) => ({ messageId: d.run.item.call.messageId, outcome: 'dead_lettered', attempt: d.state.attempt, reason: d.reason, urls: urlsOf(d.run) })),
+    ];
+    const line = {
+      ...base,
+      calls: items.length,
+      delivered: settled.delivered.length,
+      retrying: settled.retrying.length,
+      deadLettered: letters.length,
+      waiting: settled.pending.length - settled.retrying.length,
+      ms: run.ms,
+      ...(failures.length > 0 ? { failures } : {}),
+    };
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
-    await commit(job, token, letters, pending, Number.isFinite(at) ? at : undefined, runsBefore + 1);
+    await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1);
   };
 }
 
@@ -232,13 +213,6 @@ function countAttempts(metrics: DeliveryMetrics, destination: string, calls: rea
 }
 
 const GO: GateVerdict = { kind: 'go' };
-
-/** When the first of a waiting call's URLs falls due again (undefined: one is due now). */
-function nextDue(item: DeliveryItem, destination: Destination): number | undefined {
-  const waits = destination.settings.webhooks.map((w) => item.retry?.urls[w.url]).filter((s) => s !== undefined && !s.failed);
-  if (waits.length === 0) return undefined;
-  return Math.min(...waits.map((s) => s?.notBefore ?? 0));
-}
 
 // Receiver URLs often carry credentials in their path or query: logs get the origin only (the
 // attempt log, behind the admin API, keeps the full URL).

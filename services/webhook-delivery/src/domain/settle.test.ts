@@ -1,0 +1,54 @@
+import type { DeliveryItem, RetryState } from '@eventrelay/config';
+import { settleRound, type CallRun } from './settle.js';
+
+const NOW = Date.parse('2026-11-21T09:30:00.000Z');
+const A = 'https://a.example/hook';
+const B = 'https://b.example/hook';
+
+const item = (messageId: string, retry?: RetryState): DeliveryItem => ({
+  sourceId: 'src-1',
+  call: { type: 'track', messageId, userId: 'u', event: 'E', timestamp: '2026-11-21T09:29:59.000Z', receivedAt: '2026-11-21T09:29:59.000Z' },
+  ...(retry ? { retry } : {}),
+});
+const state = (urls: RetryState['urls'], attempt = 1): RetryState => ({ firstAttemptAt: NOW - 1000, attempt, urls });
+
+describe('settleRound', () => {
+  it('sorts a job’s calls into delivered, retried (with their new state), dead and untouched', () => {
+    const retryState = state({ [A]: { lastError: 'HTTP 500', notBefore: NOW + 2000 } });
+    const deadState = state({ [A]: { lastError: 'HTTP 404', failed: true } });
+    const waiting = item('waits', state({ [A]: { lastError: 'HTTP 429', notBefore: NOW + 9000 } }));
+    const calls: CallRun[] = [
+      { item: item('ok'), decision: { kind: 'delivered', url: A, attempt: 1 }, attempts: [] },
+      { item: item('again'), decision: { kind: 'retry', at: NOW + 2000, state: retryState }, attempts: [] },
+      { item: item('gone'), decision: { kind: 'dead', reason: 'HTTP 404', state: deadState }, attempts: [] },
+      { item: waiting, decision: undefined, attempts: [] },
+    ];
+    const settled = settleRound(calls, [A], NOW);
+    expect(settled.delivered.map((c) => c.item.call.messageId)).toEqual(['ok']);
+    expect(settled.retrying.map((c) => c.item.call.messageId)).toEqual(['again']);
+    expect(settled.dead).toEqual([{ run: calls[2], state: deadState, reason: 'HTTP 404' }]);
+    // A delivered call is never held again; a retried one carries its new state; the untouched one is as it was.
+    expect(settled.pending).toEqual([{ ...item('again'), retry: retryState }, waiting]);
+    expect(settled.nextAt).toBe(NOW + 2000);
+  });
+
+  it('comes back when the first call still held is due: a retry, a wait, or a call held back by a slow destination', () => {
+    const later = item('later', state({ [A]: { lastError: 'HTTP 503', notBefore: NOW + 60_000 } }));
+    expect(settleRound([{ item: later, decision: undefined, attempts: [] }], [A], NOW).nextAt).toBe(NOW + 60_000);
+    expect(settleRound([{ item: later, decision: undefined, attempts: [], holdMs: 1500 }], [A], NOW).nextAt).toBe(NOW + 1500);
+    // A URL the call has no state for (added since) is due now.
+    expect(settleRound([{ item: later, decision: undefined, attempts: [] }], [A, B], NOW).nextAt).toBe(NOW);
+    // A call never attempted (shutdown came first) is due now.
+    expect(settleRound([{ item: item('fresh'), decision: undefined, attempts: [] }], [A], NOW).nextAt).toBe(NOW);
+  });
+
+  it('ignores URLs that failed for good when finding the next due time', () => {
+    const mixed = item('mixed', state({ [A]: { lastError: 'HTTP 404', failed: true }, [B]: { lastError: 'HTTP 500', notBefore: NOW + 4000 } }));
+    expect(settleRound([{ item: mixed, decision: undefined, attempts: [] }], [A, B], NOW).nextAt).toBe(NOW + 4000);
+  });
+
+  it('leaves nothing pending and no next run when every call ended', () => {
+    const settled = settleRound([{ item: item('ok'), decision: { kind: 'delivered', url: A, attempt: 1 }, attempts: [] }], [A], NOW);
+    expect(settled).toMatchObject({ pending: [], nextAt: undefined });
+  });
+});
