@@ -464,8 +464,8 @@ describe('DestinationGate', () => {
       const { gate } = harness({ maxInFlight: 8 });
       expectGo(gate.enter('d1', 0, 1));
       const places = gate.places('d1', 0, 1);
-      places.take();
-      places.take();
+      expect(places.take()).toBeUndefined();
+      expect(places.take()).toBeUndefined();
       places.give(10, true);
       places.give(10, true);
       places.done();
