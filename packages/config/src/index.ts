@@ -63,6 +63,7 @@ export * from './audiences/trait-key.js';
 export * from './audiences/audience-rules.js';
 export * from './delivery-ids.js';
 export * from './route-entry.js';
+export * from './legacy-jobs.js';
 export * from './audiences/fingerprint.js';
 export * from './audiences/pass-state.js';
 export * from './audiences/regulation-record.js';

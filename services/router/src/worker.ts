@@ -7,9 +7,9 @@
  */
 import type { Job, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
-import { batchDeliveryJobId, type DeliverJob, type Destination, type ProfileJob, type RouteEntry, type RouteJob } from '@eventrelay/config';
+import { batchDeliveryJobId, legacyRouteJob, routeEntryOf, type DeliverJob, type Destination, type LegacyRouteJob, type ProfileJob, type RouteEntry, type RouteJob } from '@eventrelay/config';
 import { execAll, queueJobAdd, type CallBatches, type Logger } from '@eventrelay/runtime';
-import { planRoute } from './domain/plan-route.js';
+import { planRoute, type RoutePlan } from './domain/plan-route.js';
 import type { Suppression } from './domain/suppression.js';
 import type { RouterMetrics } from './metrics.js';
 
@@ -31,6 +31,8 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
   const { metrics } = deps;
   return async (job) => {
     const started = deps.clock();
+    const legacy = legacyRouteJob(job.data);
+    if (legacy) return routeLegacy(job, legacy, started);
     const { batchId } = job.data;
     const entries = await deps.batches.routeEntries(batchId);
     if (entries === undefined) {
@@ -46,11 +48,36 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
       plan.deliveries.map((d) => d.destinationId),
     );
     for (const d of plan.deliveries) queueJobAdd(tx, deps.deliverQueue, { destinationId: d.destinationId, batch: { id: batchId, parts: d.parts } }, batchDeliveryJobId(d.destinationId, batchId));
-    // Profiles apply each messageId once (the profile remembers the latest ones), so a profile job
-    // added again after its first run was removed changes nothing.
-    if (deps.profileQueue) plan.profiles.forEach((p, i) => queueJobAdd(tx, deps.profileQueue!, { sourceId: p.sourceId, calls: p.calls }, `p-${batchId}-${i}`));
+    queueProfiles(tx, plan, batchId);
     await execAll(tx);
+    account(job, batchId, entries, plan, started);
+  };
 
+  // Profiles apply each messageId once (the profile remembers the latest ones), so a profile job
+  // added again after its first run was removed changes nothing.
+  function queueProfiles(tx: ChainableCommander, plan: RoutePlan, batchId: string): void {
+    if (deps.profileQueue) plan.profiles.forEach((p, i) => queueJobAdd(tx, deps.profileQueue!, { sourceId: p.sourceId, calls: p.calls }, `p-${batchId}-${i}`));
+  }
+
+  /**
+   * A route job written before jobs carried batches (queued across an upgrade): its calls are in
+   * the job, so its delivery jobs hold them too, one per destination.
+   */
+  async function routeLegacy(job: Job<RouteJob>, legacy: LegacyRouteJob, started: number): Promise<void> {
+    const entries = legacy.calls.map((call, i) => routeEntryOf(call, legacy.sourceId, i, 0));
+    const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), await deps.suppressions.lookup(entries));
+    const tx = deps.transaction();
+    for (const d of plan.deliveries) {
+      const calls = d.parts.flatMap((p) => p.indexes.map((i) => ({ sourceId: legacy.sourceId, call: legacy.calls[i]! })));
+      queueJobAdd(tx, deps.deliverQueue, { destinationId: d.destinationId, calls }, batchDeliveryJobId(d.destinationId, legacy.requestId));
+    }
+    queueProfiles(tx, plan, legacy.requestId);
+    await execAll(tx);
+    account(job, legacy.requestId, entries, plan, started);
+  }
+
+  /** The metrics and the one log line of a routed job. */
+  function account(job: Job<RouteJob>, batchId: string, entries: readonly RouteEntry[], plan: RoutePlan, started: number): void {
     const routed = entries.length - plan.suppressed - plan.unrouted;
     metrics.calls.inc({ result: 'routed' }, routed);
     if (plan.suppressed > 0) {
@@ -68,5 +95,5 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
       { batchId, calls: entries.length, sources: new Set(entries.map((e) => e.sourceId)).size, deliveries: plan.routedPairs, jobs: plan.deliveries.length, suppressed: plan.suppressed, unrouted: plan.unrouted, attempt: job.attemptsMade + 1, ms },
       'call.routed',
     );
-  };
+  }
 }

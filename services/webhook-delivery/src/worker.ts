@@ -15,7 +15,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
-import { callDeliveryId } from '@eventrelay/config';
+import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { execAll, queueJobRewrite, type CallBatches, type DeadLetterStore, type Logger } from '@eventrelay/runtime';
 import { requestsDue, runDelivery, type DeliverDeps } from './deliver.js';
 import type { DestinationGate, GateVerdict } from './destination-gate.js';
@@ -112,6 +112,10 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   }
 
   return async (job, token) => {
+    // A job of the shape written before jobs carried batches (queued across an upgrade) is read as
+    // the job holding its call that it now is; its first commit writes it in that shape.
+    const legacy = heldFromLegacyDeliverJob(job.data);
+    if (legacy) job.data = legacy;
     const data = job.data;
     const base = { destinationId: data.destinationId, jobId: job.id };
     const known = deps.destinations.get(data.destinationId);
