@@ -20,14 +20,14 @@
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 import { routeEntryOf, type BatchRef, type NormalizedCall, type RouteEntry } from '@eventrelay/config';
+import { defineScript } from './redis.js';
 
 // Runs right after the HSET of the flush's calls (one field per source, written as plain bytes:
 // passing them through Lua would cost Redis a second copy of every call). KEYS: batch, then one
 // rate key per source, then (when the dedupe TTL is not 0) one dedupe key per call, in call
 // order. ARGV: dedupe TTL (s), number of sources, the batch's backstop TTL (BATCH_TTL_S), then
-// per source its limit and its number of
-// requests, and per request its number of calls and its route entries (JSON objects joined by
-// commas). Each request counts once against its source's per-second limit (one INCRBY per
+// per source its limit and its number of requests, and per request its number of calls and its
+// route entries (JSON objects joined by commas). Each request counts once against its source's per-second limit (one INCRBY per
 // source); a request over the limit gets no route entries (its calls go with the batch); a call
 // whose messageId is already claimed is a duplicate, listed in "x". With nothing to route the
 // batch is deleted at once. Returns per request, in order, -1 (over the limit) or one 0 (to
@@ -119,11 +119,7 @@ if redis.call('HINCRBY', KEYS[1], 'h', -1) <= 0 then redis.call('DEL', KEYS[1]) 
 return 1
 `;
 
-interface BatchCommands {
-  releaseBatch(numKeys: number, ...args: string[]): Promise<number>;
-}
-
-/** The same scripts queued on a MULTI: each returns the MULTI. */
+/** The scripts, queued on a MULTI: each returns the MULTI. */
 interface QueuedBatchCommands {
   intakeBatch(numKeys: number, ...args: (string | number)[]): ChainableCommander;
   planBatch(numKeys: number, ...args: string[]): ChainableCommander;
@@ -182,33 +178,20 @@ function joinArrays(texts: readonly string[]): string {
  * retried would hold one longer; BullMQ forgets such jobs after 7 days, and this bounds what they
  * leave behind. A delivery job still waiting after 30 days would find its calls gone.
  */
-export const BATCH_TTL_S = 30 * 24 * 60 * 60;
-
-export function callBatchKey(prefix: string, batchId: string): string {
-  return `${prefix}:batch:${batchId}`;
-}
-
-/** Makes the batch scripts callable on `redis` and on the MULTIs made from it. */
-function defineBatchCommands(redis: Redis): BatchCommands {
-  const commands = redis as unknown as Partial<QueuedBatchCommands>;
-  if (typeof commands.intakeBatch !== 'function') redis.defineCommand('intakeBatch', { lua: INTAKE });
-  if (typeof commands.planBatch !== 'function') redis.defineCommand('planBatch', { lua: PLAN });
-  if (typeof commands.releaseBatch !== 'function') redis.defineCommand('releaseBatch', { lua: RELEASE });
-  return redis as unknown as BatchCommands;
-}
+const BATCH_TTL_S = 30 * 24 * 60 * 60;
 
 export class CallBatches {
-  private readonly commands: BatchCommands;
-
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
   ) {
-    this.commands = defineBatchCommands(redis);
+    defineScript(redis, 'intakeBatch', INTAKE);
+    defineScript(redis, 'planBatch', PLAN);
+    defineScript(redis, 'releaseBatch', RELEASE);
   }
 
   key(batchId: string): string {
-    return callBatchKey(this.prefix, batchId);
+    return `${this.prefix}:batch:${batchId}`;
   }
 
   /**
@@ -253,11 +236,7 @@ export class CallBatches {
    */
   async routeEntries(batchId: string): Promise<RouteEntry[] | undefined> {
     const [text, excluded] = await this.redis.hmget(this.key(batchId), 'r', 'x');
-    if (text === null || text === undefined) return undefined;
-    const entries = JSON.parse(text) as RouteEntry[];
-    if (!excluded) return entries;
-    const skip = new Set(excluded.split(',').map(Number));
-    return entries.filter((e) => !skip.has(e.index));
+    return routable(text, excluded);
   }
 
   /**
@@ -266,7 +245,7 @@ export class CallBatches {
    */
   async contents(batchId: string): Promise<{ sourceId: string; calls: NormalizedCall[] }[]> {
     const fields = await this.redis.hgetall(this.key(batchId));
-    const entries = (await this.routeEntries(batchId)) ?? [];
+    const entries = routable(fields['r'], fields['x']) ?? [];
     const bySource = new Map<string, NormalizedCall[]>();
     for (const entry of [...entries].sort((a, b) => a.index - b.index)) {
       const part = fields[`c${entry.part}`];
@@ -305,9 +284,13 @@ export class CallBatches {
   queueRelease(tx: ChainableCommander, batchId: string, destinationId: string): void {
     (tx as unknown as QueuedBatchCommands).releaseBatch(1, this.key(batchId), destinationId);
   }
+}
 
-  /** Ends `destinationId`'s hold now; true when this call ended it. */
-  async release(batchId: string, destinationId: string): Promise<boolean> {
-    return (await this.commands.releaseBatch(1, this.key(batchId), destinationId)) === 1;
-  }
+/** The route entries ("r") less the duplicates ("x"); undefined when there are none (routed, or nothing stored). */
+function routable(text: string | null | undefined, excluded: string | null | undefined): RouteEntry[] | undefined {
+  if (text === null || text === undefined) return undefined;
+  const entries = JSON.parse(text) as RouteEntry[];
+  if (!excluded) return entries;
+  const skip = new Set(excluded.split(',').map(Number));
+  return entries.filter((e) => !skip.has(e.index));
 }

@@ -6,6 +6,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { DeadLetter, DeliveryAttempt } from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
+import { defineScript } from './redis.js';
 
 export function deliveryKeys(prefix: string) {
   return {
@@ -131,8 +132,9 @@ for i = 1, #page, 2 do letters[#letters + 1] = redis.call('HGET', KEYS[2], page[
 return {page, letters}
 `;
 
-interface DeadLetterCommands {
-  addDeadLetter(numKeys: number, ...args: (string | number)[]): Promise<number>;
+/** ADD_DEAD_LETTER as defined on a connection (R: a promise of its answer) or queued on a MULTI (R: the MULTI). */
+interface AddDeadLetter<R> {
+  addDeadLetter(numKeys: number, ...args: (string | number)[]): R;
 }
 
 /**
@@ -150,7 +152,7 @@ export class DeadLetterStore {
     private readonly maxPerDestination: number,
   ) {
     this.keys = deliveryKeys(prefix);
-    if (typeof (redis as unknown as Partial<DeadLetterCommands>).addDeadLetter !== 'function') redis.defineCommand('addDeadLetter', { lua: ADD_DEAD_LETTER });
+    defineScript(redis, 'addDeadLetter', ADD_DEAD_LETTER);
   }
 
   private keysOf(destinationId: string): [string, string, string] {
@@ -159,7 +161,7 @@ export class DeadLetterStore {
 
   /** Returns how many older letters were evicted to stay under the cap. */
   async add(letter: DeadLetter): Promise<number> {
-    return Number(await (this.redis as unknown as DeadLetterCommands).addDeadLetter(3, ...this.addArgs(letter)));
+    return Number(await (this.redis as unknown as AddDeadLetter<Promise<number>>).addDeadLetter(3, ...this.addArgs(letter)));
   }
 
   /**
@@ -167,7 +169,7 @@ export class DeadLetterStore {
    * with the job's other changes; its answer is how many older letters were evicted.
    */
   queueAdd(tx: ChainableCommander, letter: DeadLetter): void {
-    (tx as unknown as { addDeadLetter(numKeys: number, ...args: (string | number)[]): ChainableCommander }).addDeadLetter(3, ...this.addArgs(letter));
+    (tx as unknown as AddDeadLetter<ChainableCommander>).addDeadLetter(3, ...this.addArgs(letter));
   }
 
   private addArgs(letter: DeadLetter): (string | number)[] {

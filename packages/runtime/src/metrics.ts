@@ -22,3 +22,28 @@ export function startAtZero<T extends string>(counter: Counter<T>, labelSets: re
   for (const labels of labelSets) counter.inc(labels, 0);
   return counter;
 }
+
+/**
+ * Counts by label set while a unit of work is classified, so that a batch of calls or attempts
+ * costs one increment per set instead of one per item (prom-client hashes the labels on every
+ * increment).
+ */
+export class LabelTally<T extends string> {
+  private readonly counts = new Map<string, { labels: Partial<Record<T, string>>; n: number }>();
+
+  add(labels: Partial<Record<T, string>>): void {
+    let key = '';
+    for (const name in labels) key += `${name}=${labels[name]}\u0000`;
+    const entry = this.counts.get(key);
+    if (entry) entry.n++;
+    else this.counts.set(key, { labels, n: 1 });
+  }
+
+  clear(): void {
+    this.counts.clear();
+  }
+
+  countIn(counter: Counter<T>): void {
+    for (const { labels, n } of this.counts.values()) counter.inc(labels, n);
+  }
+}

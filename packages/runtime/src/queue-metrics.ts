@@ -33,7 +33,7 @@ export interface QueueSnapshot {
  * is locked to the caller, so nothing else writes its hash meanwhile.
  */
 export async function putJobBack(connection: Redis, job: Job, at: number, token: string | undefined): Promise<void> {
-  await connection.hset(`${job.queueQualifiedName}:${String(job.id)}`, DUE_AT_FIELD, String(at));
+  await connection.hset(jobKey(job), DUE_AT_FIELD, String(at));
   await job.moveToDelayed(at, token);
 }
 
@@ -45,7 +45,12 @@ export async function putJobBack(connection: Redis, job: Job, at: number, token:
  */
 export function queueJobRewrite(tx: ChainableCommander, job: Job, data: unknown, at: number): void {
   // The object form works on BullMQ's MULTIs too, which take HSET's fields only so.
-  tx.hset(`${job.queueQualifiedName}:${String(job.id)}`, { data: JSON.stringify(data), [DUE_AT_FIELD]: String(at) });
+  tx.hset(jobKey(job), { data: JSON.stringify(data), [DUE_AT_FIELD]: String(at) });
+}
+
+/** The hash BullMQ keeps a job in. */
+function jobKey(job: Job): string {
+  return `${job.queueQualifiedName}:${String(job.id)}`;
 }
 
 /** One round trip for the counts of every queue, one more for the jobs at the front of the lines. */

@@ -24,7 +24,7 @@ export async function transactionsOn(queue: Queue): Promise<() => ChainableComma
 }
 
 /**
- * Queues on `tx` (from transactionOn for this queue) the add of one job with the catalog's
+ * Queues on `tx` (from transactionsOn for this queue) the add of one job with the catalog's
  * options and the given id. BullMQ enqueues the command synchronously; the add happens at EXEC.
  * As with Queue.add, a job whose id is still in the queue is not added again.
  */

@@ -117,3 +117,13 @@ export async function execAll(batch: ChainableCommander): Promise<unknown[]> {
     return value;
   });
 }
+
+/**
+ * Makes a Lua script callable as `redis[name](numKeys, ...keysAndArgs)`, and on the pipelines and
+ * MULTIs made from `redis` afterwards (ioredis sends EVALSHA, loading the script when Redis lacks
+ * it). Defining it again on the same connection is a no-op, so every store can define what it
+ * uses.
+ */
+export function defineScript(redis: Redis, name: string, lua: string): void {
+  if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { lua });
+}

@@ -75,7 +75,6 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       batches: new CallBatches(hot, env.EVENTRELAY_PREFIX),
       transaction: await transactionsOn(queue),
       queue,
-      prefix: env.EVENTRELAY_PREFIX,
       dedupeWindowSeconds: env.INGEST_DEDUPE_WINDOW_S,
       flushMs: env.INGEST_FLUSH_MS,
       clock,

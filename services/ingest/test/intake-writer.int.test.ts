@@ -17,7 +17,7 @@ describe('IntakeWriter', () => {
   let serial = 0;
   let writer: IntakeWriter;
   const make = async (extra: Partial<IntakeWriterOptions> = {}) =>
-    new IntakeWriter({ batches, transaction: await transactionsOn(queue), queue, prefix, dedupeWindowSeconds: 60, flushMs: 0, clock: () => now, newBatchId: () => `b${++serial}`, ...extra });
+    new IntakeWriter({ batches, transaction: await transactionsOn(queue), queue, dedupeWindowSeconds: 60, flushMs: 0, clock: () => now, newBatchId: () => `b${++serial}`, ...extra });
   /** Every route job on the queue with its batch's calls by source, as messageIds. */
   const jobs = async () => {
     const waiting = await queue.getJobs(['wait'], 0, -1, true);
@@ -135,7 +135,7 @@ describe('IntakeWriter', () => {
     lost.on('error', () => undefined);
     const lostQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: lost, prefix });
     lostQueue.on('error', () => undefined);
-    const w = new IntakeWriter({ batches: new CallBatches(lost, prefix), transaction: await transactionsOn(lostQueue), queue: lostQueue, prefix, dedupeWindowSeconds: 60, flushMs: 0, clock: () => now });
+    const w = new IntakeWriter({ batches: new CallBatches(lost, prefix), transaction: await transactionsOn(lostQueue), queue: lostQueue, dedupeWindowSeconds: 60, flushMs: 0, clock: () => now });
     lost.disconnect();
     const results = await Promise.allSettled([w.submit({ sourceId: 's', ratePerSecond: 9, calls: [call('x1')] }), w.submit({ sourceId: 's', ratePerSecond: 9, calls: [call('x2')] })]);
     expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'fulfilled'))).toEqual(['service_unavailable', 'service_unavailable']);

@@ -49,6 +49,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX, (what, detail) => logger.warn(detail, what));
   // The batch's mark and the jobs it becomes go in one MULTI, so both live on `connection`.
   const batches = new CallBatches(connection, env.EVENTRELAY_PREFIX);
+  // Known once BullMQ has set the connection up (prepare, below), before the worker takes a job.
   let transaction: (() => ChainableCommander) | undefined;
   const worker = openWorker(
     'route',

@@ -1,10 +1,10 @@
 /**
- * One run of a delivery job: for every call of the job, attempt every URL that is due for it, all
+ * One run of a delivery job: plan the round (the URLs due for each call), then attempt them, all
  * calls and URLs at once (each request taking one of the destination's places), record each
  * attempt, and decide what becomes of each call. Knows nothing of BullMQ; worker.ts turns the
  * decisions into queue operations.
  */
-import type { DeliveryAttempt, DeliveryItem, Destination } from '@eventrelay/config';
+import type { DeliveryAttempt, DeliveryItem, Destination, WebhookTarget } from '@eventrelay/config';
 import { buildBody } from './domain/body.js';
 import { buildHeaders } from './domain/headers.js';
 import { classify, type Outcome } from './domain/outcome.js';
@@ -21,6 +21,24 @@ export interface DeliverDeps {
   readonly random: () => number;
 }
 
+/** What a round attempts: for each call of the job, the URLs due for it, decided once at `now`. */
+export interface Round {
+  readonly calls: readonly { readonly item: DeliveryItem; readonly due: readonly WebhookTarget[] }[];
+  /** Requests the round makes: what the job reserves at the gate. */
+  readonly requests: number;
+}
+
+export function planRound(items: readonly DeliveryItem[], destination: Destination, now: number): Round {
+  const urls = destination.settings.webhooks.map((w) => w.url);
+  let requests = 0;
+  const calls = items.map((item) => {
+    const dueNow = dueUrls(urls, item.retry, now);
+    const due = dueNow.length === urls.length ? destination.settings.webhooks : destination.settings.webhooks.filter((w) => dueNow.includes(w.url));
+    requests += due.length;
+    return { item, due };
+  });
+  return { calls, requests };
+}
 
 export interface RunResult {
   readonly calls: readonly CallRun[];
@@ -28,10 +46,11 @@ export interface RunResult {
 }
 
 /**
- * `destination` is the job's destination as configured now, and enabled. `stopping()` true: calls
- * not started yet are left as they are (not attempted, no attempt counted), for a shutdown.
+ * Runs `round` against `destination`, the job's destination as configured now, and enabled.
+ * `stopping()` true: calls not started yet are left as they are (not attempted, no attempt
+ * counted), for a shutdown.
  */
-export async function runDelivery(destinationId: string, items: readonly DeliveryItem[], destination: Destination, deps: DeliverDeps, places: RequestPlaces, stopping: () => boolean = () => false): Promise<RunResult> {
+export async function runDelivery(destinationId: string, round: Round, destination: Destination, deps: DeliverDeps, places: RequestPlaces, stopping: () => boolean = () => false): Promise<RunResult> {
   const urls = destination.settings.webhooks.map((w) => w.url);
   const startedAt = deps.clock();
   // One backoff draw for the job's round: its calls failed together, so they are retried
@@ -40,34 +59,31 @@ export async function runDelivery(destinationId: string, items: readonly Deliver
   const draw = deps.random();
   const random = () => draw;
   const calls = await Promise.all(
-    items.map(async (item): Promise<CallRun> => {
-      const due = dueUrls(urls, item.retry, startedAt);
+    round.calls.map(async ({ item, due }): Promise<CallRun> => {
       if (due.length === 0 || stopping()) return { item, decision: undefined, attempts: [] };
       const attempt = (item.retry?.attempt ?? 0) + 1;
       const body = buildBody(item.call);
       const attempts: DeliveryAttempt[] = [];
       let holdMs: number | undefined;
       const results: UrlResult[] = await Promise.all(
-        destination.settings.webhooks
-          .filter((w) => due.includes(w.url))
-          .map(async (target): Promise<UrlResult | undefined> => {
-            const hold = await places.take();
-            if (hold !== undefined || stopping()) {
-              places.give(undefined, hold === undefined);
-              if (hold !== undefined) holdMs = Math.max(holdMs ?? 0, hold);
-              return undefined;
-            }
-            const headers = buildHeaders({ body, messageId: item.call.messageId, attempt, sharedSecret: destination.settings.sharedSecret, staticHeaders: target.headers });
-            const began = deps.clock();
-            const sent = await deps.sender.send(target.url, headers, body);
-            const ended = deps.clock();
-            places.give(ended - began, true);
-            const outcome = classify(sent, ended);
-            const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
-            attempts.push(record);
-            deps.record(record);
-            return { url: target.url, outcome };
-          }),
+        due.map(async (target): Promise<UrlResult | undefined> => {
+          const hold = await places.take();
+          if (hold !== undefined || stopping()) {
+            places.give(undefined, hold === undefined);
+            if (hold !== undefined) holdMs = Math.max(holdMs ?? 0, hold);
+            return undefined;
+          }
+          const headers = buildHeaders({ body, messageId: item.call.messageId, attempt, sharedSecret: destination.settings.sharedSecret, staticHeaders: target.headers });
+          const began = deps.clock();
+          const sent = await deps.sender.send(target.url, headers, body);
+          const ended = deps.clock();
+          places.give(ended - began, true);
+          const outcome = classify(sent, ended);
+          const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
+          attempts.push(record);
+          deps.record(record);
+          return { url: target.url, outcome };
+        }),
       ).then((r) => r.filter((x): x is UrlResult => x !== undefined));
       // Stopped, or held back, before any URL of this call was tried: it is as it was.
       if (results.length === 0) return { item, decision: undefined, attempts, ...(holdMs !== undefined ? { holdMs } : {}) };
@@ -76,14 +92,6 @@ export async function runDelivery(destinationId: string, items: readonly Deliver
     }),
   );
   return { calls, ms: deps.clock() - startedAt };
-}
-
-/** Requests the job would make now: each call times its URLs due (for the gate's reservation). */
-export function requestsDue(items: readonly DeliveryItem[], destination: Destination, now: number): number {
-  const urls = destination.settings.webhooks.map((w) => w.url);
-  let n = 0;
-  for (const item of items) n += dueUrls(urls, item.retry, now).length;
-  return n;
 }
 
 function attemptRecord(destinationId: string, item: DeliveryItem, url: string, attempt: number, outcome: Outcome, latencyMs: number, at: number): DeliveryAttempt {

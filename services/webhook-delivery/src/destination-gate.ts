@@ -70,21 +70,22 @@ export class DestinationGate {
   constructor(private readonly options: GateOptions) {}
 
   /**
-   * Admits a job that is about to make `requests` requests (at least one is counted). `parks`: how
-   * often this job was parked before; each park doubles its next delay. On `go`, every request is
-   * ended with `leave`, and those never sent too.
+   * Admits a job that is about to make `requests` requests; one with none to make (nothing of it
+   * is due yet) goes at once and reserves nothing. `parks`: how often this job was parked before;
+   * each park doubles its next delay. On `go`, every request is ended with `leave`, and those
+   * never sent too.
    */
   enter(destinationId: string, parks = 0, requests = 1): GateVerdict | Promise<GateVerdict> {
+    if (requests <= 0) return GO;
     const lane = this.lane(destinationId);
-    const weight = Math.max(1, requests);
     if (lane.inFlight < this.options.maxInFlight) {
       if (lane.inFlight === 0) lane.lastFinishedAt = this.options.clock();
-      lane.inFlight += weight;
+      lane.inFlight += requests;
       return GO;
     }
     if (this.isSlow(lane)) return this.park(lane, parks);
     return new Promise<GateVerdict>((resolve) => {
-      lane.waiters.push({ resolve, since: this.options.clock(), parks, requests: weight });
+      lane.waiters.push({ resolve, since: this.options.clock(), parks, requests });
       if (!lane.sweep) {
         lane.sweep = setInterval(() => this.sweep(lane), Math.max(10, Math.floor(this.options.slowMs / 10)));
         lane.sweep.unref();
@@ -144,8 +145,8 @@ export class DestinationGate {
 
   /**
    * The places the requests of a job admitted with `reserved` requests take (`send`, `sent`,
-   * `leave`, with the bookkeeping in one spot). A URL that fell due between the reservation and
-   * the round makes one request more than reserved: it takes a place but no reservation.
+   * `leave`, with the bookkeeping in one spot). Requests beyond the reservation (none, when the
+   * round sends what it reserved for) take a place but end no reservation.
    */
   places(destinationId: string, parks: number, reserved: number): RequestPlaces {
     let ended = 0;

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@eventrelay/runtime';
 
 /** `openRequests`: the requests open now, by destination (read at each scrape, so sending costs nothing extra). */
-export function createDeliveryMetrics(registry: Registry, openRequests: () => Iterable<[string, number]> = () => []) {
+export function createDeliveryMetrics(registry: Registry, openRequests: () => Iterable<[string, number]>) {
   return {
     attempts: new Counter({
       name: 'eventrelay_delivery_attempts_total',

@@ -16,9 +16,9 @@ import { DelayedError, type Job } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
-import { execAll, queueJobRewrite, type CallBatches, type DeadLetterStore, type Logger } from '@eventrelay/runtime';
-import { requestsDue, runDelivery, type DeliverDeps } from './deliver.js';
-import type { DestinationGate, GateVerdict } from './destination-gate.js';
+import { LabelTally, execAll, queueJobRewrite, type CallBatches, type DeadLetterStore, type Logger } from '@eventrelay/runtime';
+import { planRound, runDelivery, type DeliverDeps } from './deliver.js';
+import type { DestinationGate } from './destination-gate.js';
 import { statusClass } from './domain/outcome.js';
 import { settleRound, type CallRun } from './domain/settle.js';
 import type { DeliveryMetrics } from './metrics.js';
@@ -153,18 +153,19 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       return;
     }
 
-    const reserved = requestsDue(items, destination, deps.clock());
-    // A job woken before any of its calls is due (one waits on a Retry-After) just goes back.
-    const verdict = reserved === 0 ? GO : await deps.gate.enter(data.destinationId, parks, reserved);
+    // A job woken before any of its calls is due (one waits on a Retry-After) reserves nothing,
+    // goes through, and back to the delayed set.
+    const round = planRound(items, destination, deps.clock());
+    const verdict = await deps.gate.enter(data.destinationId, parks, round.requests);
     if (verdict.kind === 'park') {
       metrics.parked.inc();
       await deps.putBack(job, deps.clock() + verdict.delayMs, token);
       throw new DelayedError();
     }
-    const places = deps.gate.places(data.destinationId, parks, reserved);
+    const places = deps.gate.places(data.destinationId, parks, round.requests);
     let run: Awaited<ReturnType<typeof runDelivery>>;
     try {
-      run = await runDelivery(data.destinationId, items, destination, deps, places, stopping);
+      run = await runDelivery(data.destinationId, round, destination, deps, places, stopping);
     } finally {
       places.done();
     }
@@ -202,21 +203,15 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
 /** The job's attempts in the metrics: one increment per label set, not per attempt. */
 function countAttempts(metrics: DeliveryMetrics, destination: string, calls: readonly CallRun[]): void {
-  const tally = new Map<string, { outcome: string; status_class: string; n: number }>();
+  const tally = new LabelTally<'destination' | 'outcome' | 'status_class'>();
   for (const c of calls) {
     for (const a of c.attempts) {
       metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
-      const status_class = statusClass(a);
-      const key = `${a.outcome}|${status_class}`;
-      const entry = tally.get(key);
-      if (entry) entry.n++;
-      else tally.set(key, { outcome: a.outcome, status_class, n: 1 });
+      tally.add({ destination, outcome: a.outcome, status_class: statusClass(a) });
     }
   }
-  for (const { outcome, status_class, n } of tally.values()) metrics.attempts.inc({ destination, outcome, status_class }, n);
+  tally.countIn(metrics.attempts);
 }
-
-const GO: GateVerdict = { kind: 'go' };
 
 // Receiver URLs often carry credentials in their path or query: logs get the origin only (the
 // attempt log, behind the admin API, keeps the full URL).

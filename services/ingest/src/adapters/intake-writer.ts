@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { Queue } from 'bullmq';
 import { UnavailableError, type NormalizedCall, type RouteJob } from '@eventrelay/config';
-import { queueJobAdd, type CallBatches } from '@eventrelay/runtime';
+import { execAll, queueJobAdd, type CallBatches } from '@eventrelay/runtime';
 
 export interface Submission {
   readonly sourceId: string;
@@ -51,7 +51,6 @@ export interface IntakeWriterOptions {
   /** A MULTI on which route jobs can be added (runtime transactionsOn of the route queue). */
   readonly transaction: () => ChainableCommander;
   readonly queue: Queue<RouteJob>;
-  readonly prefix: string;
   readonly dedupeWindowSeconds: number;
   /** How long the first request of a flush waits for others; 0 = until the end of the event-loop turn. */
   readonly flushMs: number;
@@ -114,11 +113,8 @@ export class IntakeWriter {
         { second, dedupeTtlS: this.opts.dedupeWindowSeconds },
       );
       queueJobAdd(tx, this.opts.queue, { batchId }, batchId);
-      const answers = await tx.exec();
-      if (!answers) throw new Error('redis: the intake transaction was aborted');
-      for (const [err] of answers) if (err) throw err;
       // [the calls' HSET, the intake step, the route job]
-      const verdicts = verdictsOf(answers[1]?.[1]);
+      const verdicts = verdictsOf((await execAll(tx))[1]);
       batch.forEach((p, i) => {
         const verdict = verdicts[i];
         if (verdict === undefined || verdict.kind === 'rate_limited') {

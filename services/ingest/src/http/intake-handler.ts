@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, EventrelayError, UnavailableError, type DebugEvent, type NormalizedCall } from '@eventrelay/config';
-import type { Logger } from '@eventrelay/runtime';
+import { LabelTally, type Logger } from '@eventrelay/runtime';
 import { isCallType, type IntakeRoute } from '../domain/routes.js';
 import type { Rejection } from '../domain/interpret.js';
 import { extractWriteKey } from '../domain/auth.js';
@@ -41,34 +41,14 @@ interface Outcome {
   duplicates: number;
   rejected: number;
   /** For the metrics: calls by type, outcome and (for a rejection) reason. */
-  readonly calls: CallTally;
-}
-
-/** Counts calls per label set as they are classified, so a batch costs one increment per set. */
-class CallTally {
-  private readonly counts = new Map<string, { labels: { type: string; outcome: string; reason?: string }; n: number }>();
-
-  add(type: string, outcome: 'accepted' | 'duplicate' | 'rejected', reason?: string): void {
-    const key = `${type}|${outcome}|${reason ?? ''}`;
-    const entry = this.counts.get(key);
-    if (entry) entry.n++;
-    else this.counts.set(key, { labels: reason === undefined ? { type, outcome } : { type, outcome, reason }, n: 1 });
-  }
-
-  clear(): void {
-    this.counts.clear();
-  }
-
-  countIn(metrics: IngestMetrics): void {
-    for (const { labels, n } of this.counts.values()) metrics.calls.inc(labels, n);
-  }
+  readonly calls: LabelTally<'type' | 'outcome' | 'reason'>;
 }
 
 export function createIntakeHandler(deps: IntakeDeps) {
   /** `segment` is the path after /v1/ as sent, for the log line. */
   return async function intake(req: IncomingMessage, res: ServerResponse, route: IntakeRoute, segment: string): Promise<void> {
     const started = performance.now();
-    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0, calls: new CallTally() };
+    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0, calls: new LabelTally() };
     applyCors(req, res);
     try {
       const rejected = await accept(route, req, outcome);
@@ -80,14 +60,14 @@ export function createIntakeHandler(deps: IntakeDeps) {
       // A single call refused as a whole is one rejected call; a refused batch was never read as calls.
       if (route.kind === 'single') {
         outcome.calls.clear();
-        outcome.calls.add(route.type, 'rejected', answered.code);
+        outcome.calls.add({ type: route.type, outcome: 'rejected', reason: answered.code });
       }
       if (answered.status >= 500 && !(err instanceof UnavailableError)) deps.logger.error({ err }, 'intake.defect');
     } finally {
       const name = route.kind === 'single' ? route.type : 'batch';
       deps.metrics.requests.inc({ route: name, status_class: `${Math.floor(outcome.status / 100)}xx`, code: outcome.code ?? 'ok' });
       deps.metrics.duration.observe({ route: name }, (performance.now() - started) / 1000);
-      outcome.calls.countIn(deps.metrics);
+      outcome.calls.countIn(deps.metrics.calls);
       const { calls: _tally, ...logged } = outcome;
       deps.logger.info({ route: segment, ...logged, ms: Math.round((performance.now() - started) * 100) / 100 }, 'intake.request');
     }
@@ -119,7 +99,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId, measureItems: itemsNeedMeasuring(shape, Buffer.byteLength(text), MAX_CALL_BYTES) });
     outcome.rejected = rejected.length;
     const items = route.kind === 'batch' ? (body['batch'] as unknown[]) : [];
-    for (const r of rejected) outcome.calls.add(callTypeOf(items[r.index]), 'rejected', r.code);
+    for (const r of rejected) outcome.calls.add({ type: callTypeOf(items[r.index]), outcome: 'rejected', reason: r.code });
     if (accepted.length === 0) return { stored: accepted, rejected };
     if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
 
@@ -131,7 +111,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     outcome.accepted = result.enqueued;
     outcome.duplicates = result.duplicates;
     const duplicate = new Set(result.duplicateIndexes);
-    accepted.forEach((call, i) => outcome.calls.add(call.type, duplicate.has(i) ? 'duplicate' : 'accepted'));
+    accepted.forEach((call, i) => outcome.calls.add({ type: call.type, outcome: duplicate.has(i) ? 'duplicate' : 'accepted' }));
     return { stored: accepted, rejected };
   }
 }

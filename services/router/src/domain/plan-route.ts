@@ -41,6 +41,16 @@ export function planRoute(entries: readonly RouteEntry[], connected: (sourceId: 
   let unrouted = 0;
   let turnedOff = 0;
   const fanout: number[] = [];
+  // A batch holds the calls of a few sources: look each one's destinations up once.
+  const sources = new Map<string, { destinations: readonly Destination[]; enabled: number }>();
+  const sourceOf = (sourceId: string) => {
+    let source = sources.get(sourceId);
+    if (!source) {
+      const destinations = connected(sourceId);
+      sources.set(sourceId, (source = { destinations, enabled: destinations.filter((d) => d.enabled).length }));
+    }
+    return source;
+  };
   for (const entry of entries) {
     if (isSuppressed(entry, entry.sourceId, entry.userId === undefined ? undefined : suppressions.get(entry.userId))) {
       suppressed++;
@@ -53,10 +63,10 @@ export function planRoute(entries: readonly RouteEntry[], connected: (sourceId: 
       if (list) list.push(profileCall);
       else profiles.set(entry.sourceId, [profileCall]);
     }
-    const destinations = connected(entry.sourceId);
-    const targets = selectDestinations(entry, destinations);
+    const source = sourceOf(entry.sourceId);
+    const targets = selectDestinations(entry, source.destinations);
     if (targets.length === 0) unrouted++;
-    turnedOff += destinations.filter((d) => d.enabled).length - targets.length;
+    turnedOff += source.enabled - targets.length;
     fanout.push(targets.length);
     routedPairs += targets.length;
     for (const d of targets) {
