@@ -4,6 +4,7 @@ export * from './queues.js';
 export * from './schemas.js';
 export * from './config-file.js';
 export * from './webhook-headers.js';
+export { SIGNATURE_HEADER, signBody, verifySignature } from './signature.js';
 export * from './field-problems.js';
 export * from './config-changes.js';
 export * from './destination-catalog.js';

@@ -3,8 +3,7 @@
  * collide with ours, but this does not rely on it: static headers are lowercased and reserved
  * names dropped, so the headers eventrelay sets always win, however a name is spelled.
  */
-import { RESERVED_WEBHOOK_HEADERS } from '@eventrelay/config';
-import { signBody } from './signature.js';
+import { RESERVED_WEBHOOK_HEADERS, signBody } from '@eventrelay/config';
 
 export const USER_AGENT = 'Eventrelay/1.0';
 
