@@ -1,20 +1,14 @@
-export * from './redis.js';
-export * from './logger.js';
-export * from './metrics.js';
-export * from './ops.js';
-export * from './shutdown.js';
-export * from './config-store.js';
-export * from './queues.js';
-export * from './call-batches.js';
-export * from './config-watch.js';
-export * from './destination-directory.js';
-export * from './delivery-records.js';
-export * from './workers.js';
-export * from './worker-process.js';
-export * from './capped-log.js';
-export * from './operator-logs.js';
-export * from './service-main.js';
-export * from './http-service.js';
-export * from './profile-keys.js';
-export * from './regulation-store.js';
-export * from './queue-metrics.js';
+// The plumbing every service process shares: Redis connections per role, the logger, the metrics
+// registry, the ops server, graceful shutdown, the two process shapes (HTTP service, queue worker)
+// and the queue wiring. The shared Redis data (config, batches, logs) is in @eventrelay/stores.
+export { closeRedis, createRedis, defineScript, execAll, waitForRedis } from './redis.js';
+export type { Logger } from './logger.js';
+export { Counter, Gauge, Histogram, LATENCY_BUCKETS, LabelTally, createMetricsRegistry, startAtZero, type Registry } from './metrics.js';
+export { handleOps, shutdownGate, type OpsDeps } from './ops.js';
+export type { ShutdownStep } from './shutdown.js';
+export { runServiceMain } from './service-main.js';
+export { serveHttp, type RunningHttpService } from './http-service.js';
+export { runWorkerProcess, type RunningWorkerProcess } from './worker-process.js';
+export { openQueue, queueJobAdd, transactionsOn } from './queues.js';
+export { openWorker } from './workers.js';
+export { putJobBack, queueJobRewrite, readQueues } from './queue-metrics.js';

@@ -1,5 +1,5 @@
 /**
- * The operational endpoints every process serves (SPEC section 1): /healthz (alive), /readyz
+ * The operational endpoints every process serves (docs/spec.md §1): /healthz (alive), /readyz
  * (dependencies answer), /metrics (Prometheus text). Ingest mounts the handler in front of its
  * intake routes; workers will mount it on their metrics port.
  */

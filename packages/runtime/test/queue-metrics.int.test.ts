@@ -5,7 +5,9 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queueCatalog, type RouteJob } from '@eventrelay/config';
-import { createMetricsRegistry, createRedis, putJobBack, readQueues, readySinceOf, registerQueueMetrics } from '@eventrelay/runtime';
+import { createMetricsRegistry } from '../src/metrics';
+import { createRedis } from '../src/redis';
+import { putJobBack, readQueues, readySinceOf, registerQueueMetrics } from '../src/queue-metrics';
 import { SHARED_REDIS_URL, deletePrefix, freePort, uniquePrefix } from '../../../test/support/redis';
 import { parsePromText, total } from '../../../test/support/prom-text';
 import { eventually } from '../../../test/support/eventually';

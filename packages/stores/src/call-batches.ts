@@ -20,7 +20,7 @@
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 import { routeEntryOf, type BatchRef, type NormalizedCall, type RouteEntry } from '@eventrelay/config';
-import { defineScript } from './redis.js';
+import { defineScript } from '@eventrelay/runtime';
 
 // Runs right after the HSET of the flush's calls (one field per source, written as plain bytes:
 // passing them through Lua would cost Redis a second copy of every call). KEYS: batch, then one

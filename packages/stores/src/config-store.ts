@@ -6,13 +6,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
-import type { Logger } from 'pino';
 import { ConfigError, parseConfigText, planUpsert, type Audience, type AuditEntry, type ConfigChange, type ConfigPlan, type ConfigSnapshot, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
+import { execAll, type Logger } from '@eventrelay/runtime';
 import { cappedLogKeys } from './capped-log.js';
 import { deliveryKeys } from './delivery-records.js';
 import { auditLogKey, sourceEventsKey } from './operator-logs.js';
 import { audienceDataKeys } from './profile-keys.js';
-import { execAll } from './redis.js';
 
 export function configKeys(prefix: string) {
   return {

@@ -1,7 +1,7 @@
 /**
  * How every process keeps its in-memory view of the config fresh: `reload` runs at start and then
  * whenever the config version counter moved, checked every `refreshMs`. One GET a second per
- * process, and a change made anywhere is seen within about that long (SPEC section 6 allows 2 s).
+ * process, and a change made anywhere is seen within about that long (docs/spec.md §6 allows 2 s).
  */
 import type { ConfigStore } from './config-store.js';
 

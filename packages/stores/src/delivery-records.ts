@@ -1,12 +1,12 @@
 /**
- * What webhook-delivery keeps per destination for operators (SPEC section 4): a capped log of
+ * What webhook-delivery keeps per destination for operators (docs/spec.md §4): a capped log of
  * attempts, newest first, and the dead letters. Both live under the key prefix so the admin API
  * (and a Redis Cluster hash tag) sees them the same way as everything else.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { DeadLetter, DeliveryAttempt } from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
-import { defineScript } from './redis.js';
+import { defineScript } from '@eventrelay/runtime';
 
 export function deliveryKeys(prefix: string) {
   return {

@@ -4,7 +4,10 @@
  */
 import { Redis } from 'ioredis';
 import type { Destination, Source } from '@eventrelay/config';
-import { ConfigStore, DeadLetterStore, configKeys, deliveryKeys, readCapped, sourceEventsKey } from '../src/index';
+import { ConfigStore, configKeys } from '../src/config-store';
+import { DeadLetterStore, deliveryKeys } from '../src/delivery-records';
+import { readCapped } from '../src/capped-log';
+import { sourceEventsKey } from '../src/operator-logs';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
 
 const source = (id: string, writeKey: string): Source => ({ id, name: id, type: 'server', writeKey });

@@ -6,17 +6,9 @@ import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { describeEnv, queueCatalog } from '@eventrelay/config';
 import {
-  AttemptLog,
-  AuditLog,
-  ConfigStore,
-  DeadLetterStore,
-  RegulationStore,
-  SourceEvents,
-  applyConfigFile,
   closeRedis,
   createRedis,
   openQueue,
-  readConfigFile,
   serveHttp,
   shutdownGate,
   waitForRedis,
@@ -24,6 +16,16 @@ import {
   type Registry,
   type RunningHttpService,
 } from '@eventrelay/runtime';
+import {
+  AttemptLog,
+  AuditLog,
+  ConfigStore,
+  DeadLetterStore,
+  RegulationStore,
+  SourceEvents,
+  applyConfigFile,
+  readConfigFile,
+} from '@eventrelay/stores';
 import { adminEnvSpec, type AdminEnv } from './env.js';
 import { createAdminMetrics } from './metrics.js';
 import { Replayer } from './adapters/replayer.js';

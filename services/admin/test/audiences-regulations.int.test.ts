@@ -6,7 +6,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { audienceFingerprint, checkConfig, queueCatalog, type Audience, type AudienceCondition, type RegulationJob } from '@eventrelay/config';
-import { ConfigStore } from '@eventrelay/runtime';
+import { ConfigStore } from '@eventrelay/stores';
 import { startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
 

@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Destination } from '@eventrelay/config';
-import { ConfigStore, configKeys } from '@eventrelay/runtime';
+import { ConfigStore, configKeys } from '@eventrelay/stores';
 import { startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
 

@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { checkConfig, type Destination } from '@eventrelay/config';
-import { ConfigStore } from '@eventrelay/runtime';
+import { ConfigStore } from '@eventrelay/stores';
 import webhookSettingsSchema from '../../../packages/config/schemas/webhook-settings.schema.json';
 import { ADMIN_TEST_TOKEN, startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';

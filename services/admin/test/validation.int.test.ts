@@ -4,7 +4,7 @@
  * write leaves the stored config, its version and the audit log as they were.
  */
 import { Redis } from 'ioredis';
-import { ConfigStore } from '@eventrelay/runtime';
+import { ConfigStore } from '@eventrelay/stores';
 import { startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
 

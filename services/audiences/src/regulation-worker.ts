@@ -7,7 +7,8 @@
  */
 import type { Job } from 'bullmq';
 import { newRegulation, type ConfigSnapshot, type Regulation, type RegulationJob } from '@eventrelay/config';
-import type { Logger, RegulationStore, SourceEvents } from '@eventrelay/runtime';
+import type { Logger } from '@eventrelay/runtime';
+import type { RegulationStore, SourceEvents } from '@eventrelay/stores';
 import { affectedSources, deleteNotices, deletes, suppresses } from './domain/regulation.js';
 import type { DeliveryQueue } from './adapters/delivery-queue.js';
 import type { MembershipStore } from './adapters/membership-store.js';

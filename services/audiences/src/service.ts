@@ -5,20 +5,22 @@
  */
 import { audienceFingerprint, describeEnv, queueCatalog, type ConfigSnapshot } from '@eventrelay/config';
 import {
-  ConfigStore,
-  RegulationStore,
-  SourceEvents,
-  applyConfigFile,
   createRedis,
   openQueue,
   openWorker,
-  readConfigFile,
   putJobBack,
   runWorkerProcess,
   type Logger,
   type Registry,
   type RunningWorkerProcess,
 } from '@eventrelay/runtime';
+import {
+  ConfigStore,
+  RegulationStore,
+  SourceEvents,
+  applyConfigFile,
+  readConfigFile,
+} from '@eventrelay/stores';
 import { audiencesEnvSpec, type AudiencesEnv } from './env.js';
 import { ConfigView } from './adapters/config-view.js';
 import { DeliveryQueue } from './adapters/delivery-queue.js';

@@ -6,14 +6,9 @@ import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { describeEnv } from '@eventrelay/config';
 import {
-  CallBatches,
-  ConfigStore,
-  SourceEvents,
   closeRedis,
   createRedis,
   openQueue,
-  applyConfigFile,
-  readConfigFile,
   serveHttp,
   shutdownGate,
   transactionsOn,
@@ -22,6 +17,13 @@ import {
   type Registry,
   type RunningHttpService,
 } from '@eventrelay/runtime';
+import {
+  CallBatches,
+  ConfigStore,
+  SourceEvents,
+  applyConfigFile,
+  readConfigFile,
+} from '@eventrelay/stores';
 import { ingestEnvSpec, type IngestEnv } from './env.js';
 import { createIngestMetrics } from './metrics.js';
 import { SourceDirectory } from './adapters/source-directory.js';

@@ -2,7 +2,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queueCatalog, type NormalizedCall, type RouteJob } from '@eventrelay/config';
-import { CallBatches, transactionsOn } from '@eventrelay/runtime';
+import { transactionsOn } from '@eventrelay/runtime';
+import { CallBatches } from '@eventrelay/stores';
 import { IntakeWriter, MAX_CALLS_PER_FLUSH, type IntakeWriterOptions } from '../src/adapters/intake-writer';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
 

@@ -5,20 +5,22 @@
 import type { ChainableCommander } from 'ioredis';
 import { describeEnv } from '@eventrelay/config';
 import {
-  CallBatches,
-  ConfigStore,
-  DestinationDirectory,
   createRedis,
   openQueue,
   openWorker,
-  applyConfigFile,
-  readConfigFile,
   runWorkerProcess,
   transactionsOn,
   type Logger,
   type Registry,
   type RunningWorkerProcess,
 } from '@eventrelay/runtime';
+import {
+  CallBatches,
+  ConfigStore,
+  DestinationDirectory,
+  applyConfigFile,
+  readConfigFile,
+} from '@eventrelay/stores';
 import { routerEnvSpec, type RouterEnv } from './env.js';
 import { createRouterMetrics } from './metrics.js';
 import { SuppressionList } from './adapters/suppression-list.js';

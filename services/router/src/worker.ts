@@ -8,7 +8,8 @@
 import type { Job, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import { batchDeliveryJobId, legacyRouteJob, routeEntryOf, type DeliverJob, type Destination, type LegacyRouteJob, type ProfileJob, type RouteEntry, type RouteJob } from '@eventrelay/config';
-import { execAll, queueJobAdd, type CallBatches, type Logger } from '@eventrelay/runtime';
+import { execAll, queueJobAdd, type Logger } from '@eventrelay/runtime';
+import type { CallBatches } from '@eventrelay/stores';
 import { planRoute, type RoutePlan } from './domain/plan-route.js';
 import type { Suppression } from './domain/suppression.js';
 import type { RouterMetrics } from './metrics.js';

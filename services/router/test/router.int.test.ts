@@ -1,5 +1,5 @@
 import { batchDeliveryJobId, queueCatalog, type Destination, type NormalizedCall } from '@eventrelay/config';
-import { configKeys } from '@eventrelay/runtime';
+import { configKeys } from '@eventrelay/stores';
 import { eventually } from '../../../test/support/eventually';
 import { startReceiver, type Receiver } from '../../../test/support/receiver';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';

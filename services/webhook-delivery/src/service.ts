@@ -7,21 +7,23 @@ import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
 import { ConfigError, describeEnv } from '@eventrelay/config';
 import {
-  AttemptLog,
-  CallBatches,
-  ConfigStore,
-  DeadLetterStore,
-  DestinationDirectory,
   createRedis,
   openWorker,
-  applyConfigFile,
-  readConfigFile,
   putJobBack,
   runWorkerProcess,
   type Logger,
   type Registry,
   type ShutdownStep,
 } from '@eventrelay/runtime';
+import {
+  AttemptLog,
+  CallBatches,
+  ConfigStore,
+  DeadLetterStore,
+  DestinationDirectory,
+  applyConfigFile,
+  readConfigFile,
+} from '@eventrelay/stores';
 import { deliveryEnvSpec, type DeliveryEnv } from './env.js';
 import { createDeliveryMetrics } from './metrics.js';
 import { parseNetworkList } from './domain/networks.js';

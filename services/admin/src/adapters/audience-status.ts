@@ -1,7 +1,8 @@
 /** Reads what the audiences service keeps about an audience's membership (for GET /audiences). */
 import type { Redis } from 'ioredis';
 import { parsePassState, type PassState } from '@eventrelay/config';
-import { execAll, profileKeys } from '@eventrelay/runtime';
+import { execAll } from '@eventrelay/runtime';
+import { profileKeys } from '@eventrelay/stores';
 
 export class AudienceStatus {
   private readonly keys: ReturnType<typeof profileKeys>;

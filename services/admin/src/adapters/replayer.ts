@@ -6,7 +6,7 @@
  */
 import type { Queue } from 'bullmq';
 import { queueCatalog, type DeadLetter, type DeliverJob, type ReplayResult } from '@eventrelay/config';
-import type { DeadLetterStore } from '@eventrelay/runtime';
+import type { DeadLetterStore } from '@eventrelay/stores';
 import { replayJob, type ReplaySelection } from '../domain/replay.js';
 
 const BATCH = 500;

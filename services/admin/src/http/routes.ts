@@ -21,7 +21,7 @@ import {
   type SourceCreate,
   type SourcePatch,
 } from '@eventrelay/config';
-import { isDeadLetterCursor, type AttemptLog, type AuditLog, type ConfigStore, type DeadLetterStore, type RegulationStore, type SourceEvents } from '@eventrelay/runtime';
+import { isDeadLetterCursor, type AttemptLog, type AuditLog, type ConfigStore, type DeadLetterStore, type RegulationStore, type SourceEvents } from '@eventrelay/stores';
 import { existingAudience, planCreateAudience, planDeleteAudience, toAudienceView } from '../domain/audiences.js';
 import { planRegulation } from '../domain/regulations.js';
 import type { AudienceStatus } from '../adapters/audience-status.js';

@@ -4,7 +4,7 @@
  * uses it to start the backfill of a new or changed audience.
  */
 import { emptySnapshot, type Audience, type ConfigSnapshot, type Destination } from '@eventrelay/config';
-import { ConfigWatch, type ConfigStore } from '@eventrelay/runtime';
+import { ConfigWatch, type ConfigStore } from '@eventrelay/stores';
 
 export class ConfigView {
   private current: ConfigSnapshot = emptySnapshot;

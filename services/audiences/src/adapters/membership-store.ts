@@ -12,7 +12,8 @@
  */
 import type { Redis } from 'ioredis';
 import { parsePassState, type PassState } from '@eventrelay/config';
-import { configKeys, execAll, profileKeys } from '@eventrelay/runtime';
+import { execAll } from '@eventrelay/runtime';
+import { configKeys, profileKeys } from '@eventrelay/stores';
 import type { Desired, Transition } from '../domain/membership.js';
 
 // KEYS: profile, config audiences hash, then members and outbox of each audience.

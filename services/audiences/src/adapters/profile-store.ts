@@ -11,7 +11,8 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ProfileCall } from '@eventrelay/config';
-import { execAll, profileKeys } from '@eventrelay/runtime';
+import { execAll } from '@eventrelay/runtime';
+import { profileKeys } from '@eventrelay/stores';
 import { utcDay } from '../domain/profile.js';
 
 export interface ProfileLimits {

@@ -4,7 +4,7 @@
  * was suppressed then: the sources are merged, and "every source" wins.
  */
 import type { Redis } from 'ioredis';
-import { configKeys } from '@eventrelay/runtime';
+import { configKeys } from '@eventrelay/stores';
 
 // KEYS: the hash. ARGV: the new entry's sourceIds as JSON ('' = every source), then userIds.
 const MERGE = `

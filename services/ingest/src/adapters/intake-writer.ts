@@ -21,7 +21,8 @@ import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { Queue } from 'bullmq';
 import { UnavailableError, type NormalizedCall, type RouteJob } from '@eventrelay/config';
-import { execAll, queueJobAdd, type CallBatches } from '@eventrelay/runtime';
+import { execAll, queueJobAdd } from '@eventrelay/runtime';
+import type { CallBatches } from '@eventrelay/stores';
 
 export interface Submission {
   readonly sourceId: string;

@@ -3,7 +3,7 @@
  * Redis); changes and removals are seen within `refreshMs` through the config version counter.
  * Misses are remembered briefly so that a client hammering with a bad key costs one lookup a second.
  */
-import { ConfigWatch, type ConfigStore } from '@eventrelay/runtime';
+import { ConfigWatch, type ConfigStore } from '@eventrelay/stores';
 import type { Source } from '@eventrelay/config';
 
 const MAX_NEGATIVE_ENTRIES = 10_000;

@@ -4,7 +4,7 @@
  * drop point costs nothing until a SUPPRESS regulation exists.
  */
 import type { Redis } from 'ioredis';
-import { configKeys } from '@eventrelay/runtime';
+import { configKeys } from '@eventrelay/stores';
 import type { Suppression } from '../domain/suppression.js';
 
 export class SuppressionList {

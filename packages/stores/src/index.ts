@@ -1,0 +1,11 @@
+// The data the services share through Redis: the config store and its watchers, the call batches
+// between intake and delivery, the attempt log and dead letters, the operator logs, the profile
+// keys and regulations. Connections and the rest of the plumbing are in @eventrelay/runtime.
+export { ConfigStore, applyConfigFile, configKeys, readConfigFile } from './config-store.js';
+export { ConfigWatch } from './config-watch.js';
+export { DestinationDirectory } from './destination-directory.js';
+export { CallBatches } from './call-batches.js';
+export { AttemptLog, DeadLetterStore, isDeadLetterCursor } from './delivery-records.js';
+export { AuditLog, SourceEvents } from './operator-logs.js';
+export { profileKeys } from './profile-keys.js';
+export { RegulationStore } from './regulation-store.js';
