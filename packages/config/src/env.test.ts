@@ -130,7 +130,7 @@ describe('variable kinds', () => {
 
   it('lets an unexpected error through instead of reporting it as a bad value', () => {
     const boom = new Error('defect');
-    const broken = { X: { describe: 'x', parse: () => { throw boom; } } };
+    const broken = { X: { describe: 'x', doc: { type: 'text', required: false }, parse: () => { throw boom; } } };
     expect(() => loadEnvFrom(broken, {})).toThrow(boom);
   });
 });

@@ -7,8 +7,20 @@ import { ConfigError } from './errors.js';
 
 export type EnvSource = Readonly<Record<string, string | undefined>>;
 
+/** What the reference tables (docs/reference/env.md, `pnpm gen:docs`) say of a variable besides its description. */
+export interface EnvDoc {
+  /** The values it takes, e.g. "integer 1 to 1,000". */
+  readonly type: string;
+  /** What an unset or blank variable means, as it would be written in the environment. */
+  readonly default?: string;
+  /** The process refuses to start without it. */
+  readonly required: boolean;
+}
+
 export interface EnvVar<T> {
+  /** One line, the variable's description in the reference tables. */
   readonly describe: string;
+  readonly doc: EnvDoc;
   readonly secret?: boolean;
   parse(raw: string | undefined, name: string): T;
 }
@@ -21,10 +33,13 @@ const bad = (name: string, why: string): never => {
   throw new EnvValueError(`${name} ${why}`);
 };
 const blank = (raw: string | undefined): raw is undefined => raw === undefined || raw.trim() === '';
+/** 1000000 → "1,000,000", the same on every machine (no locale). */
+const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 export function integer(opts: { default: number; min: number; max: number; describe: string }): EnvVar<number> {
   return {
     describe: opts.describe,
+    doc: { type: `integer, ${grouped(opts.min)} to ${grouped(opts.max)}`, default: String(opts.default), required: false },
     parse(raw, name) {
       if (blank(raw)) return opts.default;
       const text = raw.trim();
@@ -37,7 +52,8 @@ export function integer(opts: { default: number; min: number; max: number; descr
 }
 
 export function port(opts: { default: number; describe: string }): EnvVar<number> {
-  return integer({ ...opts, min: 0, max: 65535 });
+  const inner = integer({ ...opts, min: 0, max: 65535 });
+  return { ...inner, doc: { ...inner.doc, type: 'port, 0 to 65535 (0 picks a free one)' } };
 }
 
 interface TextOptions {
@@ -46,6 +62,8 @@ interface TextOptions {
   hint?: string;
   secret?: boolean;
   describe: string;
+  /** What the reference tables call its values, when the hint or pattern does not say it (e.g. "file path"). */
+  type?: string;
 }
 
 export function text(opts: TextOptions & { default: string }): EnvVar<string>;
@@ -53,6 +71,7 @@ export function text(opts: TextOptions): EnvVar<string | undefined>;
 export function text(opts: TextOptions): EnvVar<string | undefined> {
   return {
     describe: opts.describe,
+    doc: { type: opts.type ?? opts.hint ?? (opts.pattern ? `text of the form ${opts.pattern}` : 'text'), default: opts.default, required: false },
     secret: opts.secret,
     parse(raw, name) {
       if (blank(raw)) return opts.default;
@@ -66,6 +85,8 @@ export function text(opts: TextOptions): EnvVar<string | undefined> {
 export function required<T>(inner: EnvVar<T | undefined>): EnvVar<T> {
   return {
     ...inner,
+    // With a default it cannot be missing: only a variable without one must be set.
+    doc: { ...inner.doc, required: inner.doc.default === undefined },
     parse(raw, name) {
       const value = inner.parse(raw, name);
       return value === undefined ? bad(name, 'is required') : value;
@@ -76,6 +97,7 @@ export function required<T>(inner: EnvVar<T | undefined>): EnvVar<T> {
 export function oneOf<const T extends string>(values: readonly T[], opts: { default: T; describe: string }): EnvVar<T> {
   return {
     describe: opts.describe,
+    doc: { type: `one of ${values.join(', ')}`, default: opts.default, required: false },
     parse(raw, name) {
       if (blank(raw)) return opts.default;
       const v = raw.trim() as T;
@@ -87,6 +109,7 @@ export function oneOf<const T extends string>(values: readonly T[], opts: { defa
 export function redisUrl(opts: { default: string; describe: string }): EnvVar<string> {
   return {
     describe: opts.describe,
+    doc: { type: 'redis:// or rediss:// URL (redis://[:password@]host[:port][/db])', default: opts.default, required: false },
     secret: true,
     parse(raw, name) {
       const value = blank(raw) ? opts.default : raw.trim();
@@ -108,10 +131,21 @@ export class EnvProblem {
   constructor(readonly why: string) {}
 }
 
-/** A variable with its own parser, for values the helpers above do not cover. */
-export function custom<T>(opts: { describe: string; secret?: boolean; parse: (raw: string | undefined) => T | EnvProblem }): EnvVar<T> {
+/**
+ * A variable with its own parser, for values the helpers above do not cover. `type`, `default` and
+ * `required` only describe what `parse` does, for the reference tables.
+ */
+export function custom<T>(opts: {
+  describe: string;
+  type: string;
+  default?: string;
+  required?: boolean;
+  secret?: boolean;
+  parse: (raw: string | undefined) => T | EnvProblem;
+}): EnvVar<T> {
   return {
     describe: opts.describe,
+    doc: { type: opts.type, default: opts.default, required: opts.required ?? false },
     secret: opts.secret,
     parse(raw, name) {
       const value = opts.parse(raw);
@@ -161,17 +195,17 @@ function redact(name: string, value: string): string {
   return '***';
 }
 
-/** The variables every process reads (SPEC section 1). */
+/** The variables every process reads (docs/spec.md §1). */
 export const commonEnv = {
-  REDIS_URL: redisUrl({ default: 'redis://127.0.0.1:6379', describe: 'Redis to keep queues, config and dedupe state in' }),
+  REDIS_URL: redisUrl({ default: 'redis://127.0.0.1:6379', describe: 'the Redis (6.2 or newer; rediss:// for TLS) that holds the queues, the config and the dedupe state' }),
   EVENTRELAY_PREFIX: required(
     text({
       default: 'eventrelay',
       pattern: /^[A-Za-z0-9_{}.-]{1,64}$/,
       hint: 'letters, digits, _ . - and a {hash tag}, without ":" (1 to 64 characters)',
-      describe: 'prefix of every Redis key and queue; wrap it in {} for Redis Cluster',
+      describe: 'prefix of every Redis key and queue, the same for every process; a hash tag such as {eventrelay} on Redis Cluster. Changing it later strands what is already in Redis',
     }),
   ),
-  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info', describe: 'pino log level' }),
-  EVENTRELAY_CONFIG: text({ describe: 'path of a declarative config file applied at start (idempotent upsert)' }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info', describe: 'level of the JSON log lines on stdout (pino); silent writes none' }),
+  EVENTRELAY_CONFIG: text({ type: 'file path', describe: 'declarative config file (sources, destinations, audiences) applied at start as an idempotent upsert; checked whole before anything is written' }),
 } as const;

@@ -3,17 +3,19 @@ import { parseAdminTokens } from './domain/tokens.js';
 
 export const adminEnvSpec = {
   ...commonEnv,
-  ADMIN_PORT: port({ default: 8081, describe: 'HTTP port of the admin API (and its /healthz /readyz /metrics)' }),
-  ADMIN_HOST: text({ default: '0.0.0.0', describe: 'address the admin API listens on' }),
+  ADMIN_PORT: port({ default: 8081, describe: 'HTTP port of the admin API and of its /healthz, /readyz and /metrics' }),
+  ADMIN_HOST: text({ default: '0.0.0.0', type: 'IP address or host name', describe: 'address the admin API listens on' }),
   ADMIN_TOKEN: custom({
-    describe: 'bearer token(s) for /admin/v1; several separated by commas let a token be rotated without downtime',
+    describe: 'bearer token(s) for /admin/v1 (generate one with openssl rand -hex 32); several separated by commas let a token be rotated without downtime',
+    type: 'comma-separated tokens, each 16 to 256 characters of letters, digits and . _ ~ + / = -',
+    required: true,
     secret: true,
     parse: (raw) => {
       const tokens = parseAdminTokens(raw);
       return typeof tokens === 'string' ? new EnvProblem(tokens) : tokens;
     },
   }),
-  ADMIN_AUDIT_MAX: integer({ default: 10_000, min: 1, max: 10_000_000, describe: 'audit log entries kept' }),
+  ADMIN_AUDIT_MAX: integer({ default: 10_000, min: 1, max: 10_000_000, describe: 'audit log entries kept (the newest)' }),
 } as const;
 
 export type AdminEnv = EnvOf<typeof adminEnvSpec>;
