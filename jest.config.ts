@@ -7,7 +7,7 @@ const transform: Config['transform'] = {
 
 // Workspace packages resolve to their TypeScript sources, so tests never need a build first.
 const moduleNameMapper: Config['moduleNameMapper'] = {
-  '^@eventrelay/(config|runtime|stores)$': '<rootDir>/packages/$1/src/index.ts',
+  '^@eventrelay/(config|runtime|stores|testkit)$': '<rootDir>/packages/$1/src/index.ts',
   '^(\\.{1,2}/.*)\\.js$': '$1',
 };
 

@@ -1,0 +1,162 @@
+/**
+ * Redis for tests, benches and the quick start: the shared server (REDIS_URL, default
+ * 127.0.0.1:6379) with a unique key prefix per user, or a private redis-server of the caller's own
+ * on a free port for runs that stop, kill or measure Redis.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { hostEnv } from './env.js';
+import { freePort, startChild, type ChildHandle } from './process.js';
+
+/** REDIS_URL, or the local default. */
+export const SHARED_REDIS_URL = hostEnv('REDIS_URL') ?? 'redis://127.0.0.1:6379';
+
+/** A run-unique, hash-tagged prefix (`{t-<label>-<hex>}`), as a Redis Cluster deployment would use. */
+export function uniquePrefix(label: string): string {
+  return `{t-${label}-${randomBytes(4).toString('hex')}}`;
+}
+
+/**
+ * SCAN + UNLINK every key under `prefix` (its `prefix:…` keys; a hash-tagged prefix ends in `}`, so
+ * no other prefix can start with it). Takes a URL (a connection of its own) or a client. Returns
+ * how many keys went.
+ */
+export async function deletePrefix(target: string | Redis, prefix: string): Promise<number> {
+  const client = typeof target === 'string' ? new Redis(target, { maxRetriesPerRequest: 1 }) : target;
+  let deleted = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await client.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    if (typeof target === 'string') client.disconnect();
+  }
+  return deleted;
+}
+
+/** True when a Redis answers PING at `url` (an auth-protected one answering NOAUTH counts as up). */
+export function pingRedis(url: string, timeoutMs = 500): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ port: Number(port || 6379), host: hostname || '127.0.0.1' });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => done(/^(\+PONG|-NOAUTH|-ERR.*auth)/i.test(d.toString())));
+  });
+}
+
+export interface PrivateRedisOptions {
+  /**
+   * Append-only file: `always` (the default: fsync on every write, so what it acknowledged survives
+   * a SIGKILL as it would in production), `everysec`, or false (no persistence at all).
+   */
+  readonly aof?: 'always' | 'everysec' | false;
+  /** Where the AOF goes; a fresh temporary folder by default. */
+  readonly dir?: string;
+  /** A free one by default. */
+  readonly port?: number;
+  /** Write redis-server's log to this file (default: nowhere). */
+  readonly logFile?: string;
+}
+
+export interface PrivateRedis {
+  readonly url: string;
+  readonly port: number;
+  readonly dir: string;
+  /** The running redis-server, or undefined while stopped. */
+  process(): ChildHandle | undefined;
+  /** Starts it again on the same port and folder (a no-op while it runs). */
+  start(): Promise<void>;
+  /** SIGKILL, as a crash would (no shutdown save): waits for the exit. */
+  stop(): Promise<void>;
+  /** SIGTERM (Redis's own shutdown), waits for the exit. */
+  close(): Promise<void>;
+}
+
+/** A redis-server of the caller's own (never the shared one) from PATH, ready when it answers PING. */
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  const port = options.port ?? (await freePort());
+  const url = `redis://127.0.0.1:${port}`;
+  const aof = options.aof ?? 'always';
+  const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'eventrelay-redis-'));
+  mkdirSync(dir, { recursive: true });
+  const persistence = aof === false ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', aof];
+  let handle: ChildHandle | undefined;
+  const start = async () => {
+    if (handle?.running()) return;
+    handle = await startChild({
+      name: 'redis-server',
+      command: 'redis-server',
+      args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, '--loglevel', 'warning', '--logfile', options.logFile ?? '/dev/null'],
+      cwd: dir,
+      ready: () => pingRedis(url),
+      readyTimeoutMs: 10_000,
+    });
+  };
+  const stopWith = async (signal: NodeJS.Signals) => {
+    const h = handle;
+    handle = undefined;
+    if (h) await h.stop(signal, 10_000);
+  };
+  await start();
+  return { url, port, dir, process: () => handle, start, stop: () => stopWith('SIGKILL'), close: () => stopWith('SIGTERM') };
+}
+
+export interface EnsuredRedis {
+  readonly url: string;
+  /** The redis-server started for the caller, when nothing answered at the URL. */
+  readonly started: PrivateRedis | undefined;
+  /** Stops the redis-server started for the caller (nothing otherwise). */
+  close(): Promise<void>;
+}
+
+export interface EnsureRedisOptions {
+  /** Default REDIS_URL, else redis://127.0.0.1:6379. */
+  readonly url?: string;
+  /** Start the missing Redis on the URL's own port (the quick start) rather than on a free one (the default). */
+  readonly onUrlPort?: boolean;
+  /** Persistence of a started server (default none). */
+  readonly aof?: PrivateRedisOptions['aof'];
+  readonly dir?: string;
+  readonly logFile?: string;
+}
+
+export const REDIS_INSTALL_HINT =
+  'install redis-server (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis) or point REDIS_URL at a running Redis 6.2+';
+
+/**
+ * A Redis to use: the one at REDIS_URL when it answers; else, when that URL is on this machine, a
+ * redis-server from PATH started for the caller (close() stops it); else an error that says how to
+ * get one.
+ */
+export async function ensureRedis(options: EnsureRedisOptions = {}): Promise<EnsuredRedis> {
+  const url = options.url ?? SHARED_REDIS_URL;
+  if (await pingRedis(url, 1000)) return { url, started: undefined, close: async () => undefined };
+  const parsed = new URL(url);
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(parsed.hostname)) throw new Error(`nothing answers at REDIS_URL=${url}: start that Redis, or ${REDIS_INSTALL_HINT}`);
+  let started: PrivateRedis;
+  try {
+    started = await startPrivateRedis({
+      aof: options.aof ?? false,
+      ...(options.onUrlPort ? { port: Number(parsed.port || 6379) } : {}),
+      ...(options.dir ? { dir: options.dir } : {}),
+      ...(options.logFile ? { logFile: options.logFile } : {}),
+    });
+  } catch (err) {
+    const reason = err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
+    throw new Error(`no Redis answers at ${url} and redis-server could not be started (${reason}): ${REDIS_INSTALL_HINT}`, { cause: err });
+  }
+  return { url: started.url, started, close: () => started.close() };
+}
