@@ -54,7 +54,7 @@ func splitBatches(calls []json.RawMessage, maxCount, maxBytes int) [][]json.RawM
 	return batches
 }
 
-// encodeBatch writes the request body of SPEC section 7.
+// encodeBatch writes the request body of docs/spec.md §7.
 func encodeBatch(calls []json.RawMessage, messageID, sentAt string) []byte {
 	size := 160
 	for _, c := range calls {

@@ -2,7 +2,7 @@
  * The whole pipeline driven by a real SDK: the unmodified `@segment/analytics-node` (configured by
  * `host` only, plus flush and retry settings so a broken intake fails fast) → ingest → router →
  * webhook-delivery → a receiver of the Webhooks destination with a shared secret. Every call type
- * arrives exactly once, signed, with the body SPEC section 4 lists for its type.
+ * arrives exactly once, signed, with the body docs/spec.md §4 lists for its type.
  */
 import { Analytics, type Context } from '@segment/analytics-node';
 import { eventually } from '../support/eventually';
@@ -32,7 +32,7 @@ const messages: Record<CallType, Record<string, unknown>> = {
 };
 const TYPES = Object.keys(messages) as CallType[];
 
-/** The exact body keys SPEC section 4 lists per type; every call here carries a context (the SDK adds library). */
+/** The exact body keys docs/spec.md §4 lists per type; every call here carries a context (the SDK adds library). */
 const expectedKeys: Record<CallType, string[]> = {
   identify: ['version', 'type', 'userId', 'traits', 'timestamp', 'context'],
   track: ['version', 'type', 'userId', 'anonymousId', 'event', 'properties', 'timestamp', 'context'],
@@ -113,7 +113,7 @@ describe('@segment/analytics-node → ingest → router → webhook-delivery →
     expect(Object.fromEntries(counts)).toEqual(Object.fromEntries([...sentIds.values()].map((id) => [id, 1])));
   });
 
-  it.each(TYPES)('%s: signed POST with the delivery headers of SPEC §4', (type) => {
+  it.each(TYPES)('%s: signed POST with the delivery headers of docs/spec.md §4', (type) => {
     const { req } = deliveryOf(type);
     expect(req.method).toBe('POST');
     expect(req.path).toBe('/hook');
@@ -125,7 +125,7 @@ describe('@segment/analytics-node → ingest → router → webhook-delivery →
     expect(signatureValid(`${SECRET}x`, req.body, req.headers['x-signature'])).toBe(false);
   });
 
-  it.each(TYPES)('%s: exactly the body keys of SPEC §4, version 1, timestamp in ISO UTC with milliseconds', (type) => {
+  it.each(TYPES)('%s: exactly the body keys of docs/spec.md §4, version 1, timestamp in ISO UTC with milliseconds', (type) => {
     const { body } = deliveryOf(type);
     expect(Object.keys(body).sort()).toEqual([...expectedKeys[type]].sort());
     expect(body['version']).toBe(1);

@@ -1,6 +1,6 @@
 /**
  * The old `analytics-node` 6.x (Segment's previous Node library, axios 0.27), unmodified, against
- * the real intake (SPEC section 2 lists it by name). Configured by `host` only, plus flushAt,
+ * the real intake (docs/spec.md §2 lists it by name). Configured by `host` only, plus flushAt,
  * flushInterval and retryCount so a broken intake fails the test at once; errorHandler only
  * collects errors (without it a failed first flush is an unhandled rejection).
  */

@@ -30,7 +30,7 @@ export function customContext(): Record<string, unknown> {
   return { ip: '203.0.113.9', app: { name: 'sdk-compat-app' }, custom: { nested: true, list: [1, 'two', { three: 3 }] } };
 }
 
-/** Turns every destination off except Webhooks (SPEC section 3). */
+/** Turns every destination off except Webhooks (docs/spec.md §3). */
 export function customIntegrations(): { All: boolean; Webhooks: boolean } {
   return { All: false, Webhooks: true };
 }

@@ -240,7 +240,7 @@ export function describeSdkCompat(sdk: SdkCompatCase): void {
       await t?.close();
     });
 
-    it('resends the same messageIds, which ingest acknowledges without routing them twice (SPEC dedupe)', () => {
+    it('resends the same messageIds, which ingest acknowledges without routing them twice (docs/spec.md §2, dedupe)', () => {
       const exchanges = wire!.exchanges;
       // ingest answered every attempt 200; the recorder turned the first answer into a 503
       expect(exchanges.map((e) => e.status)).toEqual(exchanges.map(() => 200));

@@ -1,6 +1,6 @@
 /**
  * @rudderstack/rudder-sdk-node 3.x (axios 1.x, gzip on by default), unmodified, against the real
- * intake (SPEC section 2 lists it by name). Configured by `dataPlaneUrl` only, plus flushAt,
+ * intake (docs/spec.md §2 lists it by name). Configured by `dataPlaneUrl` only, plus flushAt,
  * flushInterval and retryCount so a broken intake fails the test at once; errorHandler only
  * collects errors.
  */
@@ -52,7 +52,7 @@ describeSdkCompat({
       expect(exchanges.map((e) => (decodeJsonBody(e)['batch'] as unknown[]).length).sort()).toEqual([1, 6]);
       for (const e of exchanges) {
         expect({ method: e.method, path: e.path }).toEqual({ method: 'POST', path: '/v1/batch' });
-        // axios 1.x labels the gzipped Buffer as a form; SPEC: the body is JSON whatever the Content-Type says
+        // axios 1.x labels the gzipped Buffer as a form; docs/spec.md §2: the body is JSON whatever the Content-Type says
         expect(e.headers['content-type']).toBe('application/x-www-form-urlencoded');
         expect(e.headers['content-encoding']).toBe('gzip');
         expect(e.body.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));

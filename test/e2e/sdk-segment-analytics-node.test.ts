@@ -1,5 +1,5 @@
 /**
- * @segment/analytics-node 3.x, unmodified, against the real intake (SPEC section 2).
+ * @segment/analytics-node 3.x, unmodified, against the real intake (docs/spec.md §2).
  * Configured by `host` only, plus flushAt/flushInterval/maxRetries/httpRequestTimeout so a broken
  * intake fails the test at once instead of after minutes of backoff.
  */

@@ -1,5 +1,5 @@
 /**
- * The destination types an operator can pick (SPEC section 6, `GET /catalog`). Adding a type is
+ * The destination types an operator can pick (docs/spec.md §6, `GET /catalog`). Adding a type is
  * one new module under destinations/ and one line here.
  */
 import { webhooksDestinationType } from './destinations/webhooks.js';

@@ -1,6 +1,6 @@
 /**
  * Static headers configured for a webhook URL may not replace the headers eventrelay itself sets
- * (SPEC section 4): receivers rely on them to verify and dedupe; Host, Content-Length and the
+ * (docs/spec.md §4): receivers rely on them to verify and dedupe; Host, Content-Length and the
  * connection-level headers would let a setting break the HTTP framing (and the HTTP client refuses
  * them, which would otherwise only show as failed attempts).
  */

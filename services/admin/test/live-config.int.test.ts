@@ -1,6 +1,6 @@
 /**
  * Changes made through the admin API reach the running pipeline (ingest, router, webhook-delivery
- * in this process, never restarted) within 2 s (SPEC section 6), and the operator views the admin
+ * in this process, never restarted) within 2 s (docs/spec.md §6), and the operator views the admin
  * API serves — attempt log, dead letters and replay, event debugger — read what the pipeline wrote.
  * Calls enter through the real intake over HTTP.
  */
@@ -12,7 +12,7 @@ import { startTestPipeline, type PipelineOptions, type TestPipeline } from '../.
 import { signatureValid, startReceiver, type ReceivedRequest, type Receiver } from '../../../test/support/receiver';
 import { testScope } from '../../../test/support/scope';
 
-/** SPEC section 6: a change through the API takes effect in every running process within 2 s. */
+/** docs/spec.md §6: a change through the API takes effect in every running process within 2 s. */
 const PROPAGATION_MS = 2000;
 const SECRET = 'live-config-shared-secret';
 

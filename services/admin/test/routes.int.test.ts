@@ -1,5 +1,5 @@
 /**
- * Every admin route (SPEC section 6) over real HTTP against real Redis: authentication, sources,
+ * Every admin route (docs/spec.md §6) over real HTTP against real Redis: authentication, sources,
  * destinations, the write-only shared secret, unknown ids and methods, the config export and the
  * audit log.
  */

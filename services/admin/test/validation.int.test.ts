@@ -1,5 +1,5 @@
 /**
- * Every refusal of bad input by the admin API (SPEC section 6: "Invalid input gets 400 naming the
+ * Every refusal of bad input by the admin API (docs/spec.md §6: "Invalid input gets 400 naming the
  * field; nothing half-written"): the status, the code, the exact field path, and that a refused
  * write leaves the stored config, its version and the audit log as they were.
  */

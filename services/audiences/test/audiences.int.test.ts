@@ -1,5 +1,5 @@
 /**
- * Audiences end to end (SPEC section 5): calls go through router → audiences → webhook-delivery to
+ * Audiences end to end (docs/spec.md §5): calls go through router → audiences → webhook-delivery to
  * a real receiver, audiences are created through the admin API, and membership arrives as identify
  * calls. Real Redis under a unique prefix; the audiences service's clock is injected where time
  * windows matter.

@@ -1,5 +1,5 @@
 /**
- * Regulations end to end (SPEC section 6): created through the admin API, carried out by the
+ * Regulations end to end (docs/spec.md §6): created through the admin API, carried out by the
  * audiences service, delete notifications delivered by webhook-delivery to real receivers, and
  * suppression applied by the router. Real Redis under a unique prefix.
  */
@@ -84,7 +84,7 @@ describe('regulations', () => {
     expect(deletes(c)).toHaveLength(0);
     for (const r of [a, b]) expect(deletes(r).map((d) => d.body['userId']).sort()).toEqual(['u-1', 'u-2']);
     for (const d of all) {
-      // SPEC section 4: exactly type, userId, timestamp; no version.
+      // docs/spec.md §4: exactly type, userId, timestamp; no version.
       expect(Object.keys(d.body).sort()).toEqual(['timestamp', 'type', 'userId']);
       expect(d.body['timestamp']).toBe(record.createdAt);
       expect(d.headers['x-eventrelay-message-id']).toMatch(new RegExp(`^del-${id}-[A-Za-z0-9_-]+$`));

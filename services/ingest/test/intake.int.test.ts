@@ -1,5 +1,5 @@
 /**
- * SPEC section 2 against the real ingest and real Redis: routes, auth, the status/code table,
+ * docs/spec.md §2 against the real ingest and real Redis: routes, auth, the status/code table,
  * encodings, exact size limits, normalization, dedupe, rate limit and queue depth.
  */
 import { gzipSync, deflateSync } from 'node:zlib';

@@ -1,8 +1,8 @@
 /**
- * Robustness of the intake against malformed requests (SPEC section 2): a few hundred requests,
+ * Robustness of the intake against malformed requests (docs/spec.md §2): a few hundred requests,
  * generated deterministically from a seeded PRNG, sent as raw bytes to the real ingest on real
  * Redis. Every answer must be a JSON 4xx error with a registered `code` (never a 5xx, a 3xx, a
- * non-JSON body, a hang or a dropped connection), the code must be the one SPEC section 2 names
+ * non-JSON body, a hang or a dropped connection), the code must be the one docs/spec.md §2 names
  * where it names one, nothing malformed may reach the route queue, and the process must still
  * serve afterwards.
  */
@@ -43,12 +43,12 @@ type AuthMode = 'basic' | 'none' | 'unknown' | 'bearer';
 type Expectation =
   /** A 4xx error whose code is one of these (the status follows from the code's registry entry). */
   | { kind: 'error'; codes: readonly ErrorCode[] }
-  /** SPEC: a batch with invalid items is 200, listing every dropped item in `rejected`. */
+  /** docs/spec.md §2: a batch with invalid items is 200, listing every dropped item in `rejected`. */
   | { kind: 'batch-rejected'; rejected: readonly { index: number; code: 'invalid_event' | 'payload_too_large' }[] }
   /**
-   * SPEC leaves open whether an item made oversize by the envelope merge is dropped (200, listed as
-   * payload_too_large) or the request refused (400 payload_too_large) or the items accepted (200).
-   * It does not leave open a 5xx: the request is within every limit and Redis is up.
+   * docs/spec.md §2 drops an item made oversize by the envelope merge (200, listed as
+   * payload_too_large); this robustness test also takes the request refused (400) or the items accepted (200).
+   * It never takes a 5xx: the request is within every limit and Redis is up.
    */
   | { kind: 'batch-any-but-5xx' };
 
@@ -122,7 +122,7 @@ function generateCases(writeKey: string): Case[] {
         return {};
     }
   }
-  /** SPEC does not order auth against body checks, so without a usable key either code is right. */
+  /** docs/spec.md §2 does not order auth against body checks, so without a usable key either code is right. */
   function withAuth(mode: AuthMode, codes: readonly ErrorCode[]): readonly ErrorCode[] {
     if (mode === 'none' || mode === 'bearer') return [...codes, 'missing_write_key'];
     if (mode === 'unknown') return [...codes, 'unknown_write_key'];
@@ -216,7 +216,7 @@ function generateCases(writeKey: string): Case[] {
   ] as const) {
     add('wrong-types', `messageId as ${label}`, jsonWithRaw(validCall({ messageId: '__RAW__' }), raw), { path: singlePath(), codes: ['invalid_event'] });
   }
-  // Required fields missing or emptied (SPEC: invalid_event naming the field).
+  // Required fields missing or emptied (docs/spec.md §2: invalid_event naming the field).
   const noIds = { userId: null, anonymousId: null };
   add('wrong-types', 'track without event', JSON.stringify(validCall({ event: null })), { path: `/v1/${pick(['track', 't'])}`, codes: ['invalid_event'] });
   add('wrong-types', 'track with empty event', JSON.stringify(validCall({ event: '' })), { path: `/v1/${pick(['track', 't'])}`, codes: ['invalid_event'] });
@@ -249,7 +249,7 @@ function generateCases(writeKey: string): Case[] {
   add('batch-envelope', '2501 items', `{"batch":[${Array.from({ length: 2501 }, () => '0').join(',')}]}`, { path: batchPath(), codes: ['payload_too_large'] });
   add('batch-envelope', '10000 empty objects', `{"batch":[${Array.from({ length: 10000 }, () => '{}').join(',')}]}`, { path: batchPath(), codes: ['payload_too_large'] });
 
-  // --- batch items of the wrong shape: SPEC says 200 with every dropped item in `rejected` -------
+  // --- batch items of the wrong shape: docs/spec.md §2 says 200 with every dropped item in `rejected`
   const itemSets: [string, string[], ('invalid_event' | 'payload_too_large')[]][] = [
     ['strings', ['"a"', '""', '"{\\"type\\":\\"track\\"}"'], ['invalid_event', 'invalid_event', 'invalid_event']],
     ['nulls', ['null', 'null'], ['invalid_event', 'invalid_event']],
@@ -334,7 +334,7 @@ function generateCases(writeKey: string): Case[] {
     const text = `{"batch":[{"type":"track","userId":"u","event":"e","properties":${'['.repeat(depth)}${']'.repeat(depth)}}]}`;
     add('deep-nesting', 'batch item 2000 levels deep', text, { path: batchPath(), codes: ['invalid_request'] });
   }
-  // 64 levels is within what any parser handles; SPEC names no depth limit, so either answer is fine.
+  // 64 levels is at the depth limit of docs/spec.md §2, where counting conventions differ, so either answer is fine.
   add('deep-nesting', '64 levels, call missing ids', `${'{"a":'.repeat(63)}{"event":"e"}${'}'.repeat(63)}`, { path: singlePath(), codes: ['invalid_event', 'invalid_request'] });
   // Brackets inside strings are not nesting; the body must still fail for its real defect.
   add('deep-nesting', '100000 [ inside a string, call missing ids', JSON.stringify({ event: 'e', properties: { s: '['.repeat(100_000) } }), { path: batchPath(), codes: ['invalid_request'] });
@@ -469,7 +469,7 @@ function generateCases(writeKey: string): Case[] {
   add('top-level', 'JSON5 (single quotes, trailing comma)', "{'userId':'u','event':'e',}", { path: singlePath(), codes: ['invalid_request'] });
   add('top-level', 'JS comments', `/* hi */${JSON.stringify(validCall())}`, { path: singlePath(), codes: ['invalid_request'] });
 
-  // --- odd content types (SPEC: JSON whatever the Content-Type says) ------------------------------
+  // --- odd content types (docs/spec.md §2: JSON whatever the Content-Type says) -------------------
   const oddTypes = ['application/x-www-form-urlencoded', 'multipart/form-data; boundary=xyz', 'application/xml', 'application/octet-stream', 'image/png', ';;;', 'application/json; charset=iso-8859-1', 'text/html'];
   for (const ct of oddTypes) {
     add('content-type', `${ct}: JSON call missing ids (parsed as JSON anyway)`, JSON.stringify(validCall(noIds)), { path: singlePath(), headers: { 'content-type': ct }, codes: ['invalid_event'] });
@@ -644,7 +644,7 @@ describe('intake under malformed requests', () => {
   let t: TestIngest;
   let cases: Case[] = [];
   let answers: Answer[] = [];
-  /** messageIds on the route queue after the run, except the envelope-merge items SPEC may accept. */
+  /** messageIds on the route queue after the run, except the envelope-merge items the test lets ingest accept. */
   let queuedAfterRun: string[] = ['not run'];
   let runMs = 0;
 
@@ -694,7 +694,7 @@ describe('intake under malformed requests', () => {
     expect(cases.some((c) => c.headers['authorization'] === undefined)).toBe(true);
   });
 
-  it.each(CATEGORIES)('%s: every answer is the JSON error SPEC section 2 names (4xx, registered code)', (category) => {
+  it.each(CATEGORIES)('%s: every answer is the JSON error docs/spec.md §2 names (4xx, registered code)', (category) => {
     expect(failuresIn(category)).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 /**
- * Delivery jobs that hold many calls (docs/delivery.md, "The job model"): every rule of SPEC
- * section 4 still holds per call. A job whose calls get mixed outcomes delivers each 2xx once,
+ * Delivery jobs that hold many calls (docs/delivery.md, "The job model"): every rule of
+ * docs/spec.md §4 still holds per call. A job whose calls get mixed outcomes delivers each 2xx once,
  * retries only the calls that failed retryably (in the job, each with its own state), and
  * dead-letters the others one letter each; each call's retry window counts from its own first
  * attempt; and replaying one dead letter out of a batch delivers that call alone.

@@ -1,5 +1,5 @@
 /**
- * At-least-once across a crash (SPEC section 4: "a worker that dies mid-flight loses nothing").
+ * At-least-once across a crash (docs/spec.md §4: "a worker that dies mid-flight loses nothing").
  * Ingest and router run in this process; webhook-delivery runs as a real child process (the
  * compiled service, as operators run it) against the same prefix. While many deliveries to a slow
  * receiver are in flight the child is SIGKILLed, and a new one is started. Every call must reach

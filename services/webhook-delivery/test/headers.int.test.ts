@@ -1,5 +1,5 @@
 /**
- * The headers of SPEC section 4 as a real receiver sees them: fixed ones, static ones per URL,
+ * The headers of docs/spec.md §4 as a real receiver sees them: fixed ones, static ones per URL,
  * the message id and the attempt number across a retry.
  */
 import { eventually } from '../../../test/support/eventually';

@@ -1,5 +1,5 @@
 /**
- * The outcome table of SPEC section 4 against real receivers: what is retried, what fails a URL
+ * The outcome table of docs/spec.md §4 against real receivers: what is retried, what fails a URL
  * for good, what is dead-lettered, and how several URLs of one destination play together.
  */
 import http from 'node:http';

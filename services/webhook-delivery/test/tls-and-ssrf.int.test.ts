@@ -1,6 +1,6 @@
 /**
  * Where a webhook may not go: https receivers whose certificate does not verify, and addresses the
- * SSRF guard refuses (SPEC section 4). Certificates are made with openssl here; made-up hostnames
+ * SSRF guard refuses (docs/spec.md §4). Certificates are made with openssl here; made-up hostnames
  * reach 127.0.0.1 through an injected resolver.
  */
 import type { LookupAddress } from 'node:dns';

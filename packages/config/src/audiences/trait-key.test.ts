@@ -3,7 +3,7 @@ import { traitKey } from './trait-key.js';
 // Expected values follow the rule documented in trait-key.ts, step by step.
 describe('traitKey', () => {
   it.each([
-    // The SPEC's example.
+    // The example of docs/spec.md §5.
     ['Trial Users 2', 'trial_users_2'],
     // Spaces and punctuation: each run becomes one `_`, none at either end.
     ['VIP-customers (EU)!', 'vip_customers_eu'],

@@ -1,6 +1,6 @@
 /**
  * The trait key an audience's membership is delivered under: the snake_case form of its name
- * (SPEC section 5, `"Trial Users 2"` → `trial_users_2`). The rule, exactly:
+ * (docs/spec.md §5, `"Trial Users 2"` → `trial_users_2`). The rule, exactly:
  *
  * 1. Accents on Latin letters are dropped: NFKD, then the combining diacritical marks
  *    U+0300–U+036F that follow an ASCII letter are removed, then NFC (`Café` → `Cafe`). Other

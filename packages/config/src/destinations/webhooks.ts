@@ -1,5 +1,5 @@
 /**
- * The Webhooks destination type (SPEC section 4): its settings schema and the checks a schema
+ * The Webhooks destination type (docs/spec.md §4): its settings schema and the checks a schema
  * cannot express (URL parsing, header rules). Everything that accepts settings (the config file,
  * the admin API) checks them here, so the rules cannot drift apart.
  */

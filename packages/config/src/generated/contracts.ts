@@ -44,7 +44,7 @@ export interface Contracts {
   WebhookSettings: WebhookSettings;
 }
 /**
- * Request and response bodies of the admin API (SPEC section 6). The routes validate with these definitions and the OpenAPI document at /admin/v1/openapi.json is built from them.
+ * Request and response bodies of the admin API (docs/spec.md §6). The routes validate with these definitions and the OpenAPI document at /admin/v1/openapi.json is built from them.
  */
 export interface AdminApi {
   sourceCreate?: SourceCreate;
@@ -106,7 +106,7 @@ export interface DestinationCreate {
   settings: WebhookSettings;
 }
 /**
- * Settings of one Webhooks destination (SPEC section 4).
+ * Settings of one Webhooks destination (docs/spec.md §4).
  */
 export interface WebhookSettings {
   webhooks: Webhooks;
@@ -528,7 +528,7 @@ export interface AudienceMembership {
   lastFullSyncAt?: string;
 }
 /**
- * A deletion or suppression request for users (SPEC section 6).
+ * A deletion or suppression request for users (docs/spec.md §6).
  */
 export interface RegulationCreate {
   regulationType: 'DELETE' | 'SUPPRESS' | 'SUPPRESS_WITH_DELETE';

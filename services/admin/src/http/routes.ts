@@ -1,5 +1,5 @@
 /**
- * Every admin route (SPEC section 6), each a thin translator: read or plan through the domain,
+ * Every admin route (docs/spec.md §6), each a thin translator: read or plan through the domain,
  * write through the store, answer.
  */
 import {

@@ -1,6 +1,6 @@
 /**
  * Audience membership as data: which audiences a profile belongs in now, and the identify call
- * that tells a destination about a change (SPEC section 5). Pure.
+ * that tells a destination about a change (docs/spec.md §5). Pure.
  */
 import { callDeliveryId, traitKey, type Audience, type DeliveryItem, type Destination, type NormalizedCall } from '@eventrelay/config';
 import { meets } from './evaluate.js';

@@ -1,5 +1,5 @@
 /**
- * What a regulation does, as data (SPEC section 6): which sources it affects, the delete
+ * What a regulation does, as data (docs/spec.md §6): which sources it affects, the delete
  * notifications it forwards. Pure.
  */
 import { hash } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Reads a request body with a size limit that applies to the inflated bytes (SPEC section 2):
+ * Reads a request body with a size limit that applies to the inflated bytes (docs/spec.md §2):
  * gzip, deflate (zlib or raw) and br are inflated, and inflation stops one byte past the limit, so
  * a small compressed bomb costs no more memory than an honest body.
  */

@@ -1,5 +1,5 @@
 /**
- * Where the write key comes from (SPEC section 2), first match wins: HTTP Basic with the key as the
+ * Where the write key comes from (docs/spec.md §2), first match wins: HTTP Basic with the key as the
  * user name (password ignored, trailing ":" optional), then a `writeKey` field in the body. A Bearer
  * token is not a write key: the key then still comes from the body.
  */

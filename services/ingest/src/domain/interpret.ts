@@ -1,5 +1,5 @@
 /**
- * From a parsed request body to the calls to accept and the ones to reject (SPEC section 2).
+ * From a parsed request body to the calls to accept and the ones to reject (docs/spec.md §2).
  * A single call that is invalid fails the request; a batch keeps its valid items and lists the rest.
  */
 import type { NormalizedCall } from '@eventrelay/config';

@@ -1,5 +1,5 @@
 /**
- * Size limits of SPEC section 2, in bytes of the inflated body. They protect the queue and the
+ * Size limits of docs/spec.md §2, in bytes of the inflated body. They protect the queue and the
  * receivers from oversized calls, and match what Segment-style SDKs already split their batches by.
  */
 export const MAX_CALL_BYTES = 32 * 1024;

@@ -1,5 +1,5 @@
 /**
- * Turns a checked call into the NormalizedCall that goes on the queue (SPEC section 2):
+ * Turns a checked call into the NormalizedCall that goes on the queue (docs/spec.md §2):
  * messageId generated when absent, receivedAt = server time, originalTimestamp and sentAt parsed,
  * timestamp clock-skew corrected. Unknown keys travel as sent; the write key does not travel.
  * The checked copy is completed in place: it is the request's own, and copying again costs.

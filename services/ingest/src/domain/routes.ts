@@ -1,4 +1,4 @@
-/** The intake paths of SPEC section 2: single calls, their browser short forms, and batches. */
+/** The intake paths of docs/spec.md §2: single calls, their browser short forms, and batches. */
 import type { NormalizedCall } from '@eventrelay/config';
 
 export type CallType = NormalizedCall['type'];

@@ -1,5 +1,5 @@
 /**
- * Lenient timestamp parsing (SPEC section 2): RFC 3339, ISO 8601 without a colon in the offset as
+ * Lenient timestamp parsing (docs/spec.md §2): RFC 3339, ISO 8601 without a colon in the offset as
  * Go v2 clients send (`2016-04-26T11:14:48-0700`), fractions of any length, a space for the `T`.
  * A value without an offset is taken as UTC. Anything else counts as absent, never as an error:
  * a bad client clock must not cost the call.

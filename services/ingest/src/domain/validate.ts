@@ -1,5 +1,5 @@
 /**
- * Per-call validation (SPEC section 2). Messages name the field, because SDK users read them in
+ * Per-call validation (docs/spec.md §2). Messages name the field, because SDK users read them in
  * their logs. Ids sent as numbers are accepted as their decimal text, as Segment does.
  */
 import type { CallType } from './routes.js';

@@ -20,7 +20,7 @@ const destination = (id: string, extra: Partial<Destination> = {}): Destination 
   ...extra,
 });
 
-describe('integrationAllows (SPEC section 3)', () => {
+describe('integrationAllows (docs/spec.md §3)', () => {
   it.each<[string, Record<string, unknown> | undefined, boolean]>([
     ['no integrations object', undefined, true],
     ['an empty integrations object', {}, true],

@@ -1,5 +1,5 @@
 /**
- * Which destinations get a call (SPEC section 3): every enabled destination connected to the
+ * Which destinations get a call (docs/spec.md §3): every enabled destination connected to the
  * call's source, unless the call's `integrations` object says otherwise. Keys are destination
  * names, case sensitive; `"All": false` turns every destination off unless its own key is on.
  */

@@ -1,5 +1,5 @@
 /**
- * SUPPRESS regulations (SPEC section 6) drop a user's future calls here, before any delivery job
+ * SUPPRESS regulations (docs/spec.md §6) drop a user's future calls here, before any delivery job
  * exists. A regulation covers the sources it lists, or every source when it lists none.
  */
 /** What a suppression says about one userId: every source, or only these. */

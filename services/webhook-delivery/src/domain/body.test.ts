@@ -74,7 +74,7 @@ describe('buildHeaders', () => {
       .filter(([k]) => k.toLowerCase() === name)
       .map(([, v]) => v);
 
-  it('sets the SPEC headers', () => {
+  it('sets the headers of docs/spec.md §4', () => {
     expect(buildHeaders({ ...base, sharedSecret: 'shh' })).toEqual({
       'user-agent': USER_AGENT,
       'content-type': 'application/json',

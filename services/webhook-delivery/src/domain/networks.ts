@@ -1,5 +1,5 @@
 /**
- * The SSRF guard's address rules (SPEC section 4): a webhook may not reach loopback, private,
+ * The SSRF guard's address rules (docs/spec.md §4): a webhook may not reach loopback, private,
  * link-local, CGNAT, multicast or cloud metadata addresses unless the operator allowed the network
  * in WEBHOOK_ALLOWED_NETWORKS. Addresses are compared as 128-bit numbers, IPv4 mapped into
  * ::ffff:0:0/96, so an IPv4-mapped IPv6 address cannot pass where its IPv4 form would not.

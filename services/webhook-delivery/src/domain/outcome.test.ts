@@ -2,7 +2,7 @@ import { classify, classifyFailure, classifyStatus, type SendFailure } from './o
 
 const NOW = Date.parse('2026-11-21T09:30:00.000Z');
 
-describe('the SPEC section 4 outcome table', () => {
+describe('the docs/spec.md §4 outcome table', () => {
   describe('2xx → success', () => {
     it.each([200, 201, 202, 204, 299])('%i', (status) => {
       expect(classifyStatus(status, undefined, NOW)).toEqual({ kind: 'success', status });

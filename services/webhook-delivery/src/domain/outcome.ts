@@ -1,5 +1,5 @@
 /**
- * What one attempt at one URL means for the message (SPEC section 4, outcome table). The sender
+ * What one attempt at one URL means for the message (docs/spec.md §4, outcome table). The sender
  * reports what happened in these terms; only the worker turns the verdict into queue behaviour.
  */
 import { parseRetryAfter } from './retry-after.js';

@@ -82,7 +82,7 @@ describe('backoffDelay', () => {
     expect(backoffDelay(4, small, fixed(0.5))).toBe(750);
   });
 
-  it('the default policy is the SPEC: 4 hours, 1 s doubling to 30 min', () => {
+  it('the default policy is docs/spec.md §4: 4 hours, 1 s doubling to 30 min', () => {
     expect(DEFAULT_RETRY_POLICY).toEqual({ windowMs: 14_400_000, baseDelayMs: 1000, maxDelayMs: 1_800_000 });
   });
 });

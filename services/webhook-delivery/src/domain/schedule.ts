@@ -1,5 +1,5 @@
 /**
- * The retry rules of SPEC section 4 as pure functions of the clock: which URLs are due, and what
+ * The retry rules of docs/spec.md §4 as pure functions of the clock: which URLs are due, and what
  * an attempt round means for the message. Every delay is computed from `now` and an injected
  * random source, so the schedule is exact under test.
  */
