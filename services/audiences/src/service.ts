@@ -29,9 +29,9 @@ import { ProfileStore } from './adapters/profile-store.js';
 import { SuppressionWriter } from './adapters/suppression-writer.js';
 import { MembershipSync } from './membership-sync.js';
 import { createAudiencesMetrics } from './metrics.js';
-import { createPassProcessor } from './passes.js';
-import { createProfileProcessor } from './profile-worker.js';
-import { createRegulationProcessor } from './regulation-worker.js';
+import { createPassProcessor } from './jobs/audience.js';
+import { createProfileProcessor } from './jobs/profile.js';
+import { createRegulationProcessor } from './jobs/regulation.js';
 
 export interface AudiencesDeps {
   readonly logger: Logger;

@@ -24,7 +24,7 @@ import {
 import { routerEnvSpec, type RouterEnv } from './env.js';
 import { createRouterMetrics } from './metrics.js';
 import { SuppressionList } from './adapters/suppression-list.js';
-import { createRouteProcessor } from './worker.js';
+import { createRouteProcessor } from './jobs/route.js';
 
 export interface RouterDeps {
   readonly logger: Logger;

@@ -31,7 +31,7 @@ import type { RetryPolicy } from './domain/schedule.js';
 import { createSender } from './adapters/http-sender.js';
 import type { Resolver } from './adapters/address-guard.js';
 import { DestinationGate } from './destination-gate.js';
-import { createDeliverProcessor } from './worker.js';
+import { createDeliverProcessor } from './jobs/deliver.js';
 
 export interface DeliveryDeps {
   readonly logger: Logger;

@@ -11,12 +11,12 @@
 import { DelayedError, type Job } from 'bullmq';
 import { audienceFingerprint, type Audience, type AudienceJob } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
-import { isTimeWindowed } from './domain/evaluate.js';
-import type { Transition } from './domain/membership.js';
-import type { MembershipStore } from './adapters/membership-store.js';
-import type { ProfileStore } from './adapters/profile-store.js';
-import type { MembershipSync } from './membership-sync.js';
-import { countMembershipChanges, type AudiencesMetrics } from './metrics.js';
+import { isTimeWindowed } from '../domain/evaluate.js';
+import type { Transition } from '../domain/membership.js';
+import type { MembershipStore } from '../adapters/membership-store.js';
+import type { ProfileStore } from '../adapters/profile-store.js';
+import type { MembershipSync } from '../membership-sync.js';
+import { countMembershipChanges, type AudiencesMetrics } from '../metrics.js';
 
 export interface PassDeps {
   readonly profiles: Pick<ProfileStore, 'userIdsAfter' | 'read' | 'count'>;

@@ -7,9 +7,9 @@
 import type { Job } from 'bullmq';
 import type { Audience, ProfileCall, ProfileJob } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
-import type { ProfileStore } from './adapters/profile-store.js';
-import type { MembershipSync } from './membership-sync.js';
-import { countMembershipChanges, type AudiencesMetrics } from './metrics.js';
+import type { ProfileStore } from '../adapters/profile-store.js';
+import type { MembershipSync } from '../membership-sync.js';
+import { countMembershipChanges, type AudiencesMetrics } from '../metrics.js';
 
 export interface ProfileWorkerDeps {
   readonly profiles: Pick<ProfileStore, 'applyAll'>;

@@ -9,12 +9,12 @@ import type { Job } from 'bullmq';
 import { newRegulation, type ConfigSnapshot, type Regulation, type RegulationJob } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
 import type { RegulationStore, SourceEvents } from '@eventrelay/stores';
-import { affectedSources, deleteNotices, deletes, suppresses } from './domain/regulation.js';
-import type { DeliveryQueue } from './adapters/delivery-queue.js';
-import type { MembershipStore } from './adapters/membership-store.js';
-import type { ProfileStore } from './adapters/profile-store.js';
-import type { SuppressionWriter } from './adapters/suppression-writer.js';
-import type { AudiencesMetrics } from './metrics.js';
+import { affectedSources, deleteNotices, deletes, suppresses } from '../domain/regulation.js';
+import type { DeliveryQueue } from '../adapters/delivery-queue.js';
+import type { MembershipStore } from '../adapters/membership-store.js';
+import type { ProfileStore } from '../adapters/profile-store.js';
+import type { SuppressionWriter } from '../adapters/suppression-writer.js';
+import type { AudiencesMetrics } from '../metrics.js';
 
 export interface RegulationDeps {
   readonly regulations: Pick<RegulationStore, 'get' | 'save'>;

@@ -10,9 +10,9 @@ import type { ChainableCommander } from 'ioredis';
 import { batchDeliveryJobId, legacyRouteJob, routeEntryOf, type DeliverJob, type Destination, type LegacyRouteJob, type ProfileJob, type RouteEntry, type RouteJob } from '@eventrelay/config';
 import { execAll, queueJobAdd, type Logger } from '@eventrelay/runtime';
 import type { CallBatches } from '@eventrelay/stores';
-import { planRoute, type RoutePlan } from './domain/plan-route.js';
-import type { Suppression } from './domain/suppression.js';
-import type { RouterMetrics } from './metrics.js';
+import { planRoute, type RoutePlan } from '../domain/plan-route.js';
+import type { Suppression } from '../domain/suppression.js';
+import type { RouterMetrics } from '../metrics.js';
 
 export interface RouteDeps {
   readonly destinations: { forSource(sourceId: string): readonly Destination[] };

@@ -1,17 +1,17 @@
 /**
  * One run of a delivery job: plan the round (the URLs due for each call), then attempt them, all
  * calls and URLs at once (each request taking one of the destination's places), record each
- * attempt, and decide what becomes of each call. Knows nothing of BullMQ; worker.ts turns the
+ * attempt, and decide what becomes of each call. Knows nothing of BullMQ; deliver.ts turns the
  * decisions into queue operations.
  */
 import type { DeliveryAttempt, DeliveryItem, Destination, WebhookTarget } from '@eventrelay/config';
-import { buildBody } from './domain/body.js';
-import { buildHeaders } from './domain/headers.js';
-import { classify, type Outcome } from './domain/outcome.js';
-import { decideRound, dueUrls, type RetryPolicy, type UrlResult } from './domain/schedule.js';
-import type { CallRun } from './domain/settle.js';
-import type { Sender } from './adapters/http-sender.js';
-import type { RequestPlaces } from './destination-gate.js';
+import { buildBody } from '../domain/body.js';
+import { buildHeaders } from '../domain/headers.js';
+import { classify, type Outcome } from '../domain/outcome.js';
+import { decideRound, dueUrls, type RetryPolicy, type UrlResult } from '../domain/schedule.js';
+import type { CallRun } from '../domain/settle.js';
+import type { Sender } from '../adapters/http-sender.js';
+import type { RequestPlaces } from '../destination-gate.js';
 
 export interface DeliverDeps {
   readonly sender: Pick<Sender, 'send'>;

@@ -18,11 +18,11 @@ import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } fr
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
 import type { CallBatches, DeadLetterStore } from '@eventrelay/stores';
-import { planRound, runDelivery, type DeliverDeps } from './deliver.js';
-import type { DestinationGate } from './destination-gate.js';
-import { statusClass } from './domain/outcome.js';
-import { settleRound, type CallRun } from './domain/settle.js';
-import type { DeliveryMetrics } from './metrics.js';
+import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
+import type { DestinationGate } from '../destination-gate.js';
+import { statusClass } from '../domain/outcome.js';
+import { settleRound, type CallRun } from '../domain/settle.js';
+import type { DeliveryMetrics } from '../metrics.js';
 
 export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
