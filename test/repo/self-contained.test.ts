@@ -19,14 +19,17 @@ interface Rule {
 }
 
 const dotdot = '\\.\\.';
+const OLD_CONTRACT = ['SP', 'EC'].join('');
+const OLD_CONVENTIONS = ['CONVEN', 'TIONS'].join('');
+const SHARED_FOLDER = ['the', 'shared', 'folder'].join(' ');
 const RULES: readonly Rule[] = [
   { why: 'a folder beside the repository', pattern: new RegExp(`${dotdot}/${'shared'}\\b`) },
   { why: 'a path on one machine', pattern: new RegExp(`(^|[^\\w.-])/${'work'}/`) },
-  { why: 'the old contract document (use docs/spec.md)', pattern: new RegExp(`\\b${'SPEC'}\\.md\\b`) },
-  { why: 'the old conventions document (use CONTRIBUTING.md)', pattern: new RegExp(`\\b${'CONVENTIONS'}\\.md\\b`) },
-  // "SPEC §4", "SPEC section 2", "the SPEC": the contract is named by its path, docs/spec.md §n.
-  { why: 'the contract by its old name (write docs/spec.md §n)', pattern: new RegExp(`(^|[^\\w/.-])${'SPEC'}(?![\\w.-])`) },
-  { why: 'the shared folder', pattern: new RegExp(`\\b${'the shared'} folder\\b`, 'i') },
+  { why: 'the old contract document (use docs/spec.md)', pattern: new RegExp(`\\b${OLD_CONTRACT}\\.md\\b`) },
+  { why: 'the old conventions document (use CONTRIBUTING.md)', pattern: new RegExp(`\\b${OLD_CONVENTIONS}\\.md\\b`) },
+  // The contract by its old name, with a section or without: it is named by its path, docs/spec.md §n.
+  { why: 'the contract by its old name (write docs/spec.md §n)', pattern: new RegExp(`(^|[^\\w/.-])${OLD_CONTRACT}(?![\\w.-])`) },
+  { why: 'the folder beside the repository, in words', pattern: new RegExp(`\\b${SHARED_FOLDER}\\b`, 'i') },
 ];
 
 interface Finding {
@@ -83,14 +86,14 @@ describe('the repository is self-contained', () => {
     const hits = (line: string) => findOutsideReferences('x.md', line).map((f) => f.why);
 
     it.each([
-      ['a relative link to the shared folder', `see [the contract](${'..'}/shared/SPEC.md)`],
+      ['a relative link beside the repository', `see [the contract](${'..'}/shared/${OLD_CONTRACT}.md)`],
       ['a machine path', `cat ${'/work'}/shared/notes.txt`],
-      ['the old contract file name', `as ${'SPEC'}.md says`],
-      ['the old conventions file name', `read ${'CONVENTIONS'}.md first`],
-      ['a section of the old contract', `(${'SPEC'} section 4)`],
-      ['a § of the old contract', `per ${'SPEC'} §2`],
-      ['the old contract by name', `what the ${'SPEC'} leaves open`],
-      ['the shared folder in words', `kept in ${'the shared'} folder`],
+      ['the old contract file name', `as ${OLD_CONTRACT}.md says`],
+      ['the old conventions file name', `read ${OLD_CONVENTIONS}.md first`],
+      ['a section of the old contract', `(${OLD_CONTRACT} section 4)`],
+      ['a § of the old contract', `per ${OLD_CONTRACT} §2`],
+      ['the old contract by name', `what the ${OLD_CONTRACT} leaves open`],
+      ['that folder in words', `kept in ${SHARED_FOLDER}`],
     ])('flags %s', (_what, line) => {
       expect(hits(line).length).toBeGreaterThan(0);
     });
