@@ -6,7 +6,7 @@ import type { DeleteNotice, NormalizedCall } from '@eventrelay/config';
 
 type Body = Record<string, unknown>;
 
-/** The page fields analytics.js keeps in context.page; the seed lists them among page properties. */
+/** The page fields analytics.js keeps in context.page; the original description lists them among page properties (docs/spec.md §4). */
 const PAGE_FIELDS = ['path', 'referrer', 'title', 'url'] as const;
 
 export function buildBody(call: NormalizedCall | DeleteNotice): string {
@@ -29,7 +29,7 @@ function bodyObject(call: NormalizedCall | DeleteNotice): Body {
     case 'track':
       return { version: 1, type: 'track', userId, anonymousId, event: call.event, properties: call.properties, timestamp, context };
     case 'alias':
-      // The seed documents "Previous ID"/"User ID"; receivers written for other Segment-style
+      // The original description (docs/spec.md §4) documents "Previous ID"/"User ID"; receivers written for other Segment-style
       // pipelines read previousId/userId, so both are sent.
       return { version: 1, type: 'alias', 'Previous ID': call.previousId, 'User ID': userId, previousId: call.previousId, userId, anonymousId, timestamp, context };
     case 'group':
