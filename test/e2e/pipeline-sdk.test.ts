@@ -5,9 +5,9 @@
  * arrives exactly once, signed, with the body docs/spec.md §4 lists for its type.
  */
 import { Analytics, type Context } from '@segment/analytics-node';
-import { eventually } from '../support/eventually';
+import { verifySignature } from '@eventrelay/config';
+import { eventually, type ReceivedRequest, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, webhookDestination, type TestPipeline } from '../support/pipeline';
-import { signatureValid, startReceiver, type Receiver, type ReceivedRequest } from '../support/receiver';
 
 type CallType = 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
 type SdkMethod = (message: Record<string, unknown>, cb: (err?: unknown, ctx?: Context) => void) => void;
@@ -120,9 +120,9 @@ describe('@segment/analytics-node → ingest → router → webhook-delivery →
     expect(req.headers['user-agent']).toBe('Eventrelay/1.0');
     expect(req.headers['content-type']).toBe('application/json');
     expect(req.headers['x-eventrelay-attempt']).toBe('1');
-    expect(signatureValid(SECRET, req.body, req.headers['x-signature'])).toBe(true);
+    expect(verifySignature(SECRET, req.body, req.headers['x-signature'])).toBe(true);
     // and a signature made with another secret would not pass
-    expect(signatureValid(`${SECRET}x`, req.body, req.headers['x-signature'])).toBe(false);
+    expect(verifySignature(`${SECRET}x`, req.body, req.headers['x-signature'])).toBe(false);
   });
 
   it.each(TYPES)('%s: exactly the body keys of docs/spec.md §4, version 1, timestamp in ISO UTC with milliseconds', (type) => {

@@ -3,11 +3,10 @@
  * router and delivery, real receivers (one answers 2xx, one 500), then each process's /metrics
  * is scraped and read series by series.
  */
-import { eventually } from '../support/eventually';
+import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { post } from '../support/ingest';
 import { startTestPipeline, webhookDestination, type TestPipeline } from '../support/pipeline';
 import { scrape, total, type Sample } from '../support/prom-text';
-import { startReceiver, type Receiver } from '../support/receiver';
 
 describe('metrics of a running pipeline', () => {
   const opened: { close(): Promise<void> }[] = [];

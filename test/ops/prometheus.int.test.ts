@@ -15,12 +15,10 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { queueCatalog } from '@eventrelay/config';
 import { startTestAdmin, type TestAdmin } from '../support/admin';
-import { eventually } from '../support/eventually';
+import { eventually, freePort, startReceiver } from '@eventrelay/testkit';
 import { post } from '../support/ingest';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../support/pipeline';
 import { scrape, total } from '../support/prom-text';
-import { startReceiver } from '../support/receiver';
-import { freePort } from '../support/redis';
 import { REPO_ROOT, loadAlertRules, opsMetricNames, opsQueries, promqlSelectors, type Selector } from './promql-names';
 
 const PROMETHEUS = '/usr/bin/prometheus';

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { createMetricsRegistry } from '@eventrelay/runtime';
 import { loadEnv as loadAdminEnv } from '../../services/admin/src/env';
 import { startAdmin, type RunningAdmin } from '../../services/admin/src/service';
-import { SHARED_REDIS_URL } from './redis';
+import { SHARED_REDIS_URL } from '@eventrelay/testkit';
 
 export const ADMIN_TEST_TOKEN = 'test-admin-token-0123456789';
 

@@ -10,7 +10,7 @@ import { createMetricsRegistry } from '@eventrelay/runtime';
 import { CallBatches, ConfigStore } from '@eventrelay/stores';
 import { loadEnv } from '../../services/ingest/src/env';
 import { startIngest, type RunningIngest } from '../../services/ingest/src/service';
-import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from './redis';
+import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '@eventrelay/testkit';
 
 export interface TestIngest {
   readonly url: string;

@@ -19,7 +19,7 @@ import { startDelivery, type RunningDelivery } from '../../services/webhook-deli
 import { loadEnv as loadAudiencesEnv } from '../../services/audiences/src/env';
 import { startAudiences, type RunningAudiences } from '../../services/audiences/src/service';
 import type { Resolver } from '../../services/webhook-delivery/src/adapters/address-guard';
-import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from './redis';
+import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '@eventrelay/testkit';
 
 export interface PipelineOptions {
   label?: string;

@@ -8,9 +8,8 @@ import { queueCatalog, type RouteJob } from '@eventrelay/config';
 import { createMetricsRegistry } from '../src/metrics';
 import { createRedis } from '../src/redis';
 import { putJobBack, readQueues, readySinceOf, registerQueueMetrics } from '../src/queue-metrics';
-import { SHARED_REDIS_URL, deletePrefix, freePort, uniquePrefix } from '../../../test/support/redis';
+import { deletePrefix, eventually, freePort, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 import { parsePromText, total } from '../../../test/support/prom-text';
-import { eventually } from '../../../test/support/eventually';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const routeJob = (id: string): RouteJob => ({ batchId: id });

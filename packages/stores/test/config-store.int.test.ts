@@ -8,7 +8,7 @@ import { ConfigStore, configKeys } from '../src/config-store';
 import { DeadLetterStore, deliveryKeys } from '../src/delivery-records';
 import { readCapped } from '../src/capped-log';
 import { sourceEventsKey } from '../src/operator-logs';
-import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
+import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
 const source = (id: string, writeKey: string): Source => ({ id, name: id, type: 'server', writeKey });
 const hooks = (id: string, sharedSecret?: string): Destination => ({ id, name: 'Webhooks', enabled: true, sourceIds: ['a'], settings: { webhooks: [{ url: 'https://x.example' }], ...(sharedSecret ? { sharedSecret } : {}) } });

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { audienceFingerprint, checkConfig, queueCatalog, type Audience, type AudienceCondition, type RegulationJob } from '@eventrelay/config';
 import { ConfigStore } from '@eventrelay/stores';
 import { startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
-import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
+import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
 const PRO: AudienceCondition = { trait: { key: 'plan', equals: 'pro' } };
 const FIXED_NOW = Date.parse('2026-03-04T05:06:07.890Z');

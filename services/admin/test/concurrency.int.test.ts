@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import type { Destination } from '@eventrelay/config';
 import { ConfigStore, configKeys } from '@eventrelay/stores';
 import { startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
-import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
+import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
 const SOURCE_IDS = ['src-0', 'src-1', 'src-2', 'src-3', 'src-4', 'src-5'];
 const WRITES = 50;

@@ -4,12 +4,11 @@
  * API serves — attempt log, dead letters and replay, event debugger — read what the pipeline wrote.
  * Calls enter through the real intake over HTTP.
  */
-import type { DeadLetter, DebugEvent, DeliveryAttempt } from '@eventrelay/config';
+import { type DeadLetter, type DebugEvent, type DeliveryAttempt, verifySignature } from '@eventrelay/config';
 import { startTestAdmin, type TestAdmin } from '../../../test/support/admin';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, type ReceivedRequest, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { post } from '../../../test/support/ingest';
 import { startTestPipeline, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
-import { signatureValid, startReceiver, type ReceivedRequest, type Receiver } from '../../../test/support/receiver';
 import { testScope } from '../../../test/support/scope';
 
 /** docs/spec.md §6: a change through the API takes effect in every running process within 2 s. */
@@ -131,8 +130,8 @@ describe('admin API: live config changes and operator views', () => {
     expect(elapsed).toBeLessThan(PROPAGATION_MS);
     expect(traffic.sent.every((c) => c.status === 200)).toBe(true);
     expect(traffic.sent.map((c) => c.messageId)).toContain(messageIdOf(first));
-    expect(signatureValid(SECRET, first.body, first.headers['x-signature'])).toBe(true);
-    expect(signatureValid('another-secret', first.body, first.headers['x-signature'])).toBe(false);
+    expect(verifySignature(SECRET, first.body, first.headers['x-signature'])).toBe(true);
+    expect(verifySignature('another-secret', first.body, first.headers['x-signature'])).toBe(false);
     expect(first.headers['x-eventrelay-attempt']).toBe('1');
     expect(bodyOf(first)).toMatchObject({ type: 'track', event: 'Live', userId: 'user-live' });
 
@@ -203,7 +202,7 @@ describe('admin API: live config changes and operator views', () => {
     await sleep(300);
     const replayed = receiver.requests.slice(before);
     expect(replayed.map(messageIdOf).sort()).toEqual([...deadIds].sort());
-    expect(replayed.every((r) => r.headers['x-eventrelay-attempt'] === '1' && signatureValid(SECRET, r.body, r.headers['x-signature']))).toBe(true);
+    expect(replayed.every((r) => r.headers['x-eventrelay-attempt'] === '1' && verifySignature(SECRET, r.body, r.headers['x-signature']))).toBe(true);
     expect(await deadLetters(admin, id)).toEqual([]);
   });
 
@@ -280,7 +279,7 @@ describe('admin API: live config changes and operator views', () => {
     await eventually(() => expect(second.requests.map(messageIdOf)).toEqual(expect.arrayContaining(lateCalls)), 3000);
     expect(first.requests.map(messageIdOf).filter((m) => lateCalls.includes(m))).toEqual([]);
     timings['urlChangeToLastDeliveryAtOldUrl'] = Math.max(...first.requests.map((r) => r.at)) - changedAt;
-    expect(second.requests.every((r) => signatureValid(SECRET, r.body, r.headers['x-signature']))).toBe(true);
+    expect(second.requests.every((r) => verifySignature(SECRET, r.body, r.headers['x-signature']))).toBe(true);
   });
 
   describe('dead letters and replay (retry window 1.5 s)', () => {
@@ -331,7 +330,7 @@ describe('admin API: live config changes and operator views', () => {
       expect(again!.headers['x-eventrelay-attempt']).toBe('1');
       expect(again!.body.equals(firstBody)).toBe(true);
       expect(bodyOf(again!)).toMatchObject({ type: 'track', event: 'Live', properties: { n: 1 } });
-      expect(signatureValid(SECRET, again!.body, again!.headers['x-signature'])).toBe(true);
+      expect(verifySignature(SECRET, again!.body, again!.headers['x-signature'])).toBe(true);
       expect((await deadLetters(admin, id)).map((l) => l.job.call.messageId)).toEqual(['dead-3', 'dead-2']);
       expect((await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['dead-1'] })).body).toEqual({ replayed: 0, notFound: ['dead-1'] });
 

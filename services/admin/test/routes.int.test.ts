@@ -8,7 +8,7 @@ import { checkConfig, type Destination } from '@eventrelay/config';
 import { ConfigStore } from '@eventrelay/stores';
 import webhookSettingsSchema from '../../../packages/config/schemas/webhook-settings.schema.json';
 import { ADMIN_TEST_TOKEN, startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
-import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
+import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 import { tokenId } from '../src/domain/tokens';
 
 const SECRET = 'whsec_abcdefghijklmnop1234';

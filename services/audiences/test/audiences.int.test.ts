@@ -5,9 +5,8 @@
  * windows matter.
  */
 import { startTestAdmin, type TestAdmin } from '../../../test/support/admin';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
-import { startReceiver, type Receiver } from '../../../test/support/receiver';
 import { testScope } from '../../../test/support/scope';
 
 const DAY_MS = 86_400_000;

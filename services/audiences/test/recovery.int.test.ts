@@ -4,9 +4,8 @@
  * retried job) is counted once. Real Redis, a real receiver.
  */
 import { startTestAdmin } from '../../../test/support/admin';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination } from '../../../test/support/pipeline';
-import { startReceiver } from '../../../test/support/receiver';
 import { testScope } from '../../../test/support/scope';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,7 +5,7 @@ import { queueCatalog, type NormalizedCall, type RouteJob } from '@eventrelay/co
 import { transactionsOn } from '@eventrelay/runtime';
 import { CallBatches } from '@eventrelay/stores';
 import { IntakeWriter, MAX_CALLS_PER_FLUSH, type IntakeWriterOptions } from '../src/adapters/intake-writer';
-import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '../../../test/support/redis';
+import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
 const call = (messageId: string): NormalizedCall => ({ type: 'track', event: 'E', userId: 'u', messageId, timestamp: '2026-11-21T09:30:00.000Z', receivedAt: '2026-11-21T09:30:00.000Z' });
 

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SHARED_REDIS_URL, deletePrefix, freePort, uniquePrefix } from '../../../test/support/redis';
+import { deletePrefix, freePort, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ENTRY = path.join(ROOT, 'services/ingest/dist/index.js');

@@ -3,7 +3,7 @@
  * again once Redis is back. Uses a private redis-server: the shared one is never stopped.
  */
 import { post, startTestIngest, type TestIngest } from '../../../test/support/ingest';
-import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis';
+import { type PrivateRedis, startPrivateRedis } from '@eventrelay/testkit';
 
 describe('intake during a Redis outage', () => {
   let redis: PrivateRedis;

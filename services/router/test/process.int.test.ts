@@ -1,4 +1,4 @@
-import { describeWorkerProcess } from '../../../test/support/service-process';
+import { describeWorkerProcess } from '../../../test/support/process-checks';
 
 describeWorkerProcess(
   'router',

@@ -1,7 +1,6 @@
 import { batchDeliveryJobId, queueCatalog, type Destination, type NormalizedCall } from '@eventrelay/config';
 import { configKeys } from '@eventrelay/stores';
-import { eventually } from '../../../test/support/eventually';
-import { startReceiver, type Receiver } from '../../../test/support/receiver';
+import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
 
 const SOURCE = 'src-test';

@@ -7,11 +7,10 @@
  */
 import type { DeliveryAttempt, HeldDeliverJob } from '@eventrelay/config';
 import { callDeliveryId } from '@eventrelay/config';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, type ReceivedRequest, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestAdmin } from '../../../test/support/admin';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
-import { startReceiver, type Receiver, type ReceivedRequest } from '../../../test/support/receiver';
 
 /** With random() = 0.999 the backoff after round n is just under BASE_MS * 2^(n-1). */
 const BASE_MS = 300;

@@ -5,10 +5,9 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { DeleteNotice, NormalizedCall } from '@eventrelay/config';
-import { eventually } from '../../../test/support/eventually';
+import { type DeleteNotice, type NormalizedCall, verifySignature } from '@eventrelay/config';
+import { eventually, type ReceivedRequest, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
-import { signatureValid, startReceiver, type ReceivedRequest, type Receiver } from '../../../test/support/receiver';
 
 interface WebhookFixture {
   readonly file: string;
@@ -82,9 +81,9 @@ describe('webhook bodies and signatures match the golden fixtures', () => {
     expect(req.body.equals(fixture.body)).toBe(true);
     expect(req.headers['content-length']).toBe(String(fixture.body.length));
     expect(req.headers['x-signature']).toBe(fixture.signature);
-    expect(signatureValid(fixture.sharedSecret, req.body, req.headers['x-signature'])).toBe(true);
+    expect(verifySignature(fixture.sharedSecret, req.body, req.headers['x-signature'])).toBe(true);
     // The signature is keyed: another secret does not verify it.
-    expect(signatureValid(`${fixture.sharedSecret}-other`, req.body, req.headers['x-signature'])).toBe(false);
+    expect(verifySignature(`${fixture.sharedSecret}-other`, req.body, req.headers['x-signature'])).toBe(false);
 
     const attempts = await eventually(async () => {
       const found = await pipeline.attempts(destinationId);

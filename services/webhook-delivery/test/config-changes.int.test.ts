@@ -2,9 +2,8 @@
  * Destinations change under a running pipeline: webhook-delivery must not judge a job on a config
  * view older than the router's, and a disabled destination's messages are kept for replay.
  */
-import { eventually } from '../../../test/support/eventually';
+import { eventually, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination } from '../../../test/support/pipeline';
-import { startReceiver } from '../../../test/support/receiver';
 import { testScope } from '../../../test/support/scope';
 
 describe('destination changes while running', () => {

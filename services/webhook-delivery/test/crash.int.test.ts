@@ -6,11 +6,9 @@
  * the receiver; the ones delivered twice are counted, reported, and may only be calls of jobs
  * that were active in the killed process.
  */
-import { buildDelivery, startDeliveryChild as startChild, stopChild, type DeliveryChild } from '../../../test/support/delivery-child';
-import { eventually } from '../../../test/support/eventually';
+import { buildServices, eventually, startReceiver, startService, type Receiver, type ServiceProcess } from '@eventrelay/testkit';
 import { post } from '../../../test/support/ingest';
 import { startTestPipeline, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
-import { startReceiver, type Receiver } from '../../../test/support/receiver';
 
 const CALLS = 1_000;
 const BATCH = 50;
@@ -18,10 +16,10 @@ const BATCH = 50;
 const KILL_AFTER_RECEIVED = 100;
 
 /** Every child this file started, so afterAll can end them whatever happened. */
-const children: DeliveryChild[] = [];
+const children: ServiceProcess[] = [];
 
-async function startDeliveryChild(prefix: string, redisUrl: string): Promise<DeliveryChild> {
-  const child = await startChild(prefix, redisUrl);
+async function startDeliveryChild(prefix: string, redisUrl: string): Promise<ServiceProcess> {
+  const child = await startService('webhook-delivery', { REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', LOG_LEVEL: 'warn' });
   children.push(child);
   return child;
 }
@@ -33,7 +31,7 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
   const delays: number[] = [];
 
   beforeAll(async () => {
-    buildDelivery();
+    buildServices('webhook-delivery');
     // A slow receiver, so that many deliveries are open when the worker dies.
     receiver = await startReceiver({
       responder: (_req, index) => {
@@ -46,7 +44,7 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(children.map((c) => stopChild(c, 'SIGKILL')));
+    await Promise.all(children.map((c) => c.stop('SIGKILL')));
     await pipeline?.close();
     await receiver?.close();
   });
@@ -73,7 +71,7 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
       30_000,
       10,
     );
-    first.process.kill('SIGKILL');
+    first.child.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
     await sending;

@@ -2,10 +2,10 @@
  * The headers of docs/spec.md §4 as a real receiver sees them: fixed ones, static ones per URL,
  * the message id and the attempt number across a retry.
  */
-import { eventually } from '../../../test/support/eventually';
+import { verifySignature } from '@eventrelay/config';
+import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
-import { signatureValid, startReceiver, type Receiver } from '../../../test/support/receiver';
 
 // Retries come after at most ~50 ms, so the retry test stays fast.
 const FAST_RETRY = { DELIVERY_RETRY_BASE_MS: '50' };
@@ -83,7 +83,7 @@ describe('webhook request headers', () => {
     expect(second!.headers['x-eventrelay-message-id']).toBe('m-attempt-1');
     expect(second!.body.equals(first!.body)).toBe(true);
     expect(second!.headers['x-signature']).toBe(first!.headers['x-signature']);
-    expect(signatureValid('attempt-secret', second!.body, second!.headers['x-signature'])).toBe(true);
+    expect(verifySignature('attempt-secret', second!.body, second!.headers['x-signature'])).toBe(true);
 
     const attempts = await eventually(async () => {
       const found = await p.attempts('dest-a');

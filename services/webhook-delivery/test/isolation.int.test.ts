@@ -18,9 +18,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
-import { startReceiver, type Receiver } from '../../../test/support/receiver';
 
 const HEALTHY = 9;
 const CONCURRENCY = 32;

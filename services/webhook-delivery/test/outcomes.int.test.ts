@@ -5,11 +5,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DeliveryAttempt } from '@eventrelay/config';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, freePort, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
-import { freePort } from '../../../test/support/redis';
-import { startReceiver, type Receiver } from '../../../test/support/receiver';
 
 /**
  * With random() = 0.999 the backoff after round n is just under BASE * 2^(n-1) ms, so retries

@@ -1,4 +1,5 @@
-import { describeWorkerProcess, runToExit } from '../../../test/support/service-process';
+import { runServiceToExit } from '@eventrelay/testkit';
+import { describeWorkerProcess } from '../../../test/support/process-checks';
 
 describeWorkerProcess(
   'webhook-delivery',
@@ -9,10 +10,10 @@ describeWorkerProcess(
 
 describe('the webhook-delivery process, CA file', () => {
   it('refuses to start when WEBHOOK_CA_FILE cannot be read or holds no certificate', async () => {
-    const missing = await runToExit('webhook-delivery', { WEBHOOK_CA_FILE: '/nonexistent/ca.pem' });
+    const missing = await runServiceToExit('webhook-delivery', { WEBHOOK_CA_FILE: '/nonexistent/ca.pem' });
     expect(missing.code).toBe(1);
     expect(missing.output).toContain('WEBHOOK_CA_FILE');
-    const notPem = await runToExit('webhook-delivery', { WEBHOOK_CA_FILE: __filename });
+    const notPem = await runServiceToExit('webhook-delivery', { WEBHOOK_CA_FILE: __filename });
     expect(notPem.code).toBe(1);
     expect(notPem.output).toMatch(/WEBHOOK_CA_FILE: .* holds no PEM certificate/);
   });

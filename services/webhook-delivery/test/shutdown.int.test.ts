@@ -4,10 +4,8 @@
  * are read), the calls not sent yet stay queued for the next worker (held in their job, not
  * attempted), the process exits 0, and nothing is lost, repeated or left active in Redis.
  */
-import { buildDelivery, startDeliveryChild, stopChild, type DeliveryChild } from '../../../test/support/delivery-child';
-import { eventually } from '../../../test/support/eventually';
+import { buildServices, eventually, startReceiver, startService, type Receiver, type ServiceProcess } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
-import { startReceiver, type Receiver } from '../../../test/support/receiver';
 
 const SLOW_MS = 3000;
 /** Requests the first process has open to the receiver at once: the rest of the job's calls wait. */
@@ -17,23 +15,25 @@ const CALLS = 8;
 describe('webhook-delivery on SIGTERM while a receiver is slow', () => {
   let receiver: Receiver;
   let pipeline: TestPipeline;
-  const children: DeliveryChild[] = [];
+  const children: ServiceProcess[] = [];
+  const startDelivery = (env: Record<string, string>) =>
+    startService('webhook-delivery', { REDIS_URL: pipeline.redisUrl, EVENTRELAY_PREFIX: pipeline.prefix, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...env });
 
   beforeAll(async () => {
-    buildDelivery();
+    buildServices('webhook-delivery');
     receiver = await startReceiver({ responder: () => ({ status: 200, delayMs: SLOW_MS }) });
     pipeline = await startTestPipeline({ label: 'shutdown', delivery: false, destinations: [webhookDestination('dest-slow', [receiver.url])] });
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(children.map((c) => stopChild(c, 'SIGKILL')));
+    await Promise.all(children.map((c) => c.stop('SIGKILL')));
     await pipeline?.close();
     await receiver?.close();
   });
 
   it('finishes the attempts in flight, leaves the rest queued, exits 0, and loses nothing', async () => {
     const env = { DELIVERY_CONCURRENCY: String(CONCURRENCY), DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(CONCURRENCY), LOG_LEVEL: 'info' };
-    const first = await startDeliveryChild(pipeline.prefix, pipeline.redisUrl, env);
+    const first = await startDelivery(env);
     children.push(first);
     const ids = Array.from({ length: CALLS }, (_, i) => `slow-${i}`);
     await pipeline.route(ids.map((id) => trackCall(id)));
@@ -42,7 +42,7 @@ describe('webhook-delivery on SIGTERM while a receiver is slow', () => {
     // One route job, one destination: one delivery job holds all the calls.
     expect(await pipeline.deliverQueue.getActiveCount()).toBe(1);
     const signalledAt = Date.now();
-    first.process.kill('SIGTERM');
+    first.child.kill('SIGTERM');
 
     // Readiness fails while the attempts finish, so a balancer or Kubernetes stops counting on it.
     await eventually(async () => expect((await fetch(`http://127.0.0.1:${first.port}/readyz`)).status).toBe(503), 2000, 20);
@@ -64,13 +64,13 @@ describe('webhook-delivery on SIGTERM while a receiver is slow', () => {
     expect(receiver.requests).toHaveLength(CONCURRENCY);
 
     // The next process delivers the rest, and only the rest.
-    const second = await startDeliveryChild(pipeline.prefix, pipeline.redisUrl, env);
+    const second = await startDelivery(env);
     children.push(second);
     await eventually(() => expect(receiver.requests).toHaveLength(CALLS), 15_000, 50);
     await eventually(async () => expect(await pipeline.deliverQueue.getJobCounts('active', 'wait', 'delayed', 'failed')).toEqual({ active: 0, wait: 0, delayed: 0, failed: 0 }), 10_000, 50);
     const delivered = receiver.requests.map((r) => String(r.headers['x-eventrelay-message-id']));
     expect([...delivered].sort()).toEqual([...ids].sort());
-    await stopChild(second, 'SIGTERM');
+    await second.stop('SIGTERM', 10_000);
     expect(await second.exited).toEqual({ code: 0, signal: null });
     // Each process wrote its buffered attempt log on the way out: one success per call, no repeat.
     const attempts = await pipeline.attempts('dest-slow');

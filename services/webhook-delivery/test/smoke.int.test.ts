@@ -1,5 +1,5 @@
-import { startReceiver, signatureValid, type Receiver } from '../../../test/support/receiver';
-import { eventually } from '../../../test/support/eventually';
+import { verifySignature } from '@eventrelay/config';
+import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
 
 describe('route job → router → webhook-delivery → receiver', () => {
@@ -20,7 +20,7 @@ describe('route job → router → webhook-delivery → receiver', () => {
     const [req] = await receiver.waitFor(1);
     expect(req!.headers['x-eventrelay-message-id']).toBe('m-1');
     expect(req!.headers['user-agent']).toBe('Eventrelay/1.0');
-    expect(signatureValid('shh', req!.body, req!.headers['x-signature'])).toBe(true);
+    expect(verifySignature('shh', req!.body, req!.headers['x-signature'])).toBe(true);
     const attempts = await eventually(async () => {
       const found = await pipeline.attempts('dest-1');
       expect(found).toHaveLength(1);

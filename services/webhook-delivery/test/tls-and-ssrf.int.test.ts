@@ -7,10 +7,9 @@ import type { LookupAddress } from 'node:dns';
 import type { DeliveryAttempt } from '@eventrelay/config';
 import type { Resolver } from '../src/adapters/address-guard';
 import { makeCertificates, type TestCertificates } from '../../../test/support/certs';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
-import { startReceiver, type Receiver } from '../../../test/support/receiver';
 
 const random = () => 0.999;
 const FAST_RETRY = { DELIVERY_RETRY_BASE_MS: '50' };

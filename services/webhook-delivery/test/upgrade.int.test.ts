@@ -4,10 +4,9 @@
  * the new router and webhook-delivery deliver them, each call once, keeping a retry's state.
  */
 import { queueCatalog, type DeliverJob, type RouteJob } from '@eventrelay/config';
-import { eventually } from '../../../test/support/eventually';
+import { eventually, type ReceivedRequest, startReceiver } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination } from '../../../test/support/pipeline';
-import { startReceiver, type ReceivedRequest } from '../../../test/support/receiver';
 
 const idOf = (r: ReceivedRequest) => String(r.headers['x-eventrelay-message-id']);
 
