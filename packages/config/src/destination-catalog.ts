@@ -6,8 +6,6 @@ import { webhooksDestinationType } from './destinations/webhooks.js';
 
 export const destinationCatalog = [webhooksDestinationType] as const;
 
-export type DestinationTypeName = (typeof destinationCatalog)[number]['name'];
-
 export function destinationType(name: string): (typeof destinationCatalog)[number] | undefined {
   return destinationCatalog.find((t) => t.name === name);
 }

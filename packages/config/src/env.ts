@@ -8,7 +8,7 @@ import { ConfigError } from './errors.js';
 export type EnvSource = Readonly<Record<string, string | undefined>>;
 
 /** What the reference tables (docs/reference/env.md, `pnpm gen:docs`) say of a variable besides its description. */
-export interface EnvDoc {
+interface EnvDoc {
   /** The values it takes, e.g. "integer 1 to 1,000". */
   readonly type: string;
   /** What an unset or blank variable means, as it would be written in the environment. */
@@ -106,7 +106,7 @@ export function oneOf<const T extends string>(values: readonly T[], opts: { defa
   };
 }
 
-export function redisUrl(opts: { default: string; describe: string }): EnvVar<string> {
+function redisUrl(opts: { default: string; describe: string }): EnvVar<string> {
   return {
     describe: opts.describe,
     doc: { type: 'redis:// or rediss:// URL (redis://[:password@]host[:port][/db])', default: opts.default, required: false },

@@ -1,19 +1,18 @@
-export * from './errors.js';
-export * from './env.js';
-export * from './queues.js';
-export * from './schemas.js';
-export * from './config-file.js';
-export * from './webhook-headers.js';
+export { AuthError, ConfigError, EventrelayError, RequestError, UnavailableError, ValidationError, errorCodes, type ErrorCode } from './errors.js';
+export { EnvProblem, commonEnv, custom, describeEnv, integer, loadEnvFrom, oneOf, port, text, type EnvOf, type EnvSource, type EnvVar } from './env.js';
+export { queueCatalog, type PayloadOf, type QueueKey } from './queues.js';
+export { adminBodyValidator, adminQueryValidator, contractSchemas, schemaProblems, type AdminApiDefinition } from './schemas.js';
+export { checkConfig, parseConfigText, type ValidConfig } from './config-file.js';
+export { RESERVED_WEBHOOK_HEADERS } from './webhook-headers.js';
 export { SIGNATURE_HEADER, signBody, verifySignature } from './signature.js';
-export * from './field-problems.js';
-export * from './config-changes.js';
-export * from './destination-catalog.js';
+export { describeProblem, type FieldProblem } from './field-problems.js';
+export { emptySnapshot, exportConfig, planUpsert, type ConfigChange, type ConfigPlan, type ConfigSnapshot } from './config-changes.js';
+export { destinationCatalog, destinationType } from './destination-catalog.js';
 export type {
   NormalizedCall,
   RouteJob,
   RouteEntry,
   DeliverJob,
-  BatchDeliverJob,
   HeldDeliverJob,
   BatchRef,
   DeliveryItem,
@@ -22,16 +21,12 @@ export type {
   UrlRetryState,
   DeliveryAttempt,
   DeadLetter,
-  DeadLetterCall,
-  WebhookSettings,
   WebhookTarget,
-  EventrelayConfig,
   Source,
   Destination,
   Audience,
   AudienceCondition,
   TraitTest,
-  EventTest,
   AudienceCreate,
   AudienceView,
   AudienceMembership,
@@ -52,19 +47,14 @@ export type {
   ReplayResult,
   DeliveriesQuery,
   PageQuery,
-  DeliveryPage,
-  DeadLetterPage,
   AuditEntry,
-  AuditPage,
   DebugEvent,
-  DebugEventPage,
-  ApiError,
 } from './generated/contracts.js';
-export * from './audiences/trait-key.js';
-export * from './audiences/audience-rules.js';
-export * from './delivery-ids.js';
-export * from './route-entry.js';
-export * from './legacy-jobs.js';
-export * from './audiences/fingerprint.js';
-export * from './audiences/pass-state.js';
-export * from './audiences/regulation-record.js';
+export { traitKey } from './audiences/trait-key.js';
+export { audienceProblems } from './audiences/audience-rules.js';
+export { batchDeliveryJobId, callDeliveryId } from './delivery-ids.js';
+export { routeEntryOf } from './route-entry.js';
+export { heldFromLegacyDeliverJob, legacyRouteJob, type LegacyRouteJob } from './legacy-jobs.js';
+export { audienceFingerprint } from './audiences/fingerprint.js';
+export { parsePassState, type PassState } from './audiences/pass-state.js';
+export { newRegulation } from './audiences/regulation-record.js';

@@ -16,7 +16,7 @@ import profileJobSchema from '../schemas/profile-job.schema.json';
 import audienceJobSchema from '../schemas/audience-job.schema.json';
 import regulationJobSchema from '../schemas/regulation-job.schema.json';
 import { describeProblem, type FieldProblem } from './field-problems.js';
-import type { DeadLetter, DeliverJob, DeliveryAttempt, EventrelayConfig, NormalizedCall, RouteEntry, RouteJob, WebhookSettings } from './generated/contracts.js';
+import type { EventrelayConfig, NormalizedCall, RouteEntry } from './generated/contracts.js';
 
 /** Every schema file, in no particular order; `$ref`s between them use their `$id`s. */
 export const contractSchemas = [normalizedCallSchema, routeJobSchema, callBatchSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema, adminApiSchema, audienceConditionSchema, profileJobSchema, audienceJobSchema, regulationJobSchema] as const;
@@ -48,13 +48,8 @@ export function adminQueryValidator<T>(name: AdminApiDefinition): ValidateFuncti
 }
 
 export const validateNormalizedCall = validator<NormalizedCall>('normalized-call.schema.json');
-export const validateRouteJob = validator<RouteJob>('route-job.schema.json');
 export const validateRouteEntry = validator<RouteEntry>('call-batch.schema.json');
-export const validateWebhookSettings = validator<WebhookSettings>('webhook-settings.schema.json');
 export const validateConfigShape = validator<EventrelayConfig>('eventrelay-config.schema.json');
-export const validateDeliverJob = validator<DeliverJob>('deliver-job.schema.json');
-export const validateDeliveryAttempt = validator<DeliveryAttempt>('delivery-attempt.schema.json');
-export const validateDeadLetter = validator<DeadLetter>('dead-letter.schema.json');
 
 /** Ajv errors as field problems, e.g. `{field: 'sources[0].writeKey', message: 'must match ...'}`. */
 export function schemaProblems(errors: ErrorObject[] | null | undefined, root = ''): FieldProblem[] {

@@ -12,7 +12,7 @@ import { startAtZero } from './metrics.js';
 
 export type RedisRole = 'worker' | 'hot-path' | 'control';
 
-export function redisOptions(role: RedisRole): RedisOptions {
+function redisOptions(role: RedisRole): RedisOptions {
   const common: RedisOptions = {
     // Reconnect forever, backing off to 2 s: Redis coming back must heal every process.
     retryStrategy: (times) => Math.min(times * 100, 2000),
@@ -81,7 +81,7 @@ export async function closeRedis(client: Redis): Promise<void> {
  * Resolves once the client is connected. Needed before the first command on a client without an
  * offline queue, which would otherwise fail instead of waiting for the connection.
  */
-export function whenReady(client: Redis, timeoutMs: number): Promise<void> {
+function whenReady(client: Redis, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -97,7 +97,7 @@ export function whenReady(client: Redis, timeoutMs: number): Promise<void> {
 }
 
 /** How long start-up waits for Redis before giving up (a supervisor restarts the process). */
-export const REDIS_STARTUP_TIMEOUT_MS = 30_000;
+const REDIS_STARTUP_TIMEOUT_MS = 30_000;
 
 /** Start-up's wait for every connection, saying so once when Redis is not there yet. */
 export async function waitForRedis(connections: readonly Redis[], onWaiting?: () => void): Promise<void> {

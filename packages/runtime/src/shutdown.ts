@@ -9,7 +9,7 @@ export interface ShutdownStep {
   run: () => Promise<void>;
 }
 
-export function runSteps(steps: readonly ShutdownStep[], logger: Logger, stepTimeoutMs: number): Promise<void> {
+function runSteps(steps: readonly ShutdownStep[], logger: Logger, stepTimeoutMs: number): Promise<void> {
   return steps.reduce(async (previous, step) => {
     await previous;
     const started = Date.now();

@@ -16,7 +16,7 @@ export const webhooksDestinationType = {
 } as const;
 
 /** Problems beyond the schema; `at` is the path of the settings object, e.g. `settings`. */
-export function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldProblem[] {
+function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldProblem[] {
   return settings.webhooks.flatMap((target, i) => webhookTargetProblems(target, `${at}.webhooks[${i}]`));
 }
 

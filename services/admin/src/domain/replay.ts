@@ -37,7 +37,7 @@ const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9}
  * Epoch ms of an ISO 8601 instant, or undefined. Stricter than Date.parse, which reads a time
  * without a zone as the server's local time and rolls 2026-02-30 over into March.
  */
-export function parseInstant(text: string): number | undefined {
+function parseInstant(text: string): number | undefined {
   const m = INSTANT.exec(text);
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];

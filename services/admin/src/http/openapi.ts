@@ -73,7 +73,7 @@ function ref(name: string): Json {
 }
 
 /** Every schema file and every definition in them, as components; refs rewritten to point there. */
-export function schemaComponents(): Json {
+function schemaComponents(): Json {
   const titles = new Map(contractSchemas.map((s) => [s.$id, s.title]));
   const out: Json = {};
   const add = (name: string, schema: unknown, file: string) => {

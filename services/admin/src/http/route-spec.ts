@@ -7,7 +7,7 @@ import type { AdminApiDefinition } from '@eventrelay/config';
 import type { AdminToken } from '../domain/tokens.js';
 
 /** A component of the OpenAPI document: a schema file's title or a definition's name. */
-export type SchemaName = string;
+type SchemaName = string;
 
 export interface AdminRequest<Body = unknown, Query = unknown> {
   readonly params: Readonly<Record<string, string>>;

@@ -45,7 +45,7 @@ interface Pending {
 /** Keeps one flush's step, job and the router's and delivery's reads of it moderate. */
 export const MAX_CALLS_PER_FLUSH = 1000;
 /** About two full batch requests (500 KB each): a request is never split across flushes. */
-export const MAX_BYTES_PER_FLUSH = 1024 * 1024;
+const MAX_BYTES_PER_FLUSH = 1024 * 1024;
 
 export interface IntakeWriterOptions {
   readonly batches: CallBatches;

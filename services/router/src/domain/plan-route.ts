@@ -10,7 +10,7 @@ import { selectDestinations } from './select-destinations.js';
 import { isSuppressed, type Suppression } from './suppression.js';
 
 /** One destination's share of the batch: its calls, by source (BatchRef parts). */
-export interface PlannedDelivery {
+interface PlannedDelivery {
   readonly destinationId: string;
   readonly parts: { readonly part: number; readonly sourceId: string; readonly indexes: number[] }[];
 }

@@ -15,7 +15,7 @@ export const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
 
 /** Raised instead of connecting; the sender reports it as `address_refused` (permanent). */
-export class AddressRefusedError extends Error {
+class AddressRefusedError extends Error {
   readonly code = 'ERR_EVENTRELAY_ADDRESS_REFUSED';
 }
 

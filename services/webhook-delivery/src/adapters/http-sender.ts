@@ -120,7 +120,7 @@ const TLS_CODES = /^(CERT_|ERR_TLS_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_
  * `isNativeError`, not `instanceof Error`: errors raised by Node's net/tls/dns come from another
  * realm than the code when it runs in a vm context (as under jest), and would not match.
  */
-export function describeError(err: unknown): SendResult {
+function describeError(err: unknown): SendResult {
   for (let e: unknown = err, depth = 0; isError(e) && depth < 5; e = e.cause, depth++) {
     const code = (e as NodeJS.ErrnoException).code ?? '';
     const detail = code ? `${code}: ${e.message}` : e.message;
