@@ -37,6 +37,8 @@ WORKDIR /app
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
 COPY packages/config/package.json packages/config/
 COPY packages/runtime/package.json packages/runtime/
+# The harness is a dev dependency of the root only: its manifest lets the frozen install check the lockfile.
+COPY packages/testkit/package.json packages/testkit/
 COPY services/ingest/package.json services/ingest/
 COPY services/router/package.json services/router/
 COPY services/webhook-delivery/package.json services/webhook-delivery/

@@ -1,17 +1,13 @@
 // A webhook receiver for the local quick start: prints each delivery and whether its X-Signature
 // verified. Verification is what a real receiver should do: HMAC-SHA1 over the raw body bytes with
-// the shared secret, compared in constant time.
+// the shared secret, compared in constant time — here with verifySignature from @eventrelay/config
+// (the function webhook-delivery's signing is tested against), built by `pnpm build`.
 //   DEMO_RECEIVER_PORT (default 9999), DEMO_SHARED_SECRET (default the example config's secret)
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
+import { SIGNATURE_HEADER, verifySignature } from '../packages/config/dist/src/index.js';
 
 const port = Number(process.env.DEMO_RECEIVER_PORT ?? 9999);
 const secret = process.env.DEMO_SHARED_SECRET ?? 'demo-shared-secret';
-
-function verify(body, header) {
-  if (typeof header !== 'string' || !/^[0-9a-f]{40}$/.test(header)) return false;
-  return timingSafeEqual(createHmac('sha1', secret).update(body).digest(), Buffer.from(header, 'hex'));
-}
 
 const server = createServer((req, res) => {
   if (req.method === 'GET') {
@@ -22,7 +18,7 @@ const server = createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const body = Buffer.concat(chunks);
-    const ok = verify(body, req.headers['x-signature']);
+    const ok = verifySignature(secret, body, req.headers[SIGNATURE_HEADER]);
     let summary;
     try {
       const call = JSON.parse(body.toString('utf8'));

@@ -10,5 +10,5 @@ ensure_pnpm
 install_deps
 log "building (tsc -b)"
 pnpm -s build
-ensure_redis
+# run-local.mjs starts Redis too when none answers at REDIS_URL (through packages/testkit).
 exec node scripts/run-local.mjs
