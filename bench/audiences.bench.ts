@@ -14,46 +14,19 @@
  */
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { REPO_ROOT, requireFromIngest } from './lib/deps.js';
-import { freePort, killAll, processMemoryKb, runBench, sleep, startServer, type ServerProcess } from './lib/proc.js';
-import { startPrivateRedis } from './lib/redis.js';
-import { fmtInt, round, table, writeResults } from './lib/report.js';
-
-interface Redis {
-  hset(key: string, field: string, value: string): Promise<number>;
-  hgetall(key: string): Promise<Record<string, string>>;
-  incr(key: string): Promise<number>;
-  zcard(key: string): Promise<number>;
-  scard(key: string): Promise<number>;
-  zrangebylex(key: string, min: string, max: string, limit: 'LIMIT', offset: number, count: number): Promise<string[]>;
-  pipeline(): { hgetall(key: string): unknown; exec(): Promise<[Error | null, unknown][] | null> };
-  info(section: string): Promise<string>;
-  quit(): Promise<unknown>;
-}
-interface QueueLike {
-  addBulk(jobs: { name: string; data: unknown }[]): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-const { Redis: RedisCtor } = requireFromIngest<{ Redis: new (url: string, o: Record<string, unknown>) => Redis }>('ioredis');
-const { Queue } = requireFromIngest<{ Queue: new (name: string, o: Record<string, unknown>) => QueueLike }>('bullmq');
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { distEntry, sleep, startPrivateRedis, startService, type ServiceProcess } from '@eventrelay/testkit';
+import { BENCH_DIR, processMemoryKb, runBench } from './lib/proc.js';
+import { fmtInt, round, table, writeResult } from './lib/report.js';
 
 const SIZES = (process.env['AUDIENCE_BENCH_SIZES'] ?? '20000,100000').split(',').map(Number);
 const PAGE = 500;
-const ENTRY = path.join(REPO_ROOT, 'services', 'audiences', 'dist', 'index.js');
-let redisHandle: { stop(): Promise<void> } | undefined;
+const ENTRY = distEntry('audiences');
+let redisHandle: { close(): Promise<void> } | undefined;
 
-async function startAudiences(redisUrl: string, prefix: string): Promise<ServerProcess> {
-  const port = await freePort();
-  return startServer({
-    name: 'audiences',
-    args: [ENTRY],
-    cwd: path.join(REPO_ROOT, 'services', 'audiences'),
-    env: { ...process.env, REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, LOG_LEVEL: 'warn', AUDIENCES_METRICS_PORT: String(port), AUDIENCES_SYNC_INTERVAL_MS: '3600000' },
-    port,
-    readyPath: '/readyz',
-    readyStatus: 200,
-  });
+function startAudiences(redisUrl: string, prefix: string): Promise<ServiceProcess> {
+  return startService('audiences', { ...process.env, REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, LOG_LEVEL: 'warn', AUDIENCES_SYNC_INTERVAL_MS: '3600000' }, { echo: 'prefixed' });
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<number> {
@@ -70,7 +43,7 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
   const now = new Date().toISOString();
   // 1. Seed through the profile queue.
   const seeder = await startAudiences(redisUrl, prefix);
-  const queueConnection = new RedisCtor(redisUrl, { maxRetriesPerRequest: null });
+  const queueConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('profile', { connection: queueConnection, prefix });
   const seedStart = Date.now();
   for (let from = 0; from < size; from += 5000) {
@@ -137,9 +110,9 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
 async function main(): Promise<void> {
   if (!existsSync(ENTRY)) throw new Error('services/audiences/dist/index.js is missing: run pnpm exec tsc -b (pnpm bench:audiences does)');
   const started = new Date();
-  const redisServer = await startPrivateRedis();
-  redisHandle = redisServer.handle;
-  const redis = new RedisCtor(redisServer.url, { maxRetriesPerRequest: 1 });
+  const redisServer = await startPrivateRedis({ aof: false });
+  redisHandle = redisServer;
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   const runs = [];
   for (const size of SIZES) {
     process.stdout.write(`audiences bench: ${fmtInt(size)} profiles…\n`);
@@ -154,14 +127,7 @@ async function main(): Promise<void> {
     ) + '\n',
   );
   const json = { bench: 'audiences', startedAt: started.toISOString(), node: process.version, page: PAGE, runs, redisUsedMemoryMbAtEnd: usedMemory ? round(Number(usedMemory) / 1048576, 1) : null };
-  writeResults(path.join(REPO_ROOT, 'bench', 'results'), REPO_ROOT, 'audiences', started, json, true);
+  process.stdout.write(`wrote ${writeResult(path.join(BENCH_DIR, 'results'), { dated: 'audiences', latest: 'audiences-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', true).join(', ')}\n`);
 }
 
-runBench(
-  main,
-  async () => {
-    killAll();
-    await redisHandle?.stop();
-  },
-  1800,
-);
+runBench(main, async () => redisHandle?.close(), 1800);

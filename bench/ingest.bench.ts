@@ -1,6 +1,6 @@
 /**
  * `pnpm bench:ingest`: intake throughput and latency against two baselines measured in the same run
- * on the same machine (CONVENTIONS.md, Benchmarks). Phases, each against a fresh child process:
+ * on the same machine. Phases, each against a fresh child process:
  *   bare     bare Node HTTP server, answers 200 after reading the body  (batch body)
  *   express  express 5 parsing the JSON, answers 200                   (single-call body)
  *   batched  ingest POST /v1/batch, 20 calls of ~600 B each
@@ -17,13 +17,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BENCH_DIR, INGEST_DIR, REPO_ROOT } from './lib/deps.js';
+import { commandDeltas, redisSnapshot, sumMetric } from './lib/detail.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { batchBodies, singleCallBodies, type BodyFactory } from './lib/payloads.js';
-import { freePort, killAll, machineBusySeconds, processCpuSeconds, runBench, sleep, startServer, type ServerProcess } from './lib/proc.js';
-import { commandDeltas, connectRedis, deletePrefix, redisSnapshot, type CommandDelta } from './lib/redis.js';
-import { envNumber, selectedPhases } from './lib/env.js';
-import { fmtInt, fmtMs, round, table, writeResults } from './lib/report.js';
+import { deletePrefix, freePort, sleep, startService } from '@eventrelay/testkit';
+import { BENCH_DIR, connectRedis, machineBusySeconds, processCpuSeconds, runBench, startServer } from './lib/proc.js';
+import { envList, envNumber, fmtInt, fmtMs, machine, round, table, verdict, writeResult } from './lib/report.js';
 
 const PHASES = ['bare', 'express', 'batched', 'single'] as const;
 type Phase = (typeof PHASES)[number];
@@ -37,7 +36,7 @@ const warmupS = envNumber('BENCH_WARMUP_S', 3, 0, 60);
 const connections = envNumber('BENCH_CONNECTIONS', 50, 1, 1000);
 const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const cpuProf = process.env['BENCH_CPU_PROF'] === '1';
-const selected: Phase[] = selectedPhases(PHASES);
+const selected: Phase[] = envList('BENCH_PHASES', PHASES);
 
 const runTag = randomBytes(4).toString('hex');
 const resultsDir = path.join(BENCH_DIR, 'results');
@@ -59,7 +58,7 @@ interface PhaseResult {
   callsPerSFromMetrics?: number;
   /** Percent of one core during the measured window; `other` is the rest of the machine (other processes). */
   cpu: { server_pct?: number; redis_pct?: number; loadgen_pct?: number; other_pct?: number; machine_busy_pct?: number };
-  redis?: { used_memory_delta_mb: number; top_commands: CommandDelta[] };
+  redis?: { used_memory_delta_mb: number; top_commands: { command: string; calls: number; usec: number; usec_per_call: number }[] };
 }
 
 const redis = connectRedis(redisUrl);
@@ -117,7 +116,7 @@ async function main(): Promise<void> {
   );
   const busiest = Math.max(...results.map((r) => r.cpu.other_pct ?? 0));
   if (busiest > 25) out.push(`warning: other processes used up to ${Math.round(busiest)}% of a core during a phase; figures are disturbed`);
-  out.push(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model.trim() ?? 'unknown'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, Redis ${redisVersion}`);
+  out.push(`machine: ${machine().description}, Redis ${redisVersion}`);
   process.stdout.write(out.join('\n') + '\n');
 
   const json = {
@@ -144,15 +143,7 @@ async function main(): Promise<void> {
       single_to_express_min: TARGET.singleToExpress,
       met: { ...met, all: allMet },
     },
-    machine: {
-      cpus: os.cpus().length,
-      model: os.cpus()[0]?.model.trim() ?? 'unknown',
-      node: process.version,
-      total_mem_bytes: os.totalmem(),
-      total_mem_gib: round(os.totalmem() / 2 ** 30, 1),
-      platform: `${os.platform()} ${os.release()}`,
-      redis: redisVersion,
-    },
+    machine: { ...machine(), total_mem_bytes: os.totalmem(), redis: redisVersion },
     notes:
       'Everything on one machine: load generator (autocannon, in the bench process), server, Redis. bare gets the batch body, express the single-call body. ' +
       'calls/s counts 2xx responses x calls per request; calls_per_s_from_metrics is the delta of eventrelay_ingest_calls_total{outcome="accepted"} (includes requests still in flight when the load stopped). ' +
@@ -183,52 +174,25 @@ async function main(): Promise<void> {
       ]),
     ),
   };
-  writeResults(resultsDir, REPO_ROOT, 'ingest', started, json, selected.length === PHASES.length);
-}
-
-function verdict(v: boolean | undefined): string {
-  return v === undefined ? 'not measured' : v ? 'met' : 'MISSED';
+  const files = writeResult(resultsDir, { dated: 'ingest', latest: 'ingest-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', selected.length === PHASES.length && durationS >= 15);
+  process.stdout.write(`wrote ${files.join(', ')}\n`);
 }
 
 async function runPhase(phase: Phase): Promise<PhaseResult> {
   const isIngest = phase === 'batched' || phase === 'single';
   const bodies: BodyFactory = phase === 'batched' || phase === 'bare' ? batchBodies(`${runTag}-${phase}`, BATCH_SIZE) : singleCallBodies(`${runTag}-${phase}`);
   const urlPath = phase === 'batched' || phase === 'bare' ? '/v1/batch' : '/v1/track';
-  const port = await freePort();
   const prefix = `{bench-${runTag}-${phase}}`;
-  let server: ServerProcess;
+  let server: { url: string; child: { pid?: number }; stop(): Promise<unknown> };
   if (isIngest) {
     prefixesInUse.add(prefix);
     const profDir = path.join(resultsDir, 'profiles');
     if (cpuProf) mkdirSync(profDir, { recursive: true });
-    server = await startServer({
-      name: `ingest-${phase}`,
-      args: [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=ingest-${phase}-${runTag}.cpuprofile`] : []), path.join(INGEST_DIR, 'dist', 'index.js')],
-      cwd: INGEST_DIR,
-      env: {
-        ...process.env,
-        REDIS_URL: redisUrl,
-        EVENTRELAY_PREFIX: prefix,
-        EVENTRELAY_CONFIG: configFile,
-        INGEST_PORT: String(port),
-        INGEST_HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        INGEST_MAX_QUEUE_DEPTH: '0',
-        NODE_ENV: 'production',
-      },
-      port,
-      readyPath: '/readyz',
-      readyStatus: 200,
-    });
+    const env = { ...process.env, REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, EVENTRELAY_CONFIG: configFile, LOG_LEVEL: 'warn', INGEST_MAX_QUEUE_DEPTH: '0', NODE_ENV: 'production' };
+    server = await startService('ingest', env, { echo: 'prefixed', nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=ingest-${phase}-${runTag}.cpuprofile`] : [] });
   } else {
-    server = await startServer({
-      name: phase,
-      args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', phase === 'bare' ? 'bare-http.ts' : 'express-json.ts')],
-      cwd: REPO_ROOT,
-      env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
-      port,
-      readyPath: '/',
-    });
+    const port = await freePort();
+    server = await startServer({ name: phase, args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', phase === 'bare' ? 'bare-http.ts' : 'express-json.ts')], env: { ...process.env, PORT: String(port), NODE_ENV: 'production' }, port, readyPath: '/' });
   }
 
   try {
@@ -282,7 +246,10 @@ async function runPhase(phase: Phase): Promise<PhaseResult> {
       phaseResult.callsPerSFromMetrics = phaseResult.acceptedFromMetrics / result.durationS;
       phaseResult.redis = {
         used_memory_delta_mb: round((redisAfter.usedMemory - redisBefore.usedMemory) / 2 ** 20, 1),
-        top_commands: commandDeltas(redisBefore, redisAfter),
+        top_commands: commandDeltas(redisBefore, redisAfter)
+          .sort((a, b) => b.usec - a.usec)
+          .slice(0, 8)
+          .map((d) => ({ ...d, usec_per_call: round(d.usec / d.calls) })),
       };
     }
     process.stderr.write(`bench: ${phase}: ${fmtInt(result.rps)} req/s, p50 ${fmtMs(result.p50Ms)} ms, p99 ${fmtMs(result.p99Ms)} ms, ${result.errors} errors, ${result.non2xx} non-2xx\n`);
@@ -300,14 +267,11 @@ async function runPhase(phase: Phase): Promise<PhaseResult> {
 /** eventrelay_ingest_calls_total{outcome="accepted"}, summed over call types, from ingest's /metrics. */
 async function acceptedCalls(baseUrl: string): Promise<number> {
   const res = await fetch(`${baseUrl}/metrics`);
-  const text = await res.text();
-  // One series per call type: sum them.
-  const lines = text.split('\n').filter((l) => l.startsWith('eventrelay_ingest_calls_total{') && l.includes('outcome="accepted"'));
-  return lines.reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  // One series per call type: summed.
+  return sumMetric(await res.text(), 'eventrelay_ingest_calls_total', 'outcome="accepted"');
 }
 
 async function cleanup(): Promise<void> {
-  killAll();
   rmSync(configFile, { force: true });
   for (const prefix of prefixesInUse) await deletePrefix(redis, prefix).catch(() => undefined);
   await redis.quit().catch(() => redis.disconnect());

@@ -1,8 +1,6 @@
-/** Baseline: express 5 (the version ingest runs) parsing the JSON body, then answering 200. */
-import type ExpressModule from 'express';
-import { requireFromIngest } from '../lib/deps.js';
+/** Baseline: express 5 (the version the admin service runs) parsing the JSON body, then answering 200. */
+import express from 'express';
 
-const express = requireFromIngest<typeof ExpressModule>('express');
 const port = Number(process.env['PORT'] ?? 0);
 
 const app = express();

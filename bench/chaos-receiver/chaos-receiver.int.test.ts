@@ -4,15 +4,14 @@
  * Each behaviour is checked from both sides: what the client saw, and the record the receiver kept.
  */
 import { spawnSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { eventually } from '../../test/support/eventually';
+import { signBody } from '@eventrelay/config';
+import { eventually, startChild, type ChildHandle } from '@eventrelay/testkit';
 import { IpcClient } from '../lib/ipc';
-import { startChild, type ChildHandle } from '../lib/proc';
 import { chooseAction, DEFAULT_LOCATION, routeRandom, type ChaosPlan } from './behaviour';
 import type { ChaosStats } from './chaos';
 import type { RecordSlice, RequestRecord } from './records';
@@ -90,7 +89,7 @@ function send(o: SendOptions): Promise<Answer> {
   });
 }
 
-const sign = (body: string) => createHmac('sha1', SECRET).update(body).digest('hex');
+const sign = (body: string) => signBody(SECRET, body);
 const trackBody = (sentAtMs: number) => JSON.stringify({ type: 'track', event: 'Order Completed', properties: { sentAtMs, total: 12.5 } });
 /** How a request failed ('answered' if it did not); take it at once, so the rejection is never unhandled. */
 const failure = (p: Promise<unknown>) =>

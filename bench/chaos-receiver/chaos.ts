@@ -9,9 +9,9 @@
  * body, no JSON.parse), routes and their random streams are looked up in maps, and the usual answer
  * is a bare 200 with an empty body.
  */
-import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { verifySignature } from '@eventrelay/config';
 import { behaviourFor, chooseAction, DEFAULT_SEED, routeRandom, type Action, type Behaviour, type ChaosPlan } from './behaviour.js';
 import { RecordStore, type RequestRecord, type SignatureCheck } from './records.js';
 
@@ -251,7 +251,7 @@ export class ChaosReceiver {
   private checkSignature(header: string | string[] | undefined, body: Buffer): SignatureCheck {
     if (this.secret === null) return 'none';
     if (typeof header !== 'string') return 'unsigned';
-    return createHmac('sha1', this.secret).update(body).digest('hex') === header ? 'ok' : 'bad';
+    return verifySignature(this.secret, body, header) ? 'ok' : 'bad';
   }
 }
 

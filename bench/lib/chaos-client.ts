@@ -6,9 +6,9 @@ import path from 'node:path';
 import type { ChaosPlan } from '../chaos-receiver/behaviour.js';
 import type { RecordSlice } from '../chaos-receiver/records.js';
 import type { Arrival } from './arrivals.js';
-import { BENCH_DIR, REPO_ROOT } from './deps.js';
+import { startChild, type ChildHandle } from '@eventrelay/testkit';
 import { IpcClient } from './ipc.js';
-import { startChild, type ChildHandle } from './proc.js';
+import { BENCH_DIR } from './proc.js';
 
 export interface ChaosReceiver {
   readonly pid: number | undefined;
@@ -40,7 +40,8 @@ export async function startChaosReceiver(opts: { listeners: number; secret: stri
   const handle: ChildHandle = await startChild({
     name: 'chaos-receiver',
     args: ['--import', 'tsx', path.join(BENCH_DIR, 'chaos-receiver', 'main.ts')],
-    cwd: REPO_ROOT,
+    cwd: BENCH_DIR,
+    echo: 'prefixed',
     env: { ...process.env, CHAOS_LISTENERS: String(opts.listeners), SHARED_SECRET: opts.secret, ...(opts.tls ? { CHAOS_TLS: '1' } : {}), NODE_ENV: 'production' },
     ipc: true,
     ready: async (h) => {
@@ -102,6 +103,6 @@ export async function startChaosReceiver(opts: { listeners: number; secret: stri
       listener = l;
     },
     deliveredOn: (routes) => routes.reduce((n, r) => n + (latest[r] ?? 0), 0),
-    stop: () => handle.stop(),
+    stop: () => handle.stop().then(() => undefined),
   };
 }

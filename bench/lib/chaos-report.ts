@@ -2,7 +2,7 @@
  * What `pnpm bench` concludes from its runs: the targets of the performance issue checked against
  * the figures (pure), and the Markdown table the README quotes.
  */
-import type { RunResult } from './chaos-run.js';
+import type { RunResult } from './run.js';
 import { fmtInt, fmtMs } from './report.js';
 import { DESTINATIONS, routeOf } from './scenarios.js';
 import { trend } from './series.js';

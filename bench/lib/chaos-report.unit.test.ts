@@ -1,6 +1,6 @@
 /** The targets of the performance issue, checked against run results, and the Markdown table. */
 import { evaluateTargets, markdownTable, tableRows } from './chaos-report';
-import type { RunResult } from './chaos-run';
+import type { RunResult } from './run';
 import { compactJson } from './report';
 import { verify } from './verify';
 

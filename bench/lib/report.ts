@@ -1,5 +1,25 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+/** The benches' knobs, number formats, terminal tables and result files. */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+
+export function envNumber(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${name} must be a number between ${min} and ${max}, got "${raw}"`);
+  return n;
+}
+
+/** A comma-separated subset of `all` from `name` (BENCH_PHASES, BENCH_MODES…), in the order given; all of them when unset. */
+export function envList<P extends string>(name: string, all: readonly P[]): P[] {
+  const raw = process.env[name];
+  if (!raw) return [...all];
+  return raw.split(',').map((p) => {
+    if (!all.includes(p.trim() as P)) throw new Error(`${name}: unknown value "${p}"; use ${all.join(', ')}`);
+    return p.trim() as P;
+  });
+}
 
 /** Plain-text table for the terminal. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -8,31 +28,33 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-export function fmtInt(n: number | undefined): string {
-  return n === undefined || !Number.isFinite(n) ? '-' : Math.round(n).toLocaleString('en-US');
-}
-
-export function fmtMs(n: number | undefined): string {
-  return n === undefined || !Number.isFinite(n) ? '-' : n < 10 ? n.toFixed(2) : n.toFixed(1);
-}
+export const fmtInt = (n: number | undefined): string => (n === undefined || !Number.isFinite(n) ? '-' : Math.round(n).toLocaleString('en-US'));
+export const fmtMs = (n: number | undefined): string => (n === undefined || !Number.isFinite(n) ? '-' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+export const verdict = (v: boolean | undefined): string => (v === undefined ? 'not measured' : v ? 'met' : 'MISSED');
 
 export function round(n: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 }
 
+export function machine(): { description: string; cpus: number; model: string; total_mem_gib: number; node: string; platform: string } {
+  const cpus = os.cpus();
+  const model = cpus[0]?.model.trim() ?? 'unknown';
+  const gib = round(os.totalmem() / 2 ** 30, 1);
+  return { description: `${cpus.length} x ${model}, ${Math.round(gib)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`, cpus: cpus.length, model, total_mem_gib: gib, node: process.version, platform: `${os.platform()} ${os.release()}` };
+}
+
 /**
- * Writes `<name>-<start time>.json` under `dir`, and `<name>-latest.json` (the file the README
- * quotes) only when every phase ran. Prints and returns the paths written.
+ * Writes `<name>-<start time>.<ext>` under `dir` (git-ignored: a record of this run only) and, when
+ * the run was complete, `<name>.<ext>` (`latest.json`, `pipeline-latest.json`…: the committed files
+ * the docs quote). Returns the paths written.
  */
-export function writeResults(dir: string, repoRoot: string, name: string, started: Date, json: unknown, allPhases: boolean): string[] {
-  mkdirSync(dir, { recursive: true });
+export function writeResult(dir: string, name: { dated: string; latest: string }, started: Date, text: string, complete: boolean): string[] {
   const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
-  const files = [path.join(dir, `${name}-${stamp}.json`), ...(allPhases ? [path.join(dir, `${name}-latest.json`)] : [])];
-  for (const file of files) writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
-  const written = files.map((f) => path.relative(repoRoot, f));
-  process.stdout.write(`wrote ${written.join(' and ')}\n`);
-  return written;
+  const ext = path.extname(name.latest);
+  const files = [path.join(dir, `${name.dated}-${stamp}${ext}`), ...(complete ? [path.join(dir, name.latest)] : [])];
+  for (const f of files) writeFileSync(f, text);
+  return files.map((f) => path.relative(path.resolve(dir, '..', '..'), f));
 }
 
 /** Indented JSON with arrays of numbers on one line: the timelines stay readable and the file small. */

@@ -73,7 +73,10 @@ export class ResourceSampler {
       ours += t.cpu;
     }
     const machine = machineBusySeconds();
-    if (machine !== undefined && this.machineStart !== undefined) out['other'] = Math.max(0, round(((machine - this.machineStart - ours) / wallS) * 100, 1));
+    if (machine !== undefined && this.machineStart !== undefined) {
+      out['other'] = Math.max(0, round(((machine - this.machineStart - ours) / wallS) * 100, 1));
+      out['machine'] = round(((machine - this.machineStart) / wallS) * 100, 1);
+    }
     return out;
   }
 

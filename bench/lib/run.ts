@@ -2,25 +2,28 @@
  * One run of one scenario of `pnpm bench`: a fresh system under test on a run-unique Redis prefix,
  * the receivers set to the scenario's plan, load at a fixed rate or to saturation for a warm-up and
  * a measured window (the scenario's events fire in it), then the settle wait and the verification
- * pass. Returns the figures; throws only when the run could not be carried out.
+ * pass. Returns the figures; throws only when the run could not be carried out. The pipeline
+ * detail mode runs the same with single calls, a second webhook-delivery, or the Redis figures.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import type { Redis } from 'ioredis';
 import { readQueues } from '@eventrelay/runtime';
+import { deletePrefix, sleep, startPrivateRedis, type PrivateRedis } from '@eventrelay/testkit';
 import { Arrivals } from './arrivals.js';
 import type { ChaosReceiver } from './chaos-client.js';
 import { LoadDriver, type Sink } from './drive.js';
 import { messageIdOf, timedBatchBodies, type TimedBodyFactory } from './payloads.js';
-import { sleep, type ChildHandle } from './proc.js';
-import { connectRedis, deletePrefix, infoField, startPrivateRedis } from './redis.js';
+import { startDetail, infoField, type Detail } from './detail.js';
+import { connectRedis } from './proc.js';
 import { round } from './report.js';
 import { ResourceSampler } from './resources.js';
-import { DESTINATIONS, destinationIdOf, routeOf, sourceIdOf, type Scenario, type ScenarioEvent } from './scenarios.js';
+import { destinationIdOf, destinationsOf, routeOf, sourceIdOf, type Scenario, type ScenarioEvent } from './scenarios.js';
 import { LATENCY_QUANTILES, percentiles, perSecond } from './series.js';
-import { AdminClient, startStack, writeStackConfig, type Stack } from './stack.js';
+import { AdminClient, startBenchStack, writeStackConfig, type BenchStack } from './stack.js';
 import { expectations, verify, type Verdict } from './verify.js';
 
 export type Mode = 'fixed' | 'saturation' | 'soak';
@@ -75,43 +78,58 @@ export interface RunResult {
   readonly timeline: { delivered_per_s: number[]; accepted_per_s: number[]; warmup_s: number };
   /** Soak only: RSS (MB) per process and Redis used memory (MB) over time, [seconds, value]. */
   readonly memory_timeline?: Record<string, [number, number][]>;
+  /** Detail mode only. */
+  readonly detail?: Detail & { mean_ms: number | null };
 }
 
-type MiniRedis = ReturnType<typeof connectRedis>;
+/** What the pipeline detail mode changes in a run. */
+export interface RunOptions {
+  readonly durationS?: number;
+  readonly env?: Record<string, string>;
+  /** One call per request to /v1/track (what browser SDKs send), instead of batches to /v1/batch. */
+  readonly single?: boolean;
+  readonly connections?: number;
+  /** webhook-delivery processes (1 by default). */
+  readonly deliveries?: number;
+  /** Redis commands and CPU, queue lengths, service counters and intake request latency over the window. */
+  readonly detail?: boolean;
+}
 
 /** Jobs waiting, active or delayed in the route and deliver queues (the services' own queue reading); NaN when Redis does not answer. */
-async function queuedJobs(redis: MiniRedis, prefix: string): Promise<number> {
-  // The bench's client is ioredis (loaded from services/ingest, whose types bench/ cannot see).
-  const snapshots = await readQueues(redis as unknown as Parameters<typeof readQueues>[0], prefix, ['route', 'deliver'], Date.now()).catch(() => undefined);
+async function queuedJobs(redis: Redis, prefix: string): Promise<number> {
+  const snapshots = await readQueues(redis, prefix, ['route', 'deliver'], Date.now()).catch(() => undefined);
   if (!snapshots) return NaN;
   let n = 0;
   for (const { counts } of snapshots.values()) n += counts.waiting + counts.active + counts.delayed;
   return n;
 }
 
-async function usedMemoryMb(redis: MiniRedis): Promise<number> {
+async function usedMemoryMb(redis: Redis): Promise<number> {
   const bytes = Number(infoField(await redis.info('memory').catch(() => ''), 'used_memory') ?? NaN);
   return round(bytes / 2 ** 20, 1);
 }
 
-async function redisPid(redis: MiniRedis): Promise<number | undefined> {
+async function redisPid(redis: Redis): Promise<number | undefined> {
   const pid = Number(infoField(await redis.info('server').catch(() => ''), 'process_id') ?? NaN);
   return Number.isFinite(pid) ? pid : undefined;
 }
 
-export async function runScenario(scenario: Scenario, mode: Mode, settings: RunSettings, receiver: ChaosReceiver, opts: { durationS?: number; env?: Record<string, string> } = {}): Promise<RunResult> {
+export async function runScenario(scenario: Scenario, mode: Mode, settings: RunSettings, receiver: ChaosReceiver, opts: RunOptions = {}): Promise<RunResult> {
   const s = settings;
   const tag = `${s.runTag}-${scenario.name}-${mode}`;
   const prefix = `{bench-${tag}}`;
-  const routes = Array.from({ length: DESTINATIONS }, (_, i) => routeOf(i));
+  const destinations = destinationsOf(scenario);
+  const routes = Array.from({ length: destinations }, (_, i) => routeOf(i));
+  const single = opts.single === true;
+  const calls = single ? 1 : s.batchSize;
+  const connections = opts.connections ?? s.connections;
   const healthyRoutes = routes.filter((_, i) => !scenario.impaired.includes(i));
   const measuredS = opts.durationS ?? scenario.measuredS ?? s.durationS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'eventrelay-bench-'));
   const configFile = path.join(tmp, 'config.json');
   const adminToken = randomBytes(24).toString('hex');
 
-  let privateRedis: { url: string; port: number; handle: ChildHandle } | undefined;
-  if (scenario.privateAofRedis) privateRedis = await startPrivateRedis({ aof: true, dir: tmp });
+  const privateRedis: PrivateRedis | undefined = scenario.privateAofRedis ? await startPrivateRedis({ aof: 'everysec', dir: tmp }) : undefined;
   const redisUrl = privateRedis?.url ?? s.redisUrl;
   const redis = connectRedis(redisUrl);
   const writeKeys = routes.map((_, i) => `bench-${tag}-key-${i}`);
@@ -126,33 +144,33 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
   await receiver.pull(() => undefined); // earlier runs' records are not this run's
   const rxBefore = await receiver.stats();
 
-  let stack: Stack | undefined;
+  let stack: BenchStack | undefined;
   const events: { at_s: number; what: string }[] = [];
   // The once-a-second sampler runs until the run ends, however it ends.
   let running = true;
   try {
-    stack = await startStack({ redisUrl, prefix, configFile, adminToken, logLevel: s.logLevel, env: { ...scenario.env, ...opts.env } });
+    stack = await startBenchStack({ redisUrl, prefix, configFile, adminToken, logLevel: s.logLevel, env: { ...scenario.env, ...opts.env }, deliveries: opts.deliveries ?? 1 });
     const st = stack;
-    const admin = new AdminClient(st.admin.url, adminToken);
+    const admin = new AdminClient(st.stack.url('admin'), adminToken);
     const redisProcess = { pid: await redisPid(redis) };
     const sampler = new ResourceSampler(() => [...st.processes(), { name: 'receiver', pid: receiver.pid }, { name: 'loadgen', pid: process.pid }, { name: 'redis', pid: redisProcess.pid }]);
     const arrivals = new Arrivals(routes);
 
     // The load: batches go round-robin to the ten sources; every 2xx batch's calls are acknowledged.
-    const factories: TimedBodyFactory[] = routes.map((_, i) => timedBatchBodies(`${tag}-${i}`, s.batchSize));
+    const factories: TimedBodyFactory[] = routes.map((_, i) => timedBatchBodies(`${tag}-${i}`, calls, { single }));
     const acked: number[][] = routes.map(() => []);
     const headers = writeKeys.map((k) => ({ 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${k}:`).toString('base64')}` }));
-    const pool = new Pool(st.ingest.url, { connections: s.connections, pipelining: 1, keepAliveTimeout: 60_000 });
+    const pool = new Pool(st.stack.url('ingest'), { connections, pipelining: 1, keepAliveTimeout: 60_000 });
     let cursor = 0;
     const sink: Sink = {
-      calls: s.batchSize,
-      nextCounts: () => !scenario.impaired.includes(cursor % DESTINATIONS),
+      calls,
+      nextCounts: () => !scenario.impaired.includes(cursor % destinations),
       async send() {
-        const i = cursor++ % DESTINATIONS;
+        const i = cursor++ % destinations;
         const factory = factories[i] as TimedBodyFactory;
         const body = factory.next(performance.timeOrigin + performance.now());
         const counter = factory.counter;
-        const res = await pool.request({ method: 'POST', path: '/v1/batch', headers: headers[i], body });
+        const res = await pool.request({ method: 'POST', path: single ? '/v1/track' : '/v1/batch', headers: headers[i], body });
         await res.body.dump();
         if (res.statusCode >= 200 && res.statusCode < 300) acked[i]?.push(counter);
         return res.statusCode;
@@ -193,17 +211,21 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       }
     })();
 
-    if (mode === 'saturation') driver.startWindow(s.windowCalls, s.connections);
+    if (mode === 'saturation') driver.startWindow(s.windowCalls, connections);
     else driver.startRate(s.rate);
     await sleep(s.warmupS * 1000);
     const windowStart = performance.timeOrigin + performance.now();
     sampler.mark();
     const acceptedAtStart = driver.acceptedCalls;
+    driver.recording = opts.detail === true;
+    const endDetail = opts.detail ? await startDetail({ redis, prefix, requestMs: driver.requestMs, urls: { ingest: st.stack.url('ingest'), router: st.stack.url('router'), deliveries: st.deliveryUrls() } }) : undefined;
     const fired = scenario.events.map((e) => fire(e, windowStart));
     await sleep(measuredS * 1000);
     const windowEnd = performance.timeOrigin + performance.now();
     const acceptedInWindow = driver.acceptedCalls - acceptedAtStart;
     const cpu = sampler.cpuPct();
+    driver.recording = false;
+    const detail = endDetail ? await endDetail(arrivals.arrivalsBetween(windowStart, windowEnd)) : undefined;
     await driver.stop();
     await Promise.all(fired);
     for (const i of scenario.disableAtEnd) {
@@ -213,7 +235,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
 
     // Settle: until every acknowledged call arrived, or the queues are empty (the rest must then be
     // dead letters, or lost), or the scenario's limit.
-    const acknowledgedCount = () => acked.reduce((n, list) => n + list.length, 0) * s.batchSize;
+    const acknowledgedCount = () => acked.reduce((n, list) => n + list.length, 0) * calls;
     const settleStart = performance.now();
     let idleTicks = 0;
     while ((performance.now() - settleStart) / 1000 < scenario.settleS) {
@@ -230,8 +252,8 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     await receiver.pull((a) => arrivals.add(a));
 
     const deadLettered = new Map<string, Set<string>>();
-    for (let i = 0; i < DESTINATIONS; i++) deadLettered.set(routeOf(i), await admin.deadLetterIds(destinationIdOf(i)));
-    const acknowledged = new Map(routes.map((r, i) => [r, (acked[i] ?? []).flatMap((counter) => Array.from({ length: s.batchSize }, (_, k) => messageIdOf(`${tag}-${i}`, counter, k)))]));
+    for (let i = 0; i < destinations; i++) deadLettered.set(routeOf(i), await admin.deadLetterIds(destinationIdOf(i)));
+    const acknowledged = new Map(routes.map((r, i) => [r, (acked[i] ?? []).flatMap((counter) => Array.from({ length: calls }, (_, k) => messageIdOf(`${tag}-${i}`, counter, k)))]));
     const verdict = verify({ acknowledged, delivered: arrivals.deliveredByRoute(), deadLettered });
     const peakRss = sampler.peakRssMb();
     const rxStats = await receiver.stats();
@@ -243,7 +265,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     const cpuPerCall: Record<string, number> = {};
     let sum = 0;
     for (const [name, pct] of Object.entries(cpu)) {
-      if (name === 'other' || delivered === 0) continue;
+      if (name === 'other' || name === 'machine' || delivered === 0) continue;
       cpuPerCall[name] = Math.round(((pct / 100) * 1e6 * measuredS) / delivered);
       sum += cpuPerCall[name] ?? 0;
     }
@@ -284,6 +306,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       events,
       timeline: { delivered_per_s: perSecond(arrivals.firstArrivals(), t0, totalS), accepted_per_s: acceptedTimeline, warmup_s: s.warmupS },
       ...(soak ? { memory_timeline: { ...Object.fromEntries(sampler.rss), 'redis used_memory': memoryTimeline } } : {}),
+      ...(detail ? { detail: { ...detail, mean_ms: mean(arrivals.latenciesOfSentBetween(windowStart, windowEnd)) } } : {}),
     };
 
     async function fire(e: ScenarioEvent, from: number): Promise<void> {
@@ -300,16 +323,16 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
           return;
         case 'kill-delivery': {
           events.push({ at_s: at(), what: 'webhook-delivery SIGKILLed' });
-          await st.killDelivery(e.restartAfterS * 1000);
+          await st.stack.restart('webhook-delivery', { signal: 'SIGKILL', afterMs: e.restartAfterS * 1000 });
           events.push({ at_s: at(), what: 'webhook-delivery ready again' });
           return;
         }
         case 'restart-redis': {
           if (!privateRedis) throw new Error('restart-redis needs the scenario to run on a private Redis');
           events.push({ at_s: at(), what: 'Redis SHUTDOWN (AOF flushed)' });
-          await privateRedis.handle.stop();
-          privateRedis = await startPrivateRedis({ aof: true, dir: tmp, port: privateRedis.port });
-          redisProcess.pid = privateRedis.handle.child.pid;
+          await privateRedis.close();
+          await privateRedis.start();
+          redisProcess.pid = privateRedis.process()?.pid;
           events.push({ at_s: at(), what: 'Redis answering again (AOF loaded)' });
           return;
         }
@@ -320,11 +343,15 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     await stack?.stop();
     if (privateRedis) {
       redis.disconnect();
-      await privateRedis.handle.stop();
+      await privateRedis.close();
     } else {
       await deletePrefix(redis, prefix).catch(() => 0);
       await redis.quit().catch(() => redis.disconnect());
     }
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+function mean(values: Float64Array): number | null {
+  return values.length === 0 ? null : round(values.reduce((a, b) => a + b, 0) / values.length, 2);
 }

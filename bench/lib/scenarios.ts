@@ -14,7 +14,7 @@ export const routeOf = (i: number): string => `d${i}`;
 export const destinationIdOf = (i: number): string => `dest-${i}`;
 export const sourceIdOf = (i: number): string => `src-${i}`;
 
-export type ScenarioName = 'healthy' | 'flaky' | 'dead-1-of-10' | 'receiver-down' | 'delivery-killed' | 'redis-restarted' | 'hostile';
+export type ScenarioName = 'healthy' | 'flaky' | 'dead-1-of-10' | 'receiver-down' | 'delivery-killed' | 'redis-restarted' | 'hostile' | 'pipeline';
 
 /** Something done to the system at `atS` seconds into the measured window. */
 export type ScenarioEvent =
@@ -43,7 +43,11 @@ export interface Scenario {
   /** Longest wait after the load for every acknowledged call to be delivered or dead-lettered. */
   readonly settleS: number;
   readonly env?: Readonly<Record<string, string>>;
+  /** DESTINATIONS unless set (the pipeline detail mode has one). */
+  readonly destinations?: number;
 }
+
+export const destinationsOf = (s: Scenario): number => s.destinations ?? DESTINATIONS;
 
 function planOf(behaviours: (i: number) => Behaviour): ChaosPlan {
   return { seed: 8, routes: Object.fromEntries(Array.from({ length: DESTINATIONS }, (_, i) => [routeOf(i), behaviours(i)])) };
@@ -120,6 +124,9 @@ export const SCENARIOS: readonly Scenario[] = [
     settleS: 400,
   },
 ];
+
+/** The pipeline detail mode (`pnpm bench:pipeline`): one source, one destination, all 2xx. */
+export const PIPELINE: Scenario = { name: 'pipeline', title: 'one destination, all 2xx', plan: { routes: {} }, events: [], impaired: [], disableAtEnd: [], settleS: 60, destinations: 1 };
 
 export function scenarioNamed(name: string): Scenario {
   const found = SCENARIOS.find((s) => s.name === name);

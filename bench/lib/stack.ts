@@ -1,39 +1,12 @@
 /**
- * The system under test for `pnpm bench`: the built ingest, router, webhook-delivery and admin
- * services, each its own process on a free port, sharing one run-unique Redis prefix and one
- * declarative config. webhook-delivery can be SIGKILLed and started again mid-run.
+ * The system under test for `pnpm bench`, started by the harness: the built ingest, router,
+ * webhook-delivery (one or more replicas) and admin services, each its own process, sharing one
+ * run-unique Redis prefix and one declarative config; and the admin API as the bench uses it.
  */
 import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { REPO_ROOT } from './deps.js';
-import { freePort, startServer, type ServerProcess } from './proc.js';
+import { startService, startStack, type ServiceProcess, type Stack } from '@eventrelay/testkit';
 
 export const STACK_SERVICES = ['ingest', 'router', 'webhook-delivery', 'admin'] as const;
-export type StackService = (typeof STACK_SERVICES)[number];
-
-export const distEntry = (svc: StackService): string => path.join(REPO_ROOT, 'services', svc, 'dist', 'index.js');
-
-export interface StackOptions {
-  readonly redisUrl: string;
-  readonly prefix: string;
-  readonly configFile: string;
-  readonly adminToken: string;
-  readonly logLevel: string;
-  /** Extra variables for every service (RETRY_WINDOW_MS, dedupe windows, …). */
-  readonly env: Readonly<Record<string, string>>;
-}
-
-export interface Stack {
-  readonly ingest: ServerProcess;
-  readonly router: ServerProcess;
-  delivery: ServerProcess;
-  readonly admin: ServerProcess;
-  /** SIGKILL webhook-delivery (no shutdown: jobs stay active and locked), wait, start a new one. */
-  killDelivery(restartAfterMs: number): Promise<void>;
-  /** Every process now running, for CPU and memory readings. */
-  processes(): { name: StackService; pid: number | undefined }[];
-  stop(): Promise<void>;
-}
 
 /** Sources i → destination i → `urls[i]`, each with the shared secret. */
 export function writeStackConfig(file: string, opts: { writeKeys: readonly string[]; sourceIds: readonly string[]; destinationIds: readonly string[]; urls: readonly string[]; secret: string }): void {
@@ -47,90 +20,37 @@ export function writeStackConfig(file: string, opts: { writeKeys: readonly strin
   );
 }
 
-/** A service's own variables: its port, and what a bench on loopback needs. */
-function serviceEnv(svc: StackService, port: number): Record<string, string> {
-  switch (svc) {
-    case 'ingest':
-      return { INGEST_PORT: String(port), INGEST_HOST: '127.0.0.1' };
-    // No audiences service in the benches: the profile feed is off, or its queue would only grow
-    // (bench:audiences measures it).
-    case 'router':
-      return { ROUTER_METRICS_PORT: String(port), ROUTER_FEED_PROFILES: 'false' };
-    case 'webhook-delivery':
-      return { DELIVERY_METRICS_PORT: String(port), WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' };
-    case 'admin':
-      return { ADMIN_PORT: String(port), ADMIN_HOST: '127.0.0.1' };
-  }
+export interface BenchStack {
+  readonly stack: Stack;
+  /** Replicas of webhook-delivery beyond the stack's own: they share the work through Redis alone. */
+  readonly replicas: readonly ServiceProcess[];
+  deliveryUrls(): string[];
+  /** Every process now running (a restarted webhook-delivery included), for CPU and memory readings. */
+  processes(): { name: string; pid: number | undefined }[];
+  stop(): Promise<void>;
 }
 
-/** As the Dockerfile's NODE_OPTIONS: the services run with a 32 MB young generation (see the comment there). */
-export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=32'] as const;
-
-/** One built service on `port` (a free one by default), ready when /readyz answers 200, started as the image starts it. */
-export async function startService(svc: StackService, env: NodeJS.ProcessEnv, opts: { port?: number; nodeArgs?: readonly string[] } = {}): Promise<ServerProcess> {
-  const port = opts.port ?? (await freePort());
-  return startServer({
-    name: svc,
-    args: [...SERVICE_NODE_FLAGS, ...(opts.nodeArgs ?? []), distEntry(svc)],
-    cwd: path.join(REPO_ROOT, 'services', svc),
-    env: { ...env, ...serviceEnv(svc, port) },
-    port,
-    readyPath: '/readyz',
-    readyStatus: 200,
-  });
-}
-
-export async function startStack(opts: StackOptions): Promise<Stack> {
-  const common = {
-    ...process.env,
-    REDIS_URL: opts.redisUrl,
-    EVENTRELAY_PREFIX: opts.prefix,
-    EVENTRELAY_CONFIG: opts.configFile,
-    LOG_LEVEL: opts.logLevel,
-    NODE_ENV: 'production',
-    ...opts.env,
-  };
-  const deliveryPort = await freePort();
-  const startDelivery = () => startService('webhook-delivery', common, { port: deliveryPort });
-  // Consumers first, so that nothing waits in a queue for a worker still starting.
-  const started: ServerProcess[] = [];
+export async function startBenchStack(o: { redisUrl: string; prefix: string; configFile: string; adminToken: string; logLevel: string; env: Readonly<Record<string, string>>; deliveries: number }): Promise<BenchStack> {
+  // No audiences service in the benches: the profile feed is off, or its queue would only grow (bench:audiences measures it).
+  const env = { ...process.env, NODE_ENV: 'production', ROUTER_FEED_PROFILES: 'false', ...o.env };
+  const stack = await startStack({ redisUrl: o.redisUrl, prefix: o.prefix, configFile: o.configFile, adminToken: o.adminToken, logLevel: o.logLevel, env, services: STACK_SERVICES, echo: 'prefixed' });
+  const replicas: ServiceProcess[] = [];
   try {
-    const delivery = await startDelivery();
-    started.push(delivery);
-    const router = await startService('router', common);
-    started.push(router);
-    const admin = await startService('admin', { ...common, ADMIN_TOKEN: opts.adminToken });
-    started.push(admin);
-    const ingest = await startService('ingest', common);
-    started.push(ingest);
-
-    const stack: Stack = {
-      ingest,
-      router,
-      delivery,
-      admin,
-      async killDelivery(restartAfterMs) {
-        stack.delivery.child.kill('SIGKILL');
-        // stop() waits for the exit (a SIGTERM to a process already dying changes nothing).
-        await stack.delivery.stop();
-        await new Promise((r) => setTimeout(r, restartAfterMs));
-        stack.delivery = await startDelivery();
-      },
-      processes: () => [
-        { name: 'ingest', pid: ingest.child.pid },
-        { name: 'router', pid: router.child.pid },
-        { name: 'webhook-delivery', pid: stack.delivery.child.pid },
-        { name: 'admin', pid: admin.child.pid },
-      ],
-      async stop() {
-        for (const s of [ingest, router, stack.delivery, admin]) await s.stop();
-      },
-    };
-    return stack;
+    for (let i = 1; i < o.deliveries; i++) replicas.push(await startService('webhook-delivery', { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...env, REDIS_URL: o.redisUrl, EVENTRELAY_PREFIX: o.prefix, EVENTRELAY_CONFIG: o.configFile, LOG_LEVEL: o.logLevel }, { echo: 'prefixed' }));
   } catch (err) {
-    for (const s of started.reverse()) await s.stop();
+    await stack.stop();
     throw err;
   }
+  return {
+    stack,
+    replicas,
+    deliveryUrls: () => [stack.url('webhook-delivery'), ...replicas.map((r) => r.url)],
+    processes: () => [...stack.processes().map((p) => ({ name: p.service, pid: p.pid })), ...replicas.map((r, i) => ({ name: `webhook-delivery-${i + 2}`, pid: r.pid }))],
+    async stop() {
+      for (const r of replicas) await r.stop();
+      await stack.stop();
+    },
+  };
 }
 
 /** The admin API, as the bench uses it: switch a destination off, and list its dead letters. */
@@ -141,11 +61,7 @@ export class AdminClient {
   ) {}
 
   async setEnabled(destinationId: string, enabled: boolean): Promise<void> {
-    const res = await fetch(`${this.url}/admin/v1/destinations/${destinationId}`, {
-      method: 'PATCH',
-      headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/merge-patch+json' },
-      body: JSON.stringify({ enabled }),
-    });
+    const res = await fetch(`${this.url}/admin/v1/destinations/${destinationId}`, { method: 'PATCH', headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ enabled }) });
     if (!res.ok) throw new Error(`admin: PATCH destination ${destinationId} answered ${res.status}: ${await res.text()}`);
   }
 
@@ -154,8 +70,7 @@ export class AdminClient {
     const ids = new Set<string>();
     let cursor: string | null = null;
     do {
-      const query: string = `limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-      const res = await fetch(`${this.url}/admin/v1/destinations/${destinationId}/dead-letters?${query}`, { headers: { authorization: `Bearer ${this.token}` } });
+      const res = await fetch(`${this.url}/admin/v1/destinations/${destinationId}/dead-letters?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${this.token}` } });
       if (!res.ok) throw new Error(`admin: GET dead letters of ${destinationId} answered ${res.status}: ${await res.text()}`);
       const page = (await res.json()) as { items: { job: { call: { messageId: string } } }[]; nextCursor: string | null };
       for (const item of page.items) ids.add(item.job.call.messageId);

@@ -3,7 +3,7 @@
  * the intake acknowledged must have reached its receiver with a 2xx, or be, by design, in its
  * destination's dead letters. Pure: the bench gathers the three sets, this counts.
  */
-import { DESTINATIONS, routeOf, type Scenario } from './scenarios.js';
+import { destinationsOf, routeOf, type Scenario } from './scenarios.js';
 
 export interface VerifyInput {
   /** Per destination: the messageIds of every call the intake answered 2xx for. */
@@ -77,7 +77,7 @@ export function verify(input: VerifyInput): Verdict {
 export function expectations(scenario: Scenario, v: Verdict, rx: { tlsRequests: number; badSignatures: number; unsigned: number }): string[] {
   const out: string[] = [];
   const dead = new Set(scenario.deadByDesign ?? []);
-  for (let i = 0; i < DESTINATIONS; i++) {
+  for (let i = 0; i < destinationsOf(scenario); i++) {
     const row = v.by_destination[routeOf(i)];
     if (!row || row.acknowledged === 0) continue;
     if (dead.has(i) && row.dead_lettered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.dead_lettered} of ${row.acknowledged} dead-lettered, all expected`);

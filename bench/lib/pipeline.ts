@@ -1,0 +1,187 @@
+/**
+ * The pipeline detail mode (`pnpm bench:pipeline`): one source, one signed destination, and what
+ * each delivered call costs Redis and the CPU. Phases (BENCH_PHASES), each a run of the scenario
+ * bench on a fresh system with the Redis figures on:
+ *   fixed        BENCH_RATE calls/s offered in batches of BENCH_BATCH_SIZE to /v1/batch (open loop)
+ *   saturation   the same batches, closed loop (BENCH_WINDOW calls acknowledged, not yet delivered)
+ *   single_call  saturation with one call per request to /v1/track (what browser SDKs send),
+ *                over BENCH_SINGLE_CONNECTIONS (128) connections
+ *   replicas     batched saturation with a second webhook-delivery process beside the first
+ *   baseline     the bare BullMQ → undici chain (baselines/bullmq-chain.ts), same window
+ * Redis CPU per delivered call is used_cpu_user + used_cpu_sys over the window divided by the calls
+ * delivered in it; the one-core ceiling is 1,000,000 µs ÷ that.
+ */
+import type { ChaosReceiver } from './chaos-client.js';
+import { runChain, type ChainResult } from './chain.js';
+import { envNumber, fmtInt, fmtMs, round, table, verdict } from './report.js';
+import { runScenario, type RunResult, type RunSettings } from './run.js';
+import { PIPELINE } from './scenarios.js';
+
+export const PHASES = ['fixed', 'saturation', 'single_call', 'replicas', 'baseline'] as const;
+export type Phase = (typeof PHASES)[number];
+type Figures = ChainResult & Partial<Pick<RunResult, 'verification' | 'receiver' | 'refused_batches' | 'transport_errors' | 'intake_status_codes' | 'settle_s' | 'offered_calls_per_s'>>;
+
+/** Issue 16's targets: Redis per delivered call, throughput against the bare chain of the same run (machines vary by 1.7x from day to day), latency at a fixed rate. */
+export const TARGET = { redisUsecPerCall: 25, redisCommandsPerCall: 8, singleRedisUsecPerCall: 40, deliveredCallsPerS: 8000, ratioToBaseline: 1.3, singleDeliveredCallsPerS: 3000, singleVsBefore: 2, fixedP99Ms: 50 };
+
+/**
+ * The single-call phase of the code before batched jobs (one job per call and destination), run by
+ * this bench on the bench machine on 2026-11-23; the "≥ 2× before" target compares with it.
+ */
+export const BEFORE_BATCHING = { date: '2026-11-23T04:04:00.698Z', delivered_calls_per_s: 2036, redis_usec_per_call: 281.765, redis_commands_per_call: 74.637, redis_ceiling_calls_per_s: 3549, ratio_to_baseline: 0.275, p99_ms: 2292.54, intake_request_p99_ms: 79.21 };
+
+export async function runPipeline(phases: readonly Phase[], s: RunSettings, receiver: ChaosReceiver): Promise<Partial<Record<Phase, Figures>>> {
+  const singleConnections = envNumber('BENCH_SINGLE_CONNECTIONS', 128, 1, 4000);
+  const out: Partial<Record<Phase, Figures>> = {};
+  for (const phase of phases) {
+    process.stderr.write(`bench: pipeline ${phase}\n`);
+    const r =
+      phase === 'baseline'
+        ? await runChain(s, receiver, { detail: true })
+        : await runScenario(PIPELINE, phase === 'fixed' ? 'fixed' : 'saturation', s, receiver, { detail: true, ...(phase === 'single_call' ? { single: true, connections: singleConnections } : {}), ...(phase === 'replicas' ? { deliveries: 2 } : {}) });
+    out[phase] = r;
+    process.stderr.write(`bench:   ${fmtInt(r.delivered_calls_per_s)} delivered calls/s, p99 ${fmtMs(r.latency_ms.p99 ?? undefined)} ms, Redis ${r.detail?.redis.cpu_usec_per_call ?? '-'} µs and ${r.detail?.redis.commands_per_call ?? '-'} commands per call\n`);
+  }
+  return out;
+}
+
+/** Per delivered call: what Redis costs, and what one Redis core could carry at that cost. */
+function redisFigures(r: Figures | undefined) {
+  const usec = r?.detail?.redis.cpu_usec_per_call ?? null;
+  return { delivered_calls_per_s: r ? r.delivered_calls_per_s : null, redis_usec_per_call: usec, redis_commands_per_call: r?.detail?.redis.commands_per_call ?? null, redis_ceiling_calls_per_s: usec ? Math.round(1e6 / usec) : null };
+}
+
+/** pipeline-latest.json (its keys are read elsewhere: keep them) and the terminal report. */
+export function pipelineReport(results: Partial<Record<Phase, Figures>>, ctx: { date: string; settings: RunSettings & { redisMode: string }; machine: Record<string, unknown> }): { json: Record<string, unknown>; text: string; allMet: boolean } {
+  const { fixed, saturation: sat, single_call: single, replicas, baseline: base } = results;
+  const s = ctx.settings;
+  const ratioOf = (r: Figures | undefined) => (r && base?.delivered_calls_per_s ? r.delivered_calls_per_s / base.delivered_calls_per_s : undefined);
+  const ratio = ratioOf(sat);
+  const singleRatio = ratioOf(single);
+  const singleVsBefore = single ? single.delivered_calls_per_s / BEFORE_BATCHING.delivered_calls_per_s : undefined;
+  const singleRatioVsBefore = singleRatio === undefined ? undefined : singleRatio / BEFORE_BATCHING.ratio_to_baseline;
+  const perReplica = Object.entries(replicas?.detail?.service_counters ?? {}).filter(([k]) => /^delivery_\d+_delivered$/.test(k)).sort().map(([, v]) => v);
+  const below = (v: number | null | undefined, max: number) => (v === null || v === undefined ? undefined : v <= max);
+  const met = {
+    redis_usec_per_call: below(sat?.detail?.redis.cpu_usec_per_call, TARGET.redisUsecPerCall),
+    redis_commands_per_call: below(sat?.detail?.redis.commands_per_call, TARGET.redisCommandsPerCall),
+    single_call_redis_usec_per_call: below(single?.detail?.redis.cpu_usec_per_call, TARGET.singleRedisUsecPerCall),
+    delivered_calls_per_s: sat && ratio !== undefined ? sat.delivered_calls_per_s >= TARGET.deliveredCallsPerS || ratio >= TARGET.ratioToBaseline : undefined,
+    single_call_delivered_calls_per_s: single && singleRatioVsBefore !== undefined ? single.delivered_calls_per_s >= TARGET.singleDeliveredCallsPerS && singleRatioVsBefore >= TARGET.singleVsBefore : undefined,
+    fixed_rate_p99_ms: fixed?.latency_ms.p99 != null ? fixed.latency_ms.p99 < TARGET.fixedP99Ms : undefined,
+    replicas_share_and_lose_nothing: replicas ? perReplica.length >= 2 && perReplica.every((n) => n > 0) && replicas.verification?.lost === 0 : undefined,
+  };
+  const allMet = Object.values(met).every((v) => v === true);
+
+  const phases = Object.entries(results) as [Phase, Figures][];
+  const usecOf = (r: Figures) => Object.fromEntries(Object.entries(r.cpu_usec_per_delivered_call).filter(([k]) => k !== 'sum'));
+  const cpuNames = [...new Set(phases.flatMap(([, r]) => Object.keys(usecOf(r))))];
+  const commands = [...new Set(phases.flatMap(([, r]) => (r.detail?.redis.by_command ?? []).filter((c) => (c.per_call ?? 0) >= 0.05).map((c) => c.command)))];
+  const cmd = (r: Figures, c: string) => r.detail?.redis.by_command.find((x) => x.command === c);
+  const f2 = (n: number | null | undefined) => (n == null ? '-' : n.toFixed(2));
+  const text = [
+    table(
+      ['phase', 'offered calls/s', 'accepted calls/s', 'delivered calls/s', 'p50 ms', 'p99 ms', 'max ms', 'intake p99 ms', 'redis cmds/call', 'redis µs/call', 'one Redis core, calls/s'],
+      phases.map(([p, r]) => [p, fmtInt(r.offered_calls_per_s ?? undefined), fmtInt(r.accepted_calls_per_s), fmtInt(r.delivered_calls_per_s), fmtMs(r.latency_ms.p50 ?? undefined), fmtMs(r.latency_ms.p99 ?? undefined), fmtMs(r.latency_ms.max ?? undefined), fmtMs(r.detail?.intake_request_ms?.p99 ?? undefined), f2(r.detail?.redis.commands_per_call), f2(r.detail?.redis.cpu_usec_per_call), fmtInt(redisFigures(r).redis_ceiling_calls_per_s ?? undefined)]),
+    ),
+    '',
+    'CPU µs per delivered call (less sensitive to other load on the machine than calls/s):',
+    table(['phase', ...cpuNames, 'sum'], phases.map(([p, r]) => [p, ...cpuNames.map((n) => fmtInt(usecOf(r)[n])), fmtInt(r.cpu_usec_per_delivered_call['sum'])])),
+    '',
+    'Redis commands per delivered call (whole server; commands inside Lua scripts count, and evalsha µs include them):',
+    table(['command', ...phases.map(([p]) => `${p} /call`), ...phases.map(([p]) => `${p} µs/call`)], commands.map((c) => [c, ...phases.map(([, r]) => f2(cmd(r, c)?.per_call)), ...phases.map(([, r]) => f2(cmd(r, c)?.usec_per_call))])),
+    '',
+    ...phases.map(([p, r]) => `${p}: queues ${Object.entries(r.detail?.queue_lengths ?? {}).map(([k, v]) => `${k} ${fmtInt(v.mean)} (max ${fmtInt(v.max)})`).join(', ')}${r.verification ? `; lost ${r.verification.lost}, duplicates ${r.verification.duplicates}, bad signatures ${r.receiver?.bad_signatures}` : ''}`),
+    ...(replicas ? [`replicas: delivered calls per webhook-delivery process in the window: ${perReplica.map((n) => fmtInt(n)).join(', ')}`] : []),
+    `batches / bare chain: ${ratio?.toFixed(3) ?? '-'}; single calls / bare chain: ${singleRatio?.toFixed(3) ?? '-'}; single calls vs the code before batched jobs: ${singleVsBefore?.toFixed(2) ?? '-'}x the calls/s, ${singleRatioVsBefore?.toFixed(2) ?? '-'}x the ratio`,
+    `targets: ${Object.entries(met).map(([k, v]) => `${k} ${verdict(v)}`).join('; ')}  =>  ${allMet ? 'ALL MET' : 'NOT ALL MET'}`,
+  ].join('\n');
+
+  const phaseJson = (p: Phase, r: Figures) => ({
+    label: p,
+    measured_s: r.measured_s,
+    offered_calls_per_s: r.offered_calls_per_s ?? null,
+    accepted_calls_per_s: r.accepted_calls_per_s,
+    delivered_calls_per_s: r.delivered_calls_per_s,
+    delivered_calls: Math.round(r.delivered_calls_per_s * r.measured_s),
+    p50_ms: r.latency_ms.p50,
+    p90_ms: r.latency_ms.p90,
+    p99_ms: r.latency_ms.p99,
+    max_ms: r.latency_ms.max,
+    mean_ms: r.detail?.mean_ms ?? null,
+    redis_commands_per_call: r.detail?.redis.commands_per_call ?? null,
+    redis_usec_per_call: r.detail?.redis.cpu_usec_per_call ?? null,
+    intake_request_ms: r.detail?.intake_request_ms ?? null,
+    refused_batches: r.refused_batches ?? 0,
+    errors: r.transport_errors ?? 0,
+    status_codes: r.intake_status_codes ?? {},
+    // The bare chain does not sign, so its signature counts mean nothing.
+    receiver_checks: { bad_signatures: r.receiver?.bad_signatures ?? null, unsigned: r.receiver?.unsigned ?? null, duplicates: r.verification?.duplicates ?? null, lost: r.verification?.lost ?? null },
+    redis: r.detail?.redis ?? null,
+    cpu_pct: r.cpu_pct,
+    cpu_usec_per_call: r.cpu_usec_per_delivered_call,
+    queue_lengths: r.detail?.queue_lengths ?? {},
+    service_counters: r.detail?.service_counters ?? null,
+    drain: { seconds: r.settle_s ?? null, undelivered: r.verification?.lost ?? null },
+    peak_rss_mb: r.peak_rss_mb,
+  });
+  const peak: Record<string, number> = {};
+  for (const [, r] of phases) for (const [k, v] of Object.entries(r.peak_rss_mb)) peak[k] = Math.max(peak[k] ?? 0, v);
+  const json = {
+    date: ctx.date,
+    duration_s: s.durationS,
+    warmup_s: s.warmupS,
+    batch_size: s.batchSize,
+    fixed_rate_offered_calls_per_s: s.rate,
+    saturation_window_calls: s.windowCalls,
+    loadgen_connections: s.connections,
+    loadgen_single_call_connections: envNumber('BENCH_SINGLE_CONNECTIONS', 128, 1, 4000),
+    delivery_concurrency: Number(process.env['DELIVERY_CONCURRENCY'] ?? 256),
+    delivery_connections_per_origin: Number(process.env['DELIVERY_CONNECTIONS_PER_ORIGIN'] ?? 64),
+    log_level: s.logLevel,
+    redis_mode: s.redisMode,
+    phases: phases.map(([p]) => p),
+    ...redisFigures(sat),
+    ratio_to_baseline: ratio === undefined ? null : round(ratio, 3),
+    p50_ms: sat?.latency_ms.p50 ?? null,
+    p99_ms: sat?.latency_ms.p99 ?? null,
+    single_call: single
+      ? {
+          ...redisFigures(single),
+          ratio_to_baseline: singleRatio === undefined ? null : round(singleRatio, 3),
+          p99_ms: single.latency_ms.p99,
+          intake_request_p99_ms: single.detail?.intake_request_ms?.p99 ?? null,
+          before_batching: BEFORE_BATCHING,
+          vs_before: singleVsBefore === undefined ? null : round(singleVsBefore, 2),
+          ratio_vs_before: singleRatioVsBefore === undefined ? null : round(singleRatioVsBefore, 2),
+        }
+      : null,
+    replicas: replicas ? { delivered_calls_per_s: replicas.delivered_calls_per_s, delivered_per_replica: perReplica, undelivered_after_drain: replicas.verification?.lost ?? null, duplicates: replicas.verification?.duplicates ?? null, redis_usec_per_call: replicas.detail?.redis.cpu_usec_per_call ?? null } : null,
+    fixed_rate: fixed
+      ? { offered_calls_per_s: s.rate, delivered_calls_per_s: fixed.delivered_calls_per_s, p50_ms: fixed.latency_ms.p50, p90_ms: fixed.latency_ms.p90, p99_ms: fixed.latency_ms.p99, max_ms: fixed.latency_ms.max, redis_commands_per_call: fixed.detail?.redis.commands_per_call ?? null, redis_usec_per_call: fixed.detail?.redis.cpu_usec_per_call ?? null }
+      : null,
+    fixed_rate_p50_ms: fixed?.latency_ms.p50 ?? null,
+    fixed_rate_p99_ms: fixed?.latency_ms.p99 ?? null,
+    baseline: base ? base.delivered_calls_per_s : null,
+    baseline_chain: base ? { delivered_calls_per_s: base.delivered_calls_per_s, p50_ms: base.latency_ms.p50, p99_ms: base.latency_ms.p99, redis_commands_per_call: base.detail?.redis.commands_per_call ?? null, redis_usec_per_call: base.detail?.redis.cpu_usec_per_call ?? null } : null,
+    peak_rss_mb: peak,
+    targets: {
+      redis_usec_per_call_max: TARGET.redisUsecPerCall,
+      redis_commands_per_call_max: TARGET.redisCommandsPerCall,
+      single_call_redis_usec_per_call_max: TARGET.singleRedisUsecPerCall,
+      delivered_calls_per_s_min: TARGET.deliveredCallsPerS,
+      ratio_to_baseline_min: TARGET.ratioToBaseline,
+      single_call_delivered_calls_per_s_min: TARGET.singleDeliveredCallsPerS,
+      single_call_vs_before_min: TARGET.singleVsBefore,
+      fixed_rate_p99_ms_max: TARGET.fixedP99Ms,
+      met: { ...met, all: allMet },
+    },
+    machine: ctx.machine,
+    notes:
+      'Everything on one machine; each phase on a fresh system. Top-level delivered_calls_per_s, redis_usec_per_call, redis_commands_per_call, redis_ceiling_calls_per_s (1,000,000 / redis_usec_per_call), ratio_to_baseline, p50_ms and p99_ms are the batched saturation phase; ' +
+      'single_call the same for one call per request (POST /v1/track), compared with the code before batched jobs (before_batching, measured by this bench the same day); fixed_rate the 1,000 calls/s phase; replicas the batched saturation phase with two webhook-delivery processes; baseline the bare chain. ' +
+      'Latency is the first 2xx arrival minus the send time the load generator put in each call. Redis commands are whole-server INFO commandstats deltas and include the commands Lua scripts run; redis_usec_per_call is Redis CPU (used_cpu_user + used_cpu_sys) per delivered call. cpu_pct is percent of one core.',
+    details: Object.fromEntries(phases.map(([p, r]) => [p, phaseJson(p, r)])),
+  };
+  return { json, text, allMet };
+}
