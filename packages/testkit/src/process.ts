@@ -73,11 +73,17 @@ export function spawnChild(opts: Omit<ChildOptions, 'ready' | 'readyTimeoutMs'>)
   child.stderr?.on('data', keep(process.stderr));
   let done = false;
   const exited = new Promise<Exit>((resolve) => {
-    child.once('exit', (code, signal) => ((done = true), resolve({ code, signal })));
+    child.once('exit', (code, signal) => {
+      done = true;
+      resolve({ code, signal });
+    });
     // A child that cannot be spawned (no 'exit' follows), or dies with its IPC channel open, must not take the caller down.
     child.on('error', (err) => {
       output += `\nspawn error: ${err.message}\n`;
-      if (child.pid === undefined) ((done = true), resolve({ code: null, signal: null }));
+      if (child.pid === undefined) {
+        done = true;
+        resolve({ code: null, signal: null });
+      }
     });
   });
   const running = () => !done && child.exitCode === null && child.signalCode === null;

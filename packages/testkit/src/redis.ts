@@ -143,7 +143,7 @@ export const REDIS_INSTALL_HINT =
  */
 export async function ensureRedis(options: EnsureRedisOptions = {}): Promise<EnsuredRedis> {
   const url = options.url ?? SHARED_REDIS_URL;
-  if (await pingRedis(url, 1000)) return { url, started: undefined, close: async () => undefined };
+  if (await pingRedis(url, 1000)) return { url, started: undefined, close: () => Promise.resolve() };
   const parsed = new URL(url);
   if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(parsed.hostname)) throw new Error(`nothing answers at REDIS_URL=${url}: start that Redis, or ${REDIS_INSTALL_HINT}`);
   let started: PrivateRedis;
