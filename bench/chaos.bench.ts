@@ -17,14 +17,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { measureBareHttp, runChain } from './lib/chain.js';
-import { startChaosReceiver, type ChaosReceiver } from './lib/chaos-client.js';
+import { startChaosReceiver } from './lib/chaos-client.js';
 import { evaluateTargets, markdownReport, tableRows, type Baselines } from './lib/chaos-report.js';
 import { chartSpecs, writeCharts } from './lib/charts.js';
 import { PHASES, pipelineReport, runPipeline } from './lib/pipeline.js';
 import { distEntry, ensureRedis, startPrivateRedis } from '@eventrelay/testkit';
 import { BENCH_DIR, connectRedis, runBench } from './lib/proc.js';
 import { compactJson, envList, envNumber, fmtInt, machine, table, verdict, writeResult } from './lib/report.js';
-import { runScenario, type Mode, type RunResult, type RunSettings } from './lib/run.js';
+import { runScenario, type RunResult, type RunSettings } from './lib/run.js';
 import { DESTINATIONS, SCENARIOS, scenarioNamed } from './lib/scenarios.js';
 import { STACK_SERVICES } from './lib/stack.js';
 
