@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const IO_MODULES = ['bullmq', 'ioredis', 'express', 'undici', 'pino', 'prom-client', '@eventrelay/runtime'];
+const IO_MODULES = ['bullmq', 'ioredis', 'express', 'undici', 'pino', 'prom-client', '@eventrelay/runtime', '@eventrelay/stores'];
 const NODE_IO = ['http', 'https', 'net', 'tls', 'dns', 'fs', 'fs/promises', 'child_process', 'cluster', 'dgram', 'worker_threads'];
 
 export default tseslint.config(

@@ -68,7 +68,7 @@ export function packageVersion(name: string): string {
 }
 
 /** The calls every SDK is asked to send; one per type, distinct enough to match on the wire. */
-export function standardMessages(runId: string): Record<CallType, Record<string, unknown>> {
+function standardMessages(runId: string): Record<CallType, Record<string, unknown>> {
   const userId = `user-${runId}`;
   return {
     identify: { userId, traits: userTraits(), context: customContext(), integrations: customIntegrations() },

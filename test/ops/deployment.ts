@@ -21,7 +21,7 @@ export interface ProcessInfo {
   readonly load: (source: Record<string, string>) => EnvRecord;
 }
 
-export const PROCESSES: Record<string, ProcessInfo> = {
+const PROCESSES: Record<string, ProcessInfo> = {
   ingest: { spec: ingestEnvSpec, load: loadIngestEnv },
   router: { spec: routerEnvSpec, load: loadRouterEnv },
   'webhook-delivery': { spec: deliveryEnvSpec, load: loadDeliveryEnv },
@@ -73,7 +73,7 @@ export function seconds(duration: string): number {
  * Compose's interpolation: $$, $VAR, ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error},
  * ${VAR?error}, ${VAR:+alt}, ${VAR+alt}, applied to every string value.
  */
-export function interpolate(value: string, vars: Readonly<Record<string, string | undefined>>, where: string): string {
+function interpolate(value: string, vars: Readonly<Record<string, string | undefined>>, where: string): string {
   return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, braced: string | undefined, op: string | undefined, arg: string | undefined, bare: string | undefined) => {
     if (whole === '$$') return '$';
     const name = (braced ?? bare) as string;
@@ -102,7 +102,7 @@ export function interpolate(value: string, vars: Readonly<Record<string, string 
   });
 }
 
-export function interpolateAll(node: unknown, vars: Readonly<Record<string, string | undefined>>, where: string): unknown {
+function interpolateAll(node: unknown, vars: Readonly<Record<string, string | undefined>>, where: string): unknown {
   if (typeof node === 'string') return interpolate(node, vars, where);
   if (Array.isArray(node)) return node.map((n, i) => interpolateAll(n, vars, `${where}[${i}]`));
   if (node !== null && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, interpolateAll(v, vars, `${where}.${k}`)]));
@@ -127,7 +127,7 @@ export interface ComposeFile {
   volumes?: Record<string, unknown>;
 }
 
-export const COMPOSE_VARS = { ADMIN_TOKEN: TEST_TOKEN };
+const COMPOSE_VARS = { ADMIN_TOKEN: TEST_TOKEN };
 
 export function loadCompose(vars: Readonly<Record<string, string | undefined>> = COMPOSE_VARS): ComposeFile {
   // YAML 1.1 merge keys (<<: *anchor), as compose reads them.

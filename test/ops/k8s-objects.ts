@@ -5,13 +5,13 @@
 import type { Manifest } from '../support/kustomize';
 import { TEST_TOKEN } from './deployment';
 
-export interface Probe {
+interface Probe {
   httpGet?: { path: string; port: number | string };
   tcpSocket?: { port: number | string };
   exec?: { command: string[] };
 }
 
-export interface EnvEntry {
+interface EnvEntry {
   name: string;
   value?: string;
   valueFrom?: { secretKeyRef?: { name: string; key: string }; configMapKeyRef?: { name: string; key: string }; fieldRef?: unknown; resourceFieldRef?: unknown };
@@ -34,7 +34,7 @@ export interface Container {
   securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
 }
 
-export interface PodTemplate {
+interface PodTemplate {
   metadata: { labels: Record<string, string> };
   spec: { containers: Container[]; initContainers?: Container[]; terminationGracePeriodSeconds?: number; securityContext?: { runAsNonRoot?: boolean; runAsUser?: number } };
 }
@@ -48,7 +48,7 @@ export interface Service extends Manifest {
 }
 
 export const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'PersistentVolume', 'StorageClass', 'PriorityClass', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'APIService']);
-export const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);
+const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);
 
 export const matchesLabels = (selector: Record<string, string>, labels: Record<string, string>) => Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
 

@@ -24,7 +24,7 @@ const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'group', 'stddev', 'st
 const LABEL_LIST_KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
 const KEYWORDS = new Set([...LABEL_LIST_KEYWORDS, 'bool', 'offset', 'and', 'or', 'unless', 'inf', 'nan']);
 
-export interface LabelMatcher {
+interface LabelMatcher {
   readonly name: string;
   readonly op: '=' | '!=' | '=~' | '!~';
   readonly value: string;

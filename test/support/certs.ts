@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-export interface KeyPair {
+interface KeyPair {
   readonly key: string;
   readonly cert: string;
 }

@@ -26,7 +26,7 @@ export interface TestIngest {
 }
 
 /** One source's calls in one route job (a route job holds every source of an ingest flush). */
-export interface QueuedBatch {
+interface QueuedBatch {
   readonly batchId: string;
   readonly sourceId: string;
   readonly calls: NormalizedCall[];

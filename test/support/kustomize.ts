@@ -32,7 +32,7 @@ import { readFileSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
-export interface ManifestMetadata {
+interface ManifestMetadata {
   name: string;
   namespace?: string;
   labels?: Record<string, string>;
