@@ -127,7 +127,7 @@ async function main(): Promise<void> {
     ) + '\n',
   );
   const json = { bench: 'audiences', startedAt: started.toISOString(), node: process.version, page: PAGE, runs, redisUsedMemoryMbAtEnd: usedMemory ? round(Number(usedMemory) / 1048576, 1) : null };
-  process.stdout.write(`wrote ${writeResult(path.join(BENCH_DIR, 'results'), { dated: 'audiences', latest: 'audiences-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', true).join(', ')}\n`);
+  process.stdout.write(`wrote ${writeResult(path.join(BENCH_DIR, 'results'), { dated: 'audiences', latest: 'audiences-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', process.env['AUDIENCE_BENCH_SIZES'] === undefined).join(', ')}\n`);
 }
 
 runBench(main, async () => redisHandle?.close(), 1800);
