@@ -26,7 +26,11 @@ const ENTRY = distEntry('audiences');
 let redisHandle: { close(): Promise<void> } | undefined;
 
 function startAudiences(redisUrl: string, prefix: string): Promise<ServiceProcess> {
-  return startService('audiences', { ...process.env, REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, LOG_LEVEL: 'warn', AUDIENCES_SYNC_INTERVAL_MS: '3600000' }, { echo: 'prefixed' });
+  return startService(
+    'audiences',
+    { ...process.env, REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, LOG_LEVEL: 'warn', AUDIENCES_SYNC_INTERVAL_MS: '3600000' },
+    { echo: 'prefixed' },
+  );
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<number> {
@@ -52,7 +56,13 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
       const calls = [];
       for (let i = j; i < Math.min(size, j + 50); i++) {
         const userId = `user-${String(i).padStart(7, '0')}`;
-        calls.push({ type: 'identify', messageId: `i-${i}`, userId, timestamp: now, traits: { plan: i % 3 === 0 ? 'trial' : 'pro', email: `${userId}@example.com`, logins: i % 17 } });
+        calls.push({
+          type: 'identify',
+          messageId: `i-${i}`,
+          userId,
+          timestamp: now,
+          traits: { plan: i % 3 === 0 ? 'trial' : 'pro', email: `${userId}@example.com`, logins: i % 17 },
+        });
         calls.push({ type: 'track', messageId: `t-${i}`, userId, timestamp: now, event: 'Order Completed' });
       }
       jobs.push({ name: 'profile', data: { sourceId: 'src-bench', calls } });
@@ -84,9 +94,29 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
   const worker = await startAudiences(redisUrl, prefix);
   await sleep(1000);
   const idle = processMemoryKb(worker.child.pid);
-  await redis.hset(`${prefix}:cfg:sources`, 'src-bench', JSON.stringify({ id: 'src-bench', name: 'Bench', type: 'server', writeKey: 'bench-write-key-0001' }));
-  await redis.hset(`${prefix}:cfg:destinations`, 'dst-bench', JSON.stringify({ id: 'dst-bench', name: 'Webhooks', enabled: true, sourceIds: [], settings: { webhooks: [{ url: 'https://receiver.example/hook' }] } }));
-  const audience = { id: 'trial', name: 'Trial Users', sourceIds: ['src-bench'], destinationIds: ['dst-bench'], condition: { all: [{ trait: { key: 'plan', equals: 'trial' } }, { event: { name: 'Order Completed', atLeast: 1, withinDays: 30 } }] } };
+  await redis.hset(
+    `${prefix}:cfg:sources`,
+    'src-bench',
+    JSON.stringify({ id: 'src-bench', name: 'Bench', type: 'server', writeKey: 'bench-write-key-0001' }),
+  );
+  await redis.hset(
+    `${prefix}:cfg:destinations`,
+    'dst-bench',
+    JSON.stringify({
+      id: 'dst-bench',
+      name: 'Webhooks',
+      enabled: true,
+      sourceIds: [],
+      settings: { webhooks: [{ url: 'https://receiver.example/hook' }] },
+    }),
+  );
+  const audience = {
+    id: 'trial',
+    name: 'Trial Users',
+    sourceIds: ['src-bench'],
+    destinationIds: ['dst-bench'],
+    condition: { all: [{ trait: { key: 'plan', equals: 'trial' } }, { event: { name: 'Order Completed', atLeast: 1, withinDays: 30 } }] },
+  };
   await redis.hset(`${prefix}:cfg:audiences`, 'trial', JSON.stringify(audience));
   const created = Date.now();
   await redis.incr(`${prefix}:cfg:version`);
@@ -101,7 +131,14 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
   return {
     profiles: size,
     seed: { calls: size * 2, ms: seedMs, callsPerS: round((size * 2) / (seedMs / 1000), 0) },
-    backfill: { ms: passMs, msFromCreate: ended - created, profilesPerS: round(size / (passMs / 1000), 0), scanned, members, expectedMembers: Math.ceil(size / 3) },
+    backfill: {
+      ms: passMs,
+      msFromCreate: ended - created,
+      profilesPerS: round(size / (passMs / 1000), 0),
+      scanned,
+      members,
+      expectedMembers: Math.ceil(size / 3),
+    },
     baselineBarePass: { profiles: read, ms: bareMs, profilesPerS: round(read / (bareMs / 1000), 0) },
     rssMb: { idle: idle ? round(idle.rssKb / 1024, 1) : null, peak: peak ? round(peak.peakKb / 1024, 1) : null },
   };
@@ -123,11 +160,28 @@ async function main(): Promise<void> {
   process.stdout.write(
     table(
       ['profiles', 'seed calls/s', 'backfill s', 'profiles/s', 'bare pass profiles/s', 'RSS idle MB', 'RSS peak MB'],
-      runs.map((r) => [fmtInt(r.profiles), fmtInt(r.seed.callsPerS), String(round(r.backfill.ms / 1000, 1)), fmtInt(r.backfill.profilesPerS), fmtInt(r.baselineBarePass.profilesPerS), String(r.rssMb.idle), String(r.rssMb.peak)]),
+      runs.map((r) => [
+        fmtInt(r.profiles),
+        fmtInt(r.seed.callsPerS),
+        String(round(r.backfill.ms / 1000, 1)),
+        fmtInt(r.backfill.profilesPerS),
+        fmtInt(r.baselineBarePass.profilesPerS),
+        String(r.rssMb.idle),
+        String(r.rssMb.peak),
+      ]),
     ) + '\n',
   );
-  const json = { bench: 'audiences', startedAt: started.toISOString(), node: process.version, page: PAGE, runs, redisUsedMemoryMbAtEnd: usedMemory ? round(Number(usedMemory) / 1048576, 1) : null };
-  process.stdout.write(`wrote ${writeResult(path.join(BENCH_DIR, 'results'), { dated: 'audiences', latest: 'audiences-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', process.env['AUDIENCE_BENCH_SIZES'] === undefined).join(', ')}\n`);
+  const json = {
+    bench: 'audiences',
+    startedAt: started.toISOString(),
+    node: process.version,
+    page: PAGE,
+    runs,
+    redisUsedMemoryMbAtEnd: usedMemory ? round(Number(usedMemory) / 1048576, 1) : null,
+  };
+  process.stdout.write(
+    `wrote ${writeResult(path.join(BENCH_DIR, 'results'), { dated: 'audiences', latest: 'audiences-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', process.env['AUDIENCE_BENCH_SIZES'] === undefined).join(', ')}\n`,
+  );
 }
 
 runBench(main, async () => redisHandle?.close(), 1800);

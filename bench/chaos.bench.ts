@@ -29,7 +29,8 @@ import { DESTINATIONS, SCENARIOS, scenarioNamed } from './lib/scenarios.js';
 import { STACK_SERVICES } from './lib/stack.js';
 
 const command = process.argv[2] ?? 'scenarios';
-if (!['scenarios', 'pipeline', 'charts'].includes(command)) throw new Error(`usage: chaos.bench.ts [scenarios|pipeline|charts], got "${command}"`);
+if (!['scenarios', 'pipeline', 'charts'].includes(command))
+  throw new Error(`usage: chaos.bench.ts [scenarios|pipeline|charts], got "${command}"`);
 const pipeline = command === 'pipeline';
 const settings = {
   durationS: envNumber('BENCH_DURATION_S', 20, 1, 3600),
@@ -44,12 +45,18 @@ const settings = {
 const MODES = ['fixed', 'saturation'] as const;
 const soakS = envNumber('BENCH_SOAK_S', 600, 0, 24 * 3600);
 const withBaselines = envNumber('BENCH_BASELINES', 1, 0, 1) === 1;
-const scenarios = process.env['BENCH_SCENARIOS'] ? process.env['BENCH_SCENARIOS'].split(',').map((n) => scenarioNamed(n.trim())) : [...SCENARIOS];
+const scenarios = process.env['BENCH_SCENARIOS']
+  ? process.env['BENCH_SCENARIOS'].split(',').map((n) => scenarioNamed(n.trim()))
+  : [...SCENARIOS];
 const modes = envList('BENCH_MODES', MODES);
 const phases = envList('BENCH_PHASES', PHASES);
 // Only a complete run at the default durations writes latest.* (the committed results); others write dated, git-ignored files.
 const fullLength = settings.durationS >= 20 && settings.warmupS >= 5;
-const complete = fullLength && (pipeline ? phases.length === PHASES.length : scenarios.length === SCENARIOS.length && modes.length === MODES.length && soakS >= 600 && withBaselines);
+const complete =
+  fullLength &&
+  (pipeline
+    ? phases.length === PHASES.length
+    : scenarios.length === SCENARIOS.length && modes.length === MODES.length && soakS >= 600 && withBaselines);
 // BENCH_REDIS=private: a redis-server of the bench's own, so that INFO commandstats hold no other client's commands.
 const redisMode = process.env['BENCH_REDIS'] ?? 'shared';
 if (redisMode !== 'shared' && redisMode !== 'private') throw new Error(`BENCH_REDIS must be "shared" or "private", got "${redisMode}"`);
@@ -63,11 +70,15 @@ const redisHolder: { close?: () => Promise<void> } = {};
 async function main(): Promise<void> {
   if (command === 'charts') {
     const latest = JSON.parse(readFileSync(path.join(resultsDir, 'latest.json'), 'utf8')) as { runs: RunResult[]; baselines: Baselines };
-    process.stdout.write(`redrew ${(await writeCharts(chartsDir, chartSpecs(latest.runs, latest.baselines))).join(', ')} under bench/results/charts/\n`);
+    process.stdout.write(
+      `redrew ${(await writeCharts(chartsDir, chartSpecs(latest.runs, latest.baselines))).join(', ')} under bench/results/charts/\n`,
+    );
     return;
   }
   const started = new Date();
-  for (const svc of STACK_SERVICES) if (!existsSync(distEntry(svc))) throw new Error(`${path.relative(BENCH_DIR, distEntry(svc))} is missing: run pnpm exec tsc -b (pnpm bench does)`);
+  for (const svc of STACK_SERVICES)
+    if (!existsSync(distEntry(svc)))
+      throw new Error(`${path.relative(BENCH_DIR, distEntry(svc))} is missing: run pnpm exec tsc -b (pnpm bench does)`);
   const redis = redisMode === 'private' ? await startPrivateRedis({ aof: false }) : await ensureRedis();
   redisHolder.close = () => redis.close();
   const run: RunSettings = { ...settings, runTag, redisUrl: redis.url, secret: SECRET };
@@ -81,9 +92,19 @@ async function main(): Promise<void> {
     const results = await runPipeline(phases, run, receiver);
     await receiver.stop();
     const redisVersion = /redis_version:(\S+)/.exec(await fetchInfo(redis.url))?.[1] ?? 'unknown';
-    const { json, text, allMet } = pipelineReport(results, { date: started.toISOString(), settings: { ...run, redisMode }, machine: { ...machine(), redis: redisVersion } });
+    const { json, text, allMet } = pipelineReport(results, {
+      date: started.toISOString(),
+      settings: { ...run, redisMode },
+      machine: { ...machine(), redis: redisVersion },
+    });
     process.stdout.write(`\n${text}\n`);
-    const files = writeResult(resultsDir, { dated: 'pipeline', latest: 'pipeline-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', complete);
+    const files = writeResult(
+      resultsDir,
+      { dated: 'pipeline', latest: 'pipeline-latest.json' },
+      started,
+      JSON.stringify(json, null, 2) + '\n',
+      complete,
+    );
     process.stdout.write(`wrote ${files.join(', ')}\n`);
     if (!allMet && complete) process.exitCode = 1;
     return;
@@ -104,14 +125,22 @@ async function main(): Promise<void> {
     }
   }
   if (soakS > 0) {
-    process.stderr.write(`bench: soak, ${fmtInt(settings.rate)} calls/s for ${soakS} s (dedupe window 300 s, so Redis memory must level off)\n`);
-    runs.push(await runScenario(scenarioNamed('healthy'), 'soak', run, receiver, { durationS: soakS, env: { INGEST_DEDUPE_WINDOW_S: '300' } }));
+    process.stderr.write(
+      `bench: soak, ${fmtInt(settings.rate)} calls/s for ${soakS} s (dedupe window 300 s, so Redis memory must level off)\n`,
+    );
+    runs.push(
+      await runScenario(scenarioNamed('healthy'), 'soak', run, receiver, { durationS: soakS, env: { INGEST_DEDUPE_WINDOW_S: '300' } }),
+    );
   }
   let baselines: Baselines = { bare_http_calls_per_s: null, bullmq_chain_delivered_per_s: null, bullmq_chain_p99_ms: null };
   if (withBaselines) {
     process.stderr.write('bench: baselines\n');
     const chain = await runChain(run, receiver);
-    baselines = { bare_http_calls_per_s: await measureBareHttp(run), bullmq_chain_delivered_per_s: chain.delivered_calls_per_s, bullmq_chain_p99_ms: chain.latency_ms.p99 };
+    baselines = {
+      bare_http_calls_per_s: await measureBareHttp(run),
+      bullmq_chain_delivered_per_s: chain.delivered_calls_per_s,
+      bullmq_chain_p99_ms: chain.latency_ms.p99,
+    };
   }
   await receiver.stop();
   await report(started, runs, baselines);
@@ -122,8 +151,15 @@ async function report(started: Date, runs: RunResult[], baselines: Baselines): P
   const { header, rows } = tableRows(runs);
   const m = machine();
   const out = ['', table(header, rows), ''];
-  out.push(`baselines: bare HTTP ${fmtInt(baselines.bare_http_calls_per_s ?? NaN)} calls/s; BullMQ -> undici chain ${fmtInt(baselines.bullmq_chain_delivered_per_s ?? NaN)} delivered/s`);
-  out.push(table(['target', 'wanted', 'measured', 'verdict'], targets.map((t) => [t.name, t.wanted, t.measured, verdict(t.met)])));
+  out.push(
+    `baselines: bare HTTP ${fmtInt(baselines.bare_http_calls_per_s ?? NaN)} calls/s; BullMQ -> undici chain ${fmtInt(baselines.bullmq_chain_delivered_per_s ?? NaN)} delivered/s`,
+  );
+  out.push(
+    table(
+      ['target', 'wanted', 'measured', 'verdict'],
+      targets.map((t) => [t.name, t.wanted, t.measured, verdict(t.met)]),
+    ),
+  );
   out.push(`machine: ${m.description}`);
   process.stdout.write(out.join('\n') + '\n');
 
@@ -136,7 +172,10 @@ async function report(started: Date, runs: RunResult[], baselines: Baselines): P
     settings: { ...settings, soak_s: soakS, destinations: DESTINATIONS, scenarios: scenarios.map((s) => s.name), modes },
     machine: m,
     baselines,
-    ratio_to_bullmq_chain: sat && baselines.bullmq_chain_delivered_per_s ? Math.round((sat.delivered_calls_per_s / baselines.bullmq_chain_delivered_per_s) * 1000) / 1000 : null,
+    ratio_to_bullmq_chain:
+      sat && baselines.bullmq_chain_delivered_per_s
+        ? Math.round((sat.delivered_calls_per_s / baselines.bullmq_chain_delivered_per_s) * 1000) / 1000
+        : null,
     targets,
     all_passed: runs.every((r) => r.passed),
     notes:
@@ -145,7 +184,15 @@ async function report(started: Date, runs: RunResult[], baselines: Baselines): P
       'Verification: every call the intake answered 2xx for must reach its receiver with a 2xx or be listed in its dead letters (admin API); lost = neither.',
     runs,
   };
-  const md = markdownReport({ date: started.toISOString(), runs, baselines, targets, machine: m.description, command: 'pnpm bench', charts });
+  const md = markdownReport({
+    date: started.toISOString(),
+    runs,
+    baselines,
+    targets,
+    machine: m.description,
+    command: 'pnpm bench',
+    charts,
+  });
   const files = [
     ...writeResult(resultsDir, { dated: 'scenarios', latest: 'latest.json' }, started, compactJson(json), complete),
     ...writeResult(resultsDir, { dated: 'scenarios', latest: 'latest.md' }, started, md, complete),
@@ -153,7 +200,9 @@ async function report(started: Date, runs: RunResult[], baselines: Baselines): P
   process.stdout.write(`wrote ${files.join(', ')} and charts under bench/results/charts/\n`);
   const failed = runs.filter((r) => !r.passed);
   if (failed.length > 0) {
-    process.stderr.write(`bench: FAILED: ${failed.map((r) => `${r.scenario} ${r.mode}: ${r.verification.lost} lost (${r.verification.lost_examples.join(', ')})${r.expectation_failures.length ? `; ${r.expectation_failures.join('; ')}` : ''}`).join(' | ')}\n`);
+    process.stderr.write(
+      `bench: FAILED: ${failed.map((r) => `${r.scenario} ${r.mode}: ${r.verification.lost} lost (${r.verification.lost_examples.join(', ')})${r.expectation_failures.length ? `; ${r.expectation_failures.join('; ')}` : ''}`).join(' | ')}\n`,
+    );
     process.exitCode = 1;
   }
 }
@@ -168,5 +217,7 @@ async function fetchInfo(url: string): Promise<string> {
 }
 
 const perRun = (measuredS: number, settleS: number) => settings.warmupS + measuredS + settleS + 60;
-const bound = pipeline ? phases.length * perRun(settings.durationS, 60) : scenarios.reduce((n, s) => n + perRun(s.measuredS ?? settings.durationS, s.settleS) * modes.length, 0) + soakS;
+const bound = pipeline
+  ? phases.length * perRun(settings.durationS, 60)
+  : scenarios.reduce((n, s) => n + perRun(s.measuredS ?? settings.durationS, s.settleS) * modes.length, 0) + soakS;
 runBench(main, async () => redisHolder.close?.(), bound + 600);

@@ -70,11 +70,17 @@ async function main(): Promise<void> {
 
   writeFileSync(
     configFile,
-    JSON.stringify({ sources: [{ id: 'bench', name: 'Bench', type: 'server', writeKey: WRITE_KEY, rateLimitPerSecond: 100_000_000 }], destinations: [], audiences: [] }),
+    JSON.stringify({
+      sources: [{ id: 'bench', name: 'Bench', type: 'server', writeKey: WRITE_KEY, rateLimitPerSecond: 100_000_000 }],
+      destinations: [],
+      audiences: [],
+    }),
   );
   const redisVersion = (await redisSnapshot(redis)).version;
 
-  process.stderr.write(`bench: ${selected.join(', ')}; ${connections} connections, ${warmupS} s warm-up + ${durationS} s each; run ${runTag}\n`);
+  process.stderr.write(
+    `bench: ${selected.join(', ')}; ${connections} connections, ${warmupS} s warm-up + ${durationS} s each; run ${runTag}\n`,
+  );
   const results: PhaseResult[] = [];
   for (const phase of selected) results.push(await runPhase(phase));
 
@@ -92,11 +98,18 @@ async function main(): Promise<void> {
     fmtMs(r.load.p50Ms),
     fmtMs(r.load.p99Ms),
     `${r.load.errors}/${r.load.non2xx}`,
-    [r.cpu.server_pct, r.cpu.redis_pct, r.cpu.loadgen_pct, r.cpu.other_pct].map((v) => (v === undefined ? '-' : `${Math.round(v)}`)).join('/'),
+    [r.cpu.server_pct, r.cpu.redis_pct, r.cpu.loadgen_pct, r.cpu.other_pct]
+      .map((v) => (v === undefined ? '-' : `${Math.round(v)}`))
+      .join('/'),
   ]);
   const out: string[] = [];
   out.push('');
-  out.push(table(['phase', 'req/s', 'calls/s', 'calls/s (metrics)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'cpu % server/redis/loadgen/other'], rows));
+  out.push(
+    table(
+      ['phase', 'req/s', 'calls/s', 'calls/s (metrics)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'cpu % server/redis/loadgen/other'],
+      rows,
+    ),
+  );
 
   const ratioSingleToExpress = single && express ? single.load.rps / express.load.rps : undefined;
   const ratioBatchedReqToBare = batched && bare ? batched.load.rps / bare.load.rps : undefined;
@@ -107,7 +120,9 @@ async function main(): Promise<void> {
   };
   const allMet = Object.values(met).every((v) => v === true);
   out.push('');
-  out.push(`single / express req/s:       ${ratioSingleToExpress === undefined ? '-' : ratioSingleToExpress.toFixed(3)}  (target >= ${TARGET.singleToExpress})`);
+  out.push(
+    `single / express req/s:       ${ratioSingleToExpress === undefined ? '-' : ratioSingleToExpress.toFixed(3)}  (target >= ${TARGET.singleToExpress})`,
+  );
   out.push(`batched / bare req/s:         ${ratioBatchedReqToBare === undefined ? '-' : ratioBatchedReqToBare.toFixed(3)}`);
   if (batched && bare) out.push(`batched calls/s / bare req/s: ${((batched.callsPerS ?? 0) / bare.load.rps).toFixed(3)}`);
   out.push(
@@ -174,13 +189,20 @@ async function main(): Promise<void> {
       ]),
     ),
   };
-  const files = writeResult(resultsDir, { dated: 'ingest', latest: 'ingest-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', selected.length === PHASES.length && durationS >= 15);
+  const files = writeResult(
+    resultsDir,
+    { dated: 'ingest', latest: 'ingest-latest.json' },
+    started,
+    JSON.stringify(json, null, 2) + '\n',
+    selected.length === PHASES.length && durationS >= 15,
+  );
   process.stdout.write(`wrote ${files.join(', ')}\n`);
 }
 
 async function runPhase(phase: Phase): Promise<PhaseResult> {
   const isIngest = phase === 'batched' || phase === 'single';
-  const bodies: BodyFactory = phase === 'batched' || phase === 'bare' ? batchBodies(`${runTag}-${phase}`, BATCH_SIZE) : singleCallBodies(`${runTag}-${phase}`);
+  const bodies: BodyFactory =
+    phase === 'batched' || phase === 'bare' ? batchBodies(`${runTag}-${phase}`, BATCH_SIZE) : singleCallBodies(`${runTag}-${phase}`);
   const urlPath = phase === 'batched' || phase === 'bare' ? '/v1/batch' : '/v1/track';
   const prefix = `{bench-${runTag}-${phase}}`;
   let server: { url: string; child: { pid?: number }; stop(): Promise<unknown> };
@@ -188,11 +210,28 @@ async function runPhase(phase: Phase): Promise<PhaseResult> {
     prefixesInUse.add(prefix);
     const profDir = path.join(resultsDir, 'profiles');
     if (cpuProf) mkdirSync(profDir, { recursive: true });
-    const env = { ...process.env, REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, EVENTRELAY_CONFIG: configFile, LOG_LEVEL: 'warn', INGEST_MAX_QUEUE_DEPTH: '0', NODE_ENV: 'production' };
-    server = await startService('ingest', env, { echo: 'prefixed', nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=ingest-${phase}-${runTag}.cpuprofile`] : [] });
+    const env = {
+      ...process.env,
+      REDIS_URL: redisUrl,
+      EVENTRELAY_PREFIX: prefix,
+      EVENTRELAY_CONFIG: configFile,
+      LOG_LEVEL: 'warn',
+      INGEST_MAX_QUEUE_DEPTH: '0',
+      NODE_ENV: 'production',
+    };
+    server = await startService('ingest', env, {
+      echo: 'prefixed',
+      nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=ingest-${phase}-${runTag}.cpuprofile`] : [],
+    });
   } else {
     const port = await freePort();
-    server = await startServer({ name: phase, args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', phase === 'bare' ? 'bare-http.ts' : 'express-json.ts')], env: { ...process.env, PORT: String(port), NODE_ENV: 'production' }, port, readyPath: '/' });
+    server = await startServer({
+      name: phase,
+      args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', phase === 'bare' ? 'bare-http.ts' : 'express-json.ts')],
+      env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
+      port,
+      readyPath: '/',
+    });
   }
 
   try {
@@ -252,7 +291,9 @@ async function runPhase(phase: Phase): Promise<PhaseResult> {
           .map((d) => ({ ...d, usec_per_call: round(d.usec / d.calls) })),
       };
     }
-    process.stderr.write(`bench: ${phase}: ${fmtInt(result.rps)} req/s, p50 ${fmtMs(result.p50Ms)} ms, p99 ${fmtMs(result.p99Ms)} ms, ${result.errors} errors, ${result.non2xx} non-2xx\n`);
+    process.stderr.write(
+      `bench: ${phase}: ${fmtInt(result.rps)} req/s, p50 ${fmtMs(result.p50Ms)} ms, p99 ${fmtMs(result.p99Ms)} ms, ${result.errors} errors, ${result.non2xx} non-2xx\n`,
+    );
     return phaseResult;
   } finally {
     await server.stop();

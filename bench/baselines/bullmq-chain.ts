@@ -16,7 +16,11 @@ import { trackCall } from '../lib/payloads.js';
 
 const env = process.env;
 const redisUrl = new URL(env['REDIS_URL'] ?? 'redis://127.0.0.1:6379');
-const connection: ConnectionOptions = { host: redisUrl.hostname, port: Number(redisUrl.port || 6379), db: Number(redisUrl.pathname.slice(1) || 0) };
+const connection: ConnectionOptions = {
+  host: redisUrl.hostname,
+  port: Number(redisUrl.port || 6379),
+  db: Number(redisUrl.pathname.slice(1) || 0),
+};
 const prefix = env['PREFIX'] ?? 'bull';
 const QUEUE = 'chain';
 
@@ -43,7 +47,12 @@ if (process.argv[2] === 'producer') {
   const worker = new Worker(
     QUEUE,
     async (job) => {
-      const res = await pool.request({ method: 'POST', path: target.pathname, headers: { 'content-type': 'application/json' }, body: JSON.stringify(job.data) });
+      const res = await pool.request({
+        method: 'POST',
+        path: target.pathname,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(job.data),
+      });
       await res.body.dump();
       if (res.statusCode >= 300) throw new Error(`receiver answered ${res.statusCode}`);
     },

@@ -73,39 +73,48 @@ function parseBehaviour(value: unknown, where: string): Behaviour {
       if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new Error(`${where}${key} must be a number between 0 and 1`);
       out[key as (typeof SHARES)[number]] = v;
     } else if ((MS_FIELDS as readonly string[]).includes(key)) {
-      if (typeof v !== 'number' || !(v >= 0 && v <= MAX_MS)) throw new Error(`${where}${key} must be a number of milliseconds between 0 and ${MAX_MS}`);
+      if (typeof v !== 'number' || !(v >= 0 && v <= MAX_MS))
+        throw new Error(`${where}${key} must be a number of milliseconds between 0 and ${MAX_MS}`);
       out[key as (typeof MS_FIELDS)[number]] = v;
     } else if (key === 'retryAfterS') {
       // Retry-After's delay-seconds form is a whole number (RFC 9110 section 10.2.3).
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_RETRY_AFTER_S) throw new Error(`${where}retryAfterS must be a whole number of seconds between 0 and ${MAX_RETRY_AFTER_S}`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_RETRY_AFTER_S)
+        throw new Error(`${where}retryAfterS must be a whole number of seconds between 0 and ${MAX_RETRY_AFTER_S}`);
       out.retryAfterS = v;
     } else {
       // A line break would make writeHead throw mid-request; refuse it up front.
-      if (typeof v !== 'string' || v === '' || /[\r\n]/.test(v)) throw new Error(`${where}location must be a non-empty string without line breaks`);
+      if (typeof v !== 'string' || v === '' || /[\r\n]/.test(v))
+        throw new Error(`${where}location must be a non-empty string without line breaks`);
       out.location = v;
     }
   }
   let sum = 0;
   for (const s of SHARES) sum += out[s] ?? 0;
-  if (sum > 1 + SUM_SLACK) throw new Error(`${where === '' ? '' : `${where.slice(0, -1)}: `}the shares ${SHARES.join(' + ')} add up to ${Math.round(sum * 1e6) / 1e6}, more than 1`);
+  if (sum > 1 + SUM_SLACK)
+    throw new Error(
+      `${where === '' ? '' : `${where.slice(0, -1)}: `}the shares ${SHARES.join(' + ')} add up to ${Math.round(sum * 1e6) / 1e6}, more than 1`,
+    );
   return out;
 }
 
 /** Validates a plan (parsed JSON); errors name the field, as in "routes.d3.fail500 must be …". */
 export function parsePlan(json: unknown): ChaosPlan {
   if (!isRecord(json)) throw new Error('plan must be an object with "routes" (and optionally "seed")');
-  for (const key of Object.keys(json)) if (key !== 'routes' && key !== 'seed') throw new Error(`plan.${key} is not a known field (known: routes, seed)`);
+  for (const key of Object.keys(json))
+    if (key !== 'routes' && key !== 'seed') throw new Error(`plan.${key} is not a known field (known: routes, seed)`);
   const { routes, seed } = json;
   if (!isRecord(routes)) throw new Error('routes must be an object of route name → behaviour');
   // Null prototype: a route named "constructor" or "__proto__" is data, not an inherited member.
   const out = Object.create(null) as Record<string, Behaviour>;
   for (const [name, behaviour] of Object.entries(routes)) {
-    if (name === '' || name.includes('/') || name.includes('?')) throw new Error(`routes: "${name}" is not a path segment (a route is the first segment of the path, or "*")`);
+    if (name === '' || name.includes('/') || name.includes('?'))
+      throw new Error(`routes: "${name}" is not a path segment (a route is the first segment of the path, or "*")`);
     if (name === CHAOS_SEGMENT) throw new Error(`routes.${CHAOS_SEGMENT} is reserved for the path form /${CHAOS_SEGMENT}/<spec>/…`);
     out[name] = parseBehaviour(behaviour, `routes.${name}.`);
   }
   if (seed === undefined) return { routes: out };
-  if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error('seed must be an integer between 0 and 4294967295');
+  if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new Error('seed must be an integer between 0 and 4294967295');
   return { routes: out, seed };
 }
 

@@ -13,13 +13,33 @@ describe('parsePlan', () => {
       seed: 42,
       routes: {
         d0: {},
-        d1: { fail500: 0.1, fail429: 0.02, retryAfterS: 3, hang: 0.1, reset: 0.1, redirect: 0.1, location: 'http://10.0.0.1/', slowBodyMs: 800, delayMs: 50 },
+        d1: {
+          fail500: 0.1,
+          fail429: 0.02,
+          retryAfterS: 3,
+          hang: 0.1,
+          reset: 0.1,
+          redirect: 0.1,
+          location: 'http://10.0.0.1/',
+          slowBodyMs: 800,
+          delayMs: 50,
+        },
         '*': { fail500: 1 },
       },
     });
     expect(plan.seed).toBe(42);
     expect(Object.keys(plan.routes).sort()).toEqual(['*', 'd0', 'd1']);
-    expect(plan.routes['d1']).toEqual({ fail500: 0.1, fail429: 0.02, retryAfterS: 3, hang: 0.1, reset: 0.1, redirect: 0.1, location: 'http://10.0.0.1/', slowBodyMs: 800, delayMs: 50 });
+    expect(plan.routes['d1']).toEqual({
+      fail500: 0.1,
+      fail429: 0.02,
+      retryAfterS: 3,
+      hang: 0.1,
+      reset: 0.1,
+      redirect: 0.1,
+      location: 'http://10.0.0.1/',
+      slowBodyMs: 800,
+      delayMs: 50,
+    });
   });
 
   it('leaves the seed out when absent', () => {
@@ -38,15 +58,43 @@ describe('parsePlan', () => {
     ['share a string', { routes: { d3: { fail429: '0.1' } } }, 'routes.d3.fail429 must be a number between 0 and 1'],
     ['reset share', { routes: { d3: { reset: 2 } } }, 'routes.d3.reset must be a number between 0 and 1'],
     ['redirect share', { routes: { d3: { redirect: null } } }, 'routes.d3.redirect must be a number between 0 and 1'],
-    ['unknown behaviour key', { routes: { d3: { fail503: 0.1 } } }, 'routes.d3.fail503 is not a known field (known: fail500, fail429, hang, reset, redirect, retryAfterS, location, slowBodyMs, delayMs)'],
-    ['shares over 1', { routes: { d3: { fail500: 0.6, fail429: 0.3, hang: 0.2 } } }, 'routes.d3: the shares fail500 + fail429 + hang + reset + redirect add up to 1.1, more than 1'],
-    ['fractional Retry-After', { routes: { d3: { retryAfterS: 1.5 } } }, 'routes.d3.retryAfterS must be a whole number of seconds between 0 and 86400'],
-    ['negative Retry-After', { routes: { d3: { retryAfterS: -1 } } }, 'routes.d3.retryAfterS must be a whole number of seconds between 0 and 86400'],
+    [
+      'unknown behaviour key',
+      { routes: { d3: { fail503: 0.1 } } },
+      'routes.d3.fail503 is not a known field (known: fail500, fail429, hang, reset, redirect, retryAfterS, location, slowBodyMs, delayMs)',
+    ],
+    [
+      'shares over 1',
+      { routes: { d3: { fail500: 0.6, fail429: 0.3, hang: 0.2 } } },
+      'routes.d3: the shares fail500 + fail429 + hang + reset + redirect add up to 1.1, more than 1',
+    ],
+    [
+      'fractional Retry-After',
+      { routes: { d3: { retryAfterS: 1.5 } } },
+      'routes.d3.retryAfterS must be a whole number of seconds between 0 and 86400',
+    ],
+    [
+      'negative Retry-After',
+      { routes: { d3: { retryAfterS: -1 } } },
+      'routes.d3.retryAfterS must be a whole number of seconds between 0 and 86400',
+    ],
     ['empty location', { routes: { d3: { location: '' } } }, 'routes.d3.location must be a non-empty string without line breaks'],
-    ['location with a line break', { routes: { d3: { location: 'http://a/\r\nx-evil: 1' } } }, 'routes.d3.location must be a non-empty string without line breaks'],
+    [
+      'location with a line break',
+      { routes: { d3: { location: 'http://a/\r\nx-evil: 1' } } },
+      'routes.d3.location must be a non-empty string without line breaks',
+    ],
     ['negative delay', { routes: { d3: { delayMs: -5 } } }, 'routes.d3.delayMs must be a number of milliseconds between 0 and 600000'],
-    ['slow body too long', { routes: { d3: { slowBodyMs: 600_001 } } }, 'routes.d3.slowBodyMs must be a number of milliseconds between 0 and 600000'],
-    ['route with a slash', { routes: { 'd3/hook': {} } }, 'routes: "d3/hook" is not a path segment (a route is the first segment of the path, or "*")'],
+    [
+      'slow body too long',
+      { routes: { d3: { slowBodyMs: 600_001 } } },
+      'routes.d3.slowBodyMs must be a number of milliseconds between 0 and 600000',
+    ],
+    [
+      'route with a slash',
+      { routes: { 'd3/hook': {} } },
+      'routes: "d3/hook" is not a path segment (a route is the first segment of the path, or "*")',
+    ],
     ['empty route name', { routes: { '': {} } }, 'routes: "" is not a path segment (a route is the first segment of the path, or "*")'],
     ['reserved route', { routes: { chaos: {} } }, 'routes.chaos is reserved for the path form /chaos/<spec>/…'],
     ['fractional seed', { routes: {}, seed: 1.5 }, 'seed must be an integer between 0 and 4294967295'],
@@ -56,7 +104,11 @@ describe('parsePlan', () => {
   });
 
   it('accepts shares that add up to exactly 1 despite float rounding', () => {
-    expect(parsePlan({ routes: { d: { fail500: 0.7, fail429: 0.2, hang: 0.1 } } }).routes['d']).toEqual({ fail500: 0.7, fail429: 0.2, hang: 0.1 });
+    expect(parsePlan({ routes: { d: { fail500: 0.7, fail429: 0.2, hang: 0.1 } } }).routes['d']).toEqual({
+      fail500: 0.7,
+      fail429: 0.2,
+      hang: 0.1,
+    });
   });
 
   it('treats "__proto__" and "constructor" as route names, not object members', () => {
@@ -70,7 +122,10 @@ describe('parsePlan', () => {
 describe('parsePathBehaviour', () => {
   it('reads numbers and a percent-encoded location', () => {
     expect(parsePathBehaviour('fail500=0.1,fail429=0.02,retryAfterS=1')).toEqual({ fail500: 0.1, fail429: 0.02, retryAfterS: 1 });
-    expect(parsePathBehaviour(`redirect=1,location=${encodeURIComponent('http://10.1.2.3/x?y=1')}`)).toEqual({ redirect: 1, location: 'http://10.1.2.3/x?y=1' });
+    expect(parsePathBehaviour(`redirect=1,location=${encodeURIComponent('http://10.1.2.3/x?y=1')}`)).toEqual({
+      redirect: 1,
+      location: 'http://10.1.2.3/x?y=1',
+    });
     expect(parsePathBehaviour('slowBodyMs=800,delayMs=20')).toEqual({ slowBodyMs: 800, delayMs: 20 });
   });
 
@@ -83,11 +138,17 @@ describe('parsePathBehaviour', () => {
     ['fail500=', 'chaos path "fail500=": fail500 must be a number between 0 and 1'],
     ['fail500=abc', 'chaos path "fail500=abc": fail500 must be a number between 0 and 1'],
     ['retryAfterS=0.5', 'chaos path "retryAfterS=0.5": retryAfterS must be a whole number of seconds between 0 and 86400'],
-    ['bogus=1', 'chaos path "bogus=1": bogus is not a known field (known: fail500, fail429, hang, reset, redirect, retryAfterS, location, slowBodyMs, delayMs)'],
+    [
+      'bogus=1',
+      'chaos path "bogus=1": bogus is not a known field (known: fail500, fail429, hang, reset, redirect, retryAfterS, location, slowBodyMs, delayMs)',
+    ],
     ['fail500', 'chaos path "fail500": "fail500" is not field=value'],
     ['=1', 'chaos path "=1": "=1" is not field=value'],
     ['hang=0.5,hang=0.2', 'chaos path "hang=0.5,hang=0.2": hang is given twice'],
-    ['hang=0.6,reset=0.6', 'chaos path "hang=0.6,reset=0.6": the shares fail500 + fail429 + hang + reset + redirect add up to 1.2, more than 1'],
+    [
+      'hang=0.6,reset=0.6',
+      'chaos path "hang=0.6,reset=0.6": the shares fail500 + fail429 + hang + reset + redirect add up to 1.2, more than 1',
+    ],
     ['location=%E0%A4%A', 'chaos path "location=%E0%A4%A": location is not valid percent-encoding'],
   ])('rejects %s', (spec, message) => {
     expect(errorOf(() => parsePathBehaviour(spec))).toBe(message);
@@ -114,13 +175,18 @@ describe('behaviourFor', () => {
   });
 
   it('takes the path form over the plan, its route being "chaos/<spec>"', () => {
-    expect(behaviourFor(plan, '/chaos/fail429=1,retryAfterS=2/anything/else')).toEqual({ route: 'chaos/fail429=1,retryAfterS=2', behaviour: { fail429: 1, retryAfterS: 2 } });
+    expect(behaviourFor(plan, '/chaos/fail429=1,retryAfterS=2/anything/else')).toEqual({
+      route: 'chaos/fail429=1,retryAfterS=2',
+      behaviour: { fail429: 1, retryAfterS: 2 },
+    });
     expect(behaviourFor(plan, '/chaos/reset=1')).toEqual({ route: 'chaos/reset=1', behaviour: { reset: 1 } });
     expect(behaviourFor(plan, '/chaos')).toEqual({ route: 'chaos/', behaviour: {} });
   });
 
   it('throws the path form error for a malformed spec', () => {
-    expect(errorOf(() => behaviourFor(plan, '/chaos/fail500=7/x'))).toBe('chaos path "fail500=7": fail500 must be a number between 0 and 1');
+    expect(errorOf(() => behaviourFor(plan, '/chaos/fail500=7/x'))).toBe(
+      'chaos path "fail500=7": fail500 must be a number between 0 and 1',
+    );
   });
 });
 

@@ -67,7 +67,14 @@ function send(o: SendOptions): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const body = o.body ?? '{}';
-    const options: http.RequestOptions = { host: '127.0.0.1', port: o.port, method: 'POST', path: o.path, agent: o.agent ?? false, headers: { 'content-type': 'application/json', ...o.headers } };
+    const options: http.RequestOptions = {
+      host: '127.0.0.1',
+      port: o.port,
+      method: 'POST',
+      path: o.path,
+      agent: o.agent ?? false,
+      headers: { 'content-type': 'application/json', ...o.headers },
+    };
     const onResponse = (res: http.IncomingMessage) => {
       const headersMs = performance.now() - started;
       let text = '';
@@ -80,7 +87,10 @@ function send(o: SendOptions): Promise<Answer> {
       res.on('error', reject);
     };
     const req = o.tls ? https.request({ ...options, ...o.tls }, onResponse) : http.request(options, onResponse);
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })), o.timeoutMs ?? 5000);
+    const timer = setTimeout(
+      () => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })),
+      o.timeoutMs ?? 5000,
+    );
     req.on('error', (err) => {
       clearTimeout(timer);
       reject(err);
@@ -101,7 +111,12 @@ const errorCode = async (p: Promise<unknown>) => (await failure(p)).code;
 
 let seq = 0;
 /** A signed track call with a fresh message id. */
-function call(port: number, route: string, extra: Partial<SendOptions> = {}, attempt = 1): { id: string; sentAtMs: number; answer: Promise<Answer> } {
+function call(
+  port: number,
+  route: string,
+  extra: Partial<SendOptions> = {},
+  attempt = 1,
+): { id: string; sentAtMs: number; answer: Promise<Answer> } {
   const id = `msg-${route}-${++seq}`;
   const sentAtMs = performance.timeOrigin + performance.now();
   const body = trackBody(sentAtMs);
@@ -126,7 +141,16 @@ describe('chaos receiver process', () => {
       const r = (await allRecords()).slice;
       const i = r.messageId.indexOf(id);
       expect(i).toBeGreaterThanOrEqual(0);
-      const rec: RequestRecord = { arrivalMs: r.arrivalMs[i]!, route: r.route[i]!, messageId: id, attempt: r.attempt[i]!, sentAtMs: r.sentAtMs[i] ?? NaN, status: r.status[i]!, signature: r.signature[i]!, tls: r.tls[i]! };
+      const rec: RequestRecord = {
+        arrivalMs: r.arrivalMs[i]!,
+        route: r.route[i]!,
+        messageId: id,
+        attempt: r.attempt[i]!,
+        sentAtMs: r.sentAtMs[i] ?? NaN,
+        status: r.status[i]!,
+        signature: r.signature[i]!,
+        tls: r.tls[i]!,
+      };
       return rec;
     }, 5000);
 
@@ -145,7 +169,8 @@ describe('chaos receiver process', () => {
         // Attached on the first poll, in the tick that spawned the child: no event is missed.
         ipc ??= new IpcClient(h.child, 'chaos-receiver', (msg) => {
           if (msg.type === 'listening') ports = { http: msg['http'] as number[], https: msg['https'] as number | null };
-          if (msg.type === 'delivered') delivered.push({ total: msg['total'] as number, byRoute: msg['byRoute'] as Record<string, number> });
+          if (msg.type === 'delivered')
+            delivered.push({ total: msg['total'] as number, byRoute: msg['byRoute'] as Record<string, number> });
         });
         return Promise.resolve(ports !== undefined);
       },
@@ -165,11 +190,13 @@ describe('chaos receiver process', () => {
     expect(answer.https).toEqual(expect.any(Number));
     for (const port of answer.http) {
       const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        http.get({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (r) => {
-          let body = '';
-          r.on('data', (c: Buffer) => (body += c.toString()));
-          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
-        }).on('error', reject);
+        http
+          .get({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (r) => {
+            let body = '';
+            r.on('data', (c: Buffer) => (body += c.toString()));
+            r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+          })
+          .on('error', reject);
       });
       expect(res).toEqual({ status: 200, body: 'ok' });
     }
@@ -189,8 +216,18 @@ describe('chaos receiver process', () => {
   it('tells a good, a wrong and a missing signature apart', async () => {
     const before = await stats();
     const body = trackBody(1);
-    const good = await send({ port: httpPort(0), path: '/ok', body, headers: { 'x-signature': sign(body), 'x-eventrelay-message-id': 'sig-good' } });
-    const bad = await send({ port: httpPort(0), path: '/ok', body, headers: { 'x-signature': sign(`${body} `), 'x-eventrelay-message-id': 'sig-bad' } });
+    const good = await send({
+      port: httpPort(0),
+      path: '/ok',
+      body,
+      headers: { 'x-signature': sign(body), 'x-eventrelay-message-id': 'sig-good' },
+    });
+    const bad = await send({
+      port: httpPort(0),
+      path: '/ok',
+      body,
+      headers: { 'x-signature': sign(`${body} `), 'x-eventrelay-message-id': 'sig-bad' },
+    });
     const none = await send({ port: httpPort(0), path: '/ok', body, headers: { 'x-eventrelay-message-id': 'sig-none' } });
     // The receiver reports; it does not refuse: the bench counts bad signatures afterwards.
     expect([good.status, bad.status, none.status]).toEqual([200, 200, 200]);
@@ -291,7 +328,9 @@ describe('chaos receiver process', () => {
 
   it('fails the seeded share of a fail500=0.5 route: exactly the count its stream gives', async () => {
     const seed = 99;
-    const swapped = await rx().call<{ routes: string[]; seed: number }>('plan', { plan: { ...PLAN, seed, routes: { ...PLAN.routes, half: { fail500: 0.5 } } } });
+    const swapped = await rx().call<{ routes: string[]; seed: number }>('plan', {
+      plan: { ...PLAN, seed, routes: { ...PLAN.routes, half: { fail500: 0.5 } } },
+    });
     expect(swapped).toEqual({ routes: [...Object.keys(PLAN.routes), 'half'], seed });
     const next = routeRandom(seed, 'half');
     let expected = 0;
@@ -311,7 +350,9 @@ describe('chaos receiver process', () => {
   });
 
   it('refuses an invalid plan over IPC with an error naming the field, keeping the old one', async () => {
-    await expect(rx().call('plan', { plan: { routes: { d3: { fail500: 1.5 } } } })).rejects.toThrow('routes.d3.fail500 must be a number between 0 and 1');
+    await expect(rx().call('plan', { plan: { routes: { d3: { fail500: 1.5 } } } })).rejects.toThrow(
+      'routes.d3.fail500 must be a number between 0 and 1',
+    );
     await expect(rx().call('plan', { plan: { routes: {}, sede: 1 } })).rejects.toThrow('plan.sede is not a known field');
     expect((await call(httpPort(0), 'f500').answer).status).toBe(500);
   });
@@ -407,7 +448,12 @@ describe('chaos receiver process', () => {
 
 describe('chaos receiver environment', () => {
   it('exits 1 naming the variable for a bad value', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', MAIN], { cwd: ROOT, env: { ...process.env, CHAOS_LISTENERS: 'two' }, encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', MAIN], {
+      cwd: ROOT,
+      env: { ...process.env, CHAOS_LISTENERS: 'two' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('CHAOS_LISTENERS must be a whole number between 1 and 256, got "two"');
   });

@@ -20,7 +20,8 @@ const MAX_LISTENERS = 256;
 
 function port(name: string, raw: string): number {
   const n = Number(raw.trim());
-  if (raw.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`${name} must hold ports between 0 and 65535, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new Error(`${name} must hold ports between 0 and 65535, got "${raw}"`);
   return n;
 }
 
@@ -30,10 +31,12 @@ export function loadChaosEnv(source: NodeJS.ProcessEnv, readFile: (path: string)
   let httpPorts: number[];
   if (portsRaw !== undefined) {
     httpPorts = portsRaw.split(',').map((p) => port('CHAOS_PORTS', p));
-    if (listenersRaw !== undefined && Number(listenersRaw) !== httpPorts.length) throw new Error(`CHAOS_LISTENERS (${listenersRaw}) disagrees with the ${httpPorts.length} ports of CHAOS_PORTS; set one of them`);
+    if (listenersRaw !== undefined && Number(listenersRaw) !== httpPorts.length)
+      throw new Error(`CHAOS_LISTENERS (${listenersRaw}) disagrees with the ${httpPorts.length} ports of CHAOS_PORTS; set one of them`);
   } else {
     const n = listenersRaw === undefined ? 1 : Number(listenersRaw);
-    if (!Number.isInteger(n) || n < 1 || n > MAX_LISTENERS) throw new Error(`CHAOS_LISTENERS must be a whole number between 1 and ${MAX_LISTENERS}, got "${listenersRaw}"`);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_LISTENERS)
+      throw new Error(`CHAOS_LISTENERS must be a whole number between 1 and ${MAX_LISTENERS}, got "${listenersRaw}"`);
     httpPorts = new Array<number>(n).fill(0);
   }
 

@@ -68,7 +68,29 @@ function selfSigned(): { key: string; cert: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'chaos-receiver-'));
   try {
     // EC P-256: made in milliseconds, where RSA 2048 can take a second on a busy machine.
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-days', '1', '-keyout', 'k', '-out', 'c'], { cwd: dir, stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+        '-days',
+        '1',
+        '-keyout',
+        'k',
+        '-out',
+        'c',
+      ],
+      { cwd: dir, stdio: 'pipe' },
+    );
     return { key: readFileSync(path.join(dir, 'k'), 'utf8'), cert: readFileSync(path.join(dir, 'c'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -116,7 +138,8 @@ async function main(): Promise<void> {
   const listenerOf = (msg: Record<string, unknown>): Listener => {
     const i = msg['listener'];
     const l = typeof i === 'number' && Number.isInteger(i) ? listeners[i] : undefined;
-    if (l === undefined) throw new Error(`listener must be an HTTP listener index between 0 and ${listeners.length - 1}, got ${JSON.stringify(i)}`);
+    if (l === undefined)
+      throw new Error(`listener must be an HTTP listener index between 0 and ${listeners.length - 1}, got ${JSON.stringify(i)}`);
     return l;
   };
   const switchListener = async (l: Listener, up: boolean) => {
@@ -148,8 +171,10 @@ async function main(): Promise<void> {
       case 'records': {
         const from = msg['from'] ?? 0;
         const max = msg['max'] ?? RECORDS_DEFAULT;
-        if (typeof from !== 'number' || !Number.isInteger(from) || from < 0) throw new Error(`from must be a whole number ≥ 0, got ${JSON.stringify(from)}`);
-        if (typeof max !== 'number' || !Number.isInteger(max) || max < 0) throw new Error(`max must be a whole number ≥ 0, got ${JSON.stringify(max)}`);
+        if (typeof from !== 'number' || !Number.isInteger(from) || from < 0)
+          throw new Error(`from must be a whole number ≥ 0, got ${JSON.stringify(from)}`);
+        if (typeof max !== 'number' || !Number.isInteger(max) || max < 0)
+          throw new Error(`max must be a whole number ≥ 0, got ${JSON.stringify(max)}`);
         const slice = chaos.records.slice(from, Math.min(max, RECORDS_MAX));
         return { slice, next: slice.from + slice.status.length, total: chaos.records.length };
       }
@@ -172,7 +197,9 @@ async function main(): Promise<void> {
 
   for (const wanted of env.httpPorts) {
     const server = configure(http.createServer(chaos.handleHttp));
-    const port = await listen(server, wanted).catch((err: Error) => fail(`CHAOS_PORTS: cannot listen on ${HOST}:${wanted}: ${err.message}`));
+    const port = await listen(server, wanted).catch((err: Error) =>
+      fail(`CHAOS_PORTS: cannot listen on ${HOST}:${wanted}: ${err.message}`),
+    );
     listeners.push({ server, port, up: true, busy: Promise.resolve() });
   }
 
@@ -186,7 +213,9 @@ async function main(): Promise<void> {
     const server = configure(https.createServer(pair, chaos.handleHttps));
     server.on('secureConnection', () => chaos.tlsHandshakes++);
     server.on('tlsClientError', () => chaos.tlsClientErrors++);
-    httpsPort = await listen(server, env.httpsPort).catch((err: Error) => fail(`CHAOS_TLS_PORT: cannot listen on ${HOST}:${env.httpsPort}: ${err.message}`));
+    httpsPort = await listen(server, env.httpsPort).catch((err: Error) =>
+      fail(`CHAOS_TLS_PORT: cannot listen on ${HOST}:${env.httpsPort}: ${err.message}`),
+    );
     tlsServer = server;
   }
 
@@ -201,8 +230,13 @@ async function main(): Promise<void> {
     emitIpc({ type: 'listening', ...ports() });
   }
 
-  const plan = env.planFile === null ? 'none' : `${env.planFile} (${Object.keys(env.plan.routes).length} routes, seed ${env.plan.seed ?? DEFAULT_SEED})`;
-  process.stdout.write(`chaos-receiver: http ${HOST}:${ports().http.join(',')} https ${httpsPort ?? 'off'} plan ${plan} secret ${env.secret === null ? 'unset' : 'set'}\n`);
+  const plan =
+    env.planFile === null
+      ? 'none'
+      : `${env.planFile} (${Object.keys(env.plan.routes).length} routes, seed ${env.plan.seed ?? DEFAULT_SEED})`;
+  process.stdout.write(
+    `chaos-receiver: http ${HOST}:${ports().http.join(',')} https ${httpsPort ?? 'off'} plan ${plan} secret ${env.secret === null ? 'unset' : 'set'}\n`,
+  );
 
   let stopping = false;
   const stop = () => {

@@ -86,7 +86,17 @@ export class RecordStore {
   slice(from: number, max: number): RecordSlice {
     const start = Math.max(0, Math.min(Math.floor(from), this.size));
     const end = Math.min(this.size, start + Math.max(0, Math.floor(max)));
-    const out: RecordSlice = { from: start, arrivalMs: [], route: [], messageId: [], attempt: [], sentAtMs: [], status: [], signature: [], tls: [] };
+    const out: RecordSlice = {
+      from: start,
+      arrivalMs: [],
+      route: [],
+      messageId: [],
+      attempt: [],
+      sentAtMs: [],
+      status: [],
+      signature: [],
+      tls: [],
+    };
     for (let i = start; i < end; i++) {
       const sent = this.sentAtMs[i]!;
       const flags = this.flags[i]!;

@@ -66,7 +66,11 @@ export class Arrivals {
         i++;
       }
       const first = { attempt: log.firstAttempt[i] ?? 0, arrivalMs: log.firstArrivalMs[i] ?? NaN };
-      this.duplicateExamples.push({ route: a.route, messageId: a.messageId, answers: [first, { attempt: a.attempt, arrivalMs: a.arrivalMs }] });
+      this.duplicateExamples.push({
+        route: a.route,
+        messageId: a.messageId,
+        answers: [first, { attempt: a.attempt, arrivalMs: a.arrivalMs }],
+      });
     }
   }
 

@@ -3,7 +3,15 @@ import { Arrivals, type Arrival } from './arrivals';
 import { SCENARIOS } from './scenarios';
 import { expectations, verify } from './verify';
 
-const at = (over: Partial<Arrival>): Arrival => ({ route: 'd0', messageId: 'm1', arrivalMs: 1000, sentAtMs: 990, attempt: 1, status: 200, ...over });
+const at = (over: Partial<Arrival>): Arrival => ({
+  route: 'd0',
+  messageId: 'm1',
+  arrivalMs: 1000,
+  sentAtMs: 990,
+  attempt: 1,
+  status: 200,
+  ...over,
+});
 
 describe('Arrivals', () => {
   it('counts a call delivered once however often it arrives, and keeps its first arrival', () => {
@@ -38,7 +46,16 @@ describe('Arrivals', () => {
     a.add(at({ messageId: 'a' }));
     a.add(at({ messageId: 'b', attempt: 1, arrivalMs: 1100 }));
     a.add(at({ messageId: 'b', attempt: 2, arrivalMs: 7000 }));
-    expect(a.duplicateExamples).toEqual([{ route: 'd0', messageId: 'b', answers: [{ attempt: 1, arrivalMs: 1100 }, { attempt: 2, arrivalMs: 7000 }] }]);
+    expect(a.duplicateExamples).toEqual([
+      {
+        route: 'd0',
+        messageId: 'b',
+        answers: [
+          { attempt: 1, arrivalMs: 1100 },
+          { attempt: 2, arrivalMs: 7000 },
+        ],
+      },
+    ]);
     expect(a.attemptsToDeliver()).toEqual({ '1': 2 });
   });
 });
@@ -61,7 +78,11 @@ describe('expectations', () => {
   });
 
   it('names a destination whose calls should all be dead letters but were delivered, and a request that reached TLS', () => {
-    const v = verify({ acknowledged: new Map([['d1', ['x']]]), delivered: new Map([['d1', deliveredAll(['x'])]]), deadLettered: new Map() });
+    const v = verify({
+      acknowledged: new Map([['d1', ['x']]]),
+      delivered: new Map([['d1', deliveredAll(['x'])]]),
+      deadLettered: new Map(),
+    });
     expect(expectations(hostile, v, { tlsRequests: 2, badSignatures: 1, unsigned: 0 })).toEqual([
       'd1: 0 of 1 dead-lettered, all expected',
       '2 requests reached the self-signed https receiver',

@@ -16,8 +16,11 @@ import { ResourceSampler } from './resources.js';
 import type { RunResult, RunSettings } from './run.js';
 import { LATENCY_QUANTILES, percentiles } from './series.js';
 
-
-async function startChainProcess(name: string, role: 'producer' | 'worker', env: NodeJS.ProcessEnv): Promise<{ handle: ChildHandle; ipc: IpcClient }> {
+async function startChainProcess(
+  name: string,
+  role: 'producer' | 'worker',
+  env: NodeJS.ProcessEnv,
+): Promise<{ handle: ChildHandle; ipc: IpcClient }> {
   let ready = false;
   let ipc: IpcClient | undefined;
   const handle = await startChild({
@@ -39,7 +42,13 @@ async function startChainProcess(name: string, role: 'producer' | 'worker', env:
 /** Calls/s a bare node:http server answers 200 for, with the same batches, connections and windows. */
 export async function measureBareHttp(s: RunSettings): Promise<number> {
   const port = await freePort();
-  const bare = await startServer({ name: 'bare-http', args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', 'bare-http.ts')], env: { ...process.env, PORT: String(port) }, port, readyPath: '/' });
+  const bare = await startServer({
+    name: 'bare-http',
+    args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', 'bare-http.ts')],
+    env: { ...process.env, PORT: String(port) },
+    port,
+    readyPath: '/',
+  });
   try {
     const pool = new Pool(bare.url, { connections: s.connections, pipelining: 1 });
     const bodies = timedBatchBodies(`${s.runTag}-bare`, s.batchSize);
@@ -48,7 +57,12 @@ export async function measureBareHttp(s: RunSettings): Promise<number> {
     let stop = false;
     const loop = async () => {
       while (!stop) {
-        const res = await pool.request({ method: 'POST', path: '/v1/batch', headers: { 'content-type': 'application/json' }, body: bodies.next(Date.now()) });
+        const res = await pool.request({
+          method: 'POST',
+          path: '/v1/batch',
+          headers: { 'content-type': 'application/json' },
+          body: bodies.next(Date.now()),
+        });
         await res.body.dump();
         if (counting && res.statusCode === 200) ok++;
       }
@@ -67,12 +81,32 @@ export async function measureBareHttp(s: RunSettings): Promise<number> {
   }
 }
 
-export type ChainResult = Pick<RunResult, 'delivered_calls_per_s' | 'accepted_calls_per_s' | 'measured_s' | 'latency_ms' | 'cpu_pct' | 'cpu_usec_per_delivered_call' | 'peak_rss_mb' | 'detail'>;
+export type ChainResult = Pick<
+  RunResult,
+  | 'delivered_calls_per_s'
+  | 'accepted_calls_per_s'
+  | 'measured_s'
+  | 'latency_ms'
+  | 'cpu_pct'
+  | 'cpu_usec_per_delivered_call'
+  | 'peak_rss_mb'
+  | 'detail'
+>;
 
 /** The bare chain at saturation (the same window of calls), posting to the receiver's route /chain. */
 export async function runChain(s: RunSettings, receiver: ChaosReceiver, opts: { detail?: boolean } = {}): Promise<ChainResult> {
   const prefix = `{bench-${s.runTag}-chain}`;
-  const env = { ...process.env, REDIS_URL: s.redisUrl, PREFIX: prefix, BATCH_SIZE: String(s.batchSize), RUN_TAG: s.runTag, TARGET_URL: `${receiver.urlOf(0)}/chain`, CONCURRENCY: process.env['DELIVERY_CONCURRENCY'] ?? '256', CONNECTIONS: process.env['DELIVERY_CONNECTIONS_PER_ORIGIN'] ?? '64', NODE_ENV: 'production' };
+  const env = {
+    ...process.env,
+    REDIS_URL: s.redisUrl,
+    PREFIX: prefix,
+    BATCH_SIZE: String(s.batchSize),
+    RUN_TAG: s.runTag,
+    TARGET_URL: `${receiver.urlOf(0)}/chain`,
+    CONCURRENCY: process.env['DELIVERY_CONCURRENCY'] ?? '256',
+    CONNECTIONS: process.env['DELIVERY_CONNECTIONS_PER_ORIGIN'] ?? '64',
+    NODE_ENV: 'production',
+  };
   const worker = await startChainProcess('chain-worker', 'worker', env);
   const producer = await startChainProcess('chain-producer', 'producer', env);
   const redis = connectRedis(s.redisUrl);
@@ -108,7 +142,11 @@ export async function runChain(s: RunSettings, receiver: ChaosReceiver, opts: { 
     const delivered = latencies.length;
     const detail = endDetail ? await endDetail(delivered) : undefined;
     await driver.stop();
-    const usec = Object.fromEntries(Object.entries(cpu).filter(([n]) => n !== 'other' && n !== 'machine').map(([n, pct]) => [n, Math.round(((pct / 100) * 1e6 * s.durationS) / Math.max(1, delivered))]));
+    const usec = Object.fromEntries(
+      Object.entries(cpu)
+        .filter(([n]) => n !== 'other' && n !== 'machine')
+        .map(([n, pct]) => [n, Math.round(((pct / 100) * 1e6 * s.durationS) / Math.max(1, delivered))]),
+    );
     return {
       delivered_calls_per_s: Math.round(delivered / s.durationS),
       accepted_calls_per_s: Math.round((driver.acceptedCalls - acceptedBefore) / s.durationS),
@@ -117,7 +155,14 @@ export async function runChain(s: RunSettings, receiver: ChaosReceiver, opts: { 
       cpu_pct: cpu,
       cpu_usec_per_delivered_call: { ...usec, sum: Object.values(usec).reduce((a, b) => a + b, 0) },
       peak_rss_mb: sampler.peakRssMb(),
-      ...(detail ? { detail: { ...detail, mean_ms: latencies.length ? Math.round((latencies.reduce((a, b) => a + b, 0) / latencies.length) * 100) / 100 : null } } : {}),
+      ...(detail
+        ? {
+            detail: {
+              ...detail,
+              mean_ms: latencies.length ? Math.round((latencies.reduce((a, b) => a + b, 0) / latencies.length) * 100) / 100 : null,
+            },
+          }
+        : {}),
     };
   } finally {
     await producer.handle.stop();

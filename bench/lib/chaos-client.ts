@@ -42,7 +42,13 @@ export async function startChaosReceiver(opts: { listeners: number; secret: stri
     args: ['--import', 'tsx', path.join(BENCH_DIR, 'chaos-receiver', 'main.ts')],
     cwd: BENCH_DIR,
     echo: 'prefixed',
-    env: { ...process.env, CHAOS_LISTENERS: String(opts.listeners), SHARED_SECRET: opts.secret, ...(opts.tls ? { CHAOS_TLS: '1' } : {}), NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      CHAOS_LISTENERS: String(opts.listeners),
+      SHARED_SECRET: opts.secret,
+      ...(opts.tls ? { CHAOS_TLS: '1' } : {}),
+      NODE_ENV: 'production',
+    },
     ipc: true,
     ready: async (h) => {
       ipc ??= new IpcClient(h.child, 'chaos-receiver', (msg) => {

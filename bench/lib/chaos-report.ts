@@ -26,13 +26,22 @@ export interface Target {
 
 const SERVICES: ReadonlySet<string> = new Set(STACK_SERVICES);
 
-const TARGET = { healthyDeliveredPerS: 3000, healthyP99Ms: 250, isolationShare: 0.8, isolationP99Ms: 1000, flakyCpuExplained: 0.9, rssGrowth: 0.1, redisGrowth: 0.1 };
+const TARGET = {
+  healthyDeliveredPerS: 3000,
+  healthyP99Ms: 250,
+  isolationShare: 0.8,
+  isolationP99Ms: 1000,
+  flakyCpuExplained: 0.9,
+  rssGrowth: 0.1,
+  redisGrowth: 0.1,
+};
 
 export function find(runs: readonly RunResult[], scenario: string, mode: string): RunResult | undefined {
   return runs.find((r) => r.scenario === scenario && r.mode === mode);
 }
 
-const sumRoutes = (r: RunResult, routes: readonly string[]) => routes.reduce((n, route) => n + (r.per_destination[route]?.delivered_calls_per_s ?? 0), 0);
+const sumRoutes = (r: RunResult, routes: readonly string[]) =>
+  routes.reduce((n, route) => n + (r.per_destination[route]?.delivered_calls_per_s ?? 0), 0);
 
 export function evaluateTargets(runs: readonly RunResult[]): Target[] {
   const out: Target[] = [];
@@ -45,7 +54,12 @@ export function evaluateTargets(runs: readonly RunResult[]): Target[] {
     met: healthySat ? healthySat.delivered_calls_per_s >= TARGET.healthyDeliveredPerS : undefined,
   });
   const p99 = healthyFixed?.latency_ms.p99 ?? null;
-  out.push({ name: `healthy: end-to-end p99 at ${healthyFixed ? fmtInt(healthyFixed.offered_calls_per_s ?? 0) : '1,000'} calls/s`, wanted: `< ${TARGET.healthyP99Ms} ms`, measured: p99 === null ? '-' : `${fmtMs(p99)} ms`, met: p99 === null ? undefined : p99 < TARGET.healthyP99Ms });
+  out.push({
+    name: `healthy: end-to-end p99 at ${healthyFixed ? fmtInt(healthyFixed.offered_calls_per_s ?? 0) : '1,000'} calls/s`,
+    wanted: `< ${TARGET.healthyP99Ms} ms`,
+    measured: p99 === null ? '-' : `${fmtMs(p99)} ms`,
+    met: p99 === null ? undefined : p99 < TARGET.healthyP99Ms,
+  });
 
   const flaky = runs.filter((r) => r.scenario === 'flaky');
   out.push({
@@ -72,23 +86,43 @@ export function evaluateTargets(runs: readonly RunResult[]): Target[] {
   const nine = Array.from({ length: DESTINATIONS - 1 }, (_, i) => routeOf(i));
   if (deadSat && healthySat) {
     const share = sumRoutes(deadSat, nine) / Math.max(1, sumRoutes(healthySat, nine));
-    out.push({ name: 'dead 1 of 10: the 9 healthy destinations keep their saturation throughput', wanted: `>= ${TARGET.isolationShare * 100}%`, measured: `${fmtInt(sumRoutes(deadSat, nine))} vs ${fmtInt(sumRoutes(healthySat, nine))}/s (${Math.round(share * 100)}%)`, met: share >= TARGET.isolationShare });
-  } else out.push({ name: 'dead 1 of 10: the 9 healthy destinations keep their saturation throughput', wanted: `>= ${TARGET.isolationShare * 100}%`, measured: '-', met: undefined });
+    out.push({
+      name: 'dead 1 of 10: the 9 healthy destinations keep their saturation throughput',
+      wanted: `>= ${TARGET.isolationShare * 100}%`,
+      measured: `${fmtInt(sumRoutes(deadSat, nine))} vs ${fmtInt(sumRoutes(healthySat, nine))}/s (${Math.round(share * 100)}%)`,
+      met: share >= TARGET.isolationShare,
+    });
+  } else
+    out.push({
+      name: 'dead 1 of 10: the 9 healthy destinations keep their saturation throughput',
+      wanted: `>= ${TARGET.isolationShare * 100}%`,
+      measured: '-',
+      met: undefined,
+    });
   const deadP99 = deadFixed?.healthy_latency_ms.p99 ?? null;
-  out.push({ name: 'dead 1 of 10: p99 lag of the 9 healthy destinations (fixed rate)', wanted: `< ${fmtInt(TARGET.isolationP99Ms)} ms`, measured: deadP99 === null ? '-' : `${fmtMs(deadP99)} ms`, met: deadP99 === null ? undefined : deadP99 < TARGET.isolationP99Ms });
+  out.push({
+    name: 'dead 1 of 10: p99 lag of the 9 healthy destinations (fixed rate)',
+    wanted: `< ${fmtInt(TARGET.isolationP99Ms)} ms`,
+    measured: deadP99 === null ? '-' : `${fmtMs(deadP99)} ms`,
+    met: deadP99 === null ? undefined : deadP99 < TARGET.isolationP99Ms,
+  });
 
   const crash = runs.filter((r) => r.scenario === 'delivery-killed' || r.scenario === 'redis-restarted');
   out.push({
     name: 'crash and restart: zero acknowledged calls lost',
     wanted: 'lost = 0 (duplicates reported)',
-    measured: crash.map((r) => `${r.scenario} ${r.mode}: lost ${r.verification.lost}, duplicates ${r.verification.duplicates}`).join('; ') || '-',
+    measured:
+      crash.map((r) => `${r.scenario} ${r.mode}: lost ${r.verification.lost}, duplicates ${r.verification.duplicates}`).join('; ') || '-',
     met: crash.length === 0 ? undefined : crash.every((r) => r.verification.lost === 0),
   });
   const hostile = runs.filter((r) => r.scenario === 'hostile');
   out.push({
     name: 'hostile: self-signed TLS, redirect and slow-body calls dead-lettered, no request over TLS, the rest delivered',
     wanted: 'as designed',
-    measured: hostile.map((r) => `${r.mode}: ${r.expectation_failures.length === 0 ? 'as designed' : r.expectation_failures.join('; ')}`).join(', ') || '-',
+    measured:
+      hostile
+        .map((r) => `${r.mode}: ${r.expectation_failures.length === 0 ? 'as designed' : r.expectation_failures.join('; ')}`)
+        .join(', ') || '-',
     met: hostile.length === 0 ? undefined : hostile.every((r) => r.expectation_failures.length === 0),
   });
   out.push({
@@ -118,18 +152,44 @@ function soakTargets(soak: RunResult | undefined): Target[] {
     growths.push(`${name} ${t.growth >= 0 ? '+' : ''}${Math.round(t.growth * 1000) / 10}%`);
     if (t.growth > TARGET.rssGrowth) flat = false;
   }
-  out.push({ name: 'soak: RSS trend per process after the first minute', wanted: `<= +${TARGET.rssGrowth * 100}%`, measured: growths.join(', '), met: flat });
+  out.push({
+    name: 'soak: RSS trend per process after the first minute',
+    wanted: `<= +${TARGET.rssGrowth * 100}%`,
+    measured: growths.join(', '),
+    met: flat,
+  });
   const redis = soak.memory_timeline['redis used_memory'] ?? [];
   const span = redis.length > 0 ? (redis[redis.length - 1]?.[0] ?? 0) : 0;
   // The retention windows (dedupe keys) fill in the first half; after that, memory must stop growing.
   const t = trend(redis.filter(([s]) => s >= span / 2));
-  out.push({ name: 'soak: Redis used memory over the second half (retention windows full)', wanted: `<= +${TARGET.redisGrowth * 100}%`, measured: `${t.growth >= 0 ? '+' : ''}${Math.round(t.growth * 1000) / 10}% (${fmtInt(t.first)} -> ${fmtInt(t.last)} MB)`, met: t.growth <= TARGET.redisGrowth });
+  out.push({
+    name: 'soak: Redis used memory over the second half (retention windows full)',
+    wanted: `<= +${TARGET.redisGrowth * 100}%`,
+    measured: `${t.growth >= 0 ? '+' : ''}${Math.round(t.growth * 1000) / 10}% (${fmtInt(t.first)} -> ${fmtInt(t.last)} MB)`,
+    met: t.growth <= TARGET.redisGrowth,
+  });
   return out;
 }
 
 /** Rows shared by the terminal and Markdown tables. */
 export function tableRows(runs: readonly RunResult[]): { header: string[]; rows: string[][] } {
-  const header = ['scenario', 'mode', 'offered/s', 'accepted/s', 'delivered/s', 'healthy dest. delivered/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'healthy dest. p99 ms', 'acknowledged', 'delivered', 'dead-lettered', 'duplicates', 'lost'];
+  const header = [
+    'scenario',
+    'mode',
+    'offered/s',
+    'accepted/s',
+    'delivered/s',
+    'healthy dest. delivered/s',
+    'p50 ms',
+    'p99 ms',
+    'p99.9 ms',
+    'healthy dest. p99 ms',
+    'acknowledged',
+    'delivered',
+    'dead-lettered',
+    'duplicates',
+    'lost',
+  ];
   const rows = runs.map((r) => [
     r.scenario,
     r.mode,
@@ -155,7 +215,15 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   return [line(header), line(header.map((_, i) => (i < 2 ? '---' : '---:'))), ...rows.map(line)].join('\n');
 }
 
-export function markdownReport(ctx: { date: string; runs: readonly RunResult[]; baselines: Baselines; targets: readonly Target[]; machine: string; command: string; charts: readonly string[] }): string {
+export function markdownReport(ctx: {
+  date: string;
+  runs: readonly RunResult[];
+  baselines: Baselines;
+  targets: readonly Target[];
+  machine: string;
+  command: string;
+  charts: readonly string[];
+}): string {
   const { header, rows } = tableRows(ctx.runs);
   const peak: Record<string, number> = {};
   for (const r of ctx.runs) for (const [name, mb] of Object.entries(r.peak_rss_mb)) peak[name] = Math.max(peak[name] ?? 0, mb);

@@ -17,10 +17,22 @@ const HEIGHT = 300;
 const FONT = 'DejaVu Sans';
 /** Colour-blind safe (Okabe–Ito without its pale yellow), then Tol's darker hues. */
 const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#882255', '#999933', '#332288'];
-const CONFIG = { font: FONT, background: 'white', range: { category: PALETTE }, legend: { orient: 'bottom', columns: 4, labelLimit: 260 }, title: { anchor: 'start', fontSize: 14 } };
+const CONFIG = {
+  font: FONT,
+  background: 'white',
+  range: { category: PALETTE },
+  legend: { orient: 'bottom', columns: 4, labelLimit: 260 },
+  title: { anchor: 'start', fontSize: 14 },
+};
 
 /** Lines over time, one per `series`; `dashed` rows drawn dashed; vertical rules labelled at `markers`. */
-export function lineSpec(o: { title: string; xTitle: string; yTitle: string; rows: readonly Row[]; markers?: readonly { x: number; label: string }[] }): Spec {
+export function lineSpec(o: {
+  title: string;
+  xTitle: string;
+  yTitle: string;
+  rows: readonly Row[];
+  markers?: readonly { x: number; label: string }[];
+}): Spec {
   const layers: Spec[] = [
     {
       mark: { type: 'line', strokeWidth: 1.6, interpolate: 'linear' },
@@ -28,7 +40,18 @@ export function lineSpec(o: { title: string; xTitle: string; yTitle: string; row
         x: { field: 'x', type: 'quantitative', title: o.xTitle },
         y: { field: 'y', type: 'quantitative', title: o.yTitle },
         color: { field: 'series', type: 'nominal', title: null, sort: null },
-        strokeDash: { field: 'dashed', type: 'nominal', legend: null, scale: { domain: [false, true], range: [[1, 0], [6, 4]] } },
+        strokeDash: {
+          field: 'dashed',
+          type: 'nominal',
+          legend: null,
+          scale: {
+            domain: [false, true],
+            range: [
+              [1, 0],
+              [6, 4],
+            ],
+          },
+        },
       },
     },
   ];
@@ -36,7 +59,11 @@ export function lineSpec(o: { title: string; xTitle: string; yTitle: string; row
     const data = { values: o.markers.map((m, i) => ({ x: m.x, label: m.label, row: i })) };
     layers.push({ data, mark: { type: 'rule', color: '#555', strokeDash: [2, 3] }, encoding: { x: { field: 'x', type: 'quantitative' } } });
     // Labels stacked from the top, one line each, so that close events do not overprint.
-    layers.push({ data, mark: { type: 'text', align: 'left', dx: 3, fontSize: 10, color: '#333' }, encoding: { x: { field: 'x', type: 'quantitative' }, y: { value: { expr: '10 + datum.row * 12' } }, text: { field: 'label' } } });
+    layers.push({
+      data,
+      mark: { type: 'text', align: 'left', dx: 3, fontSize: 10, color: '#333' },
+      encoding: { x: { field: 'x', type: 'quantitative' }, y: { value: { expr: '10 + datum.row * 12' } }, text: { field: 'label' } },
+    });
   }
   return { title: o.title, width: WIDTH, height: HEIGHT, config: CONFIG, data: { values: o.rows }, layer: layers };
 }
@@ -62,7 +89,8 @@ export function barSpec(o: { title: string; yTitle: string; rows: readonly Row[]
 }
 
 /** Bin i counts [i, i + 1) s: drawn at its middle, so a drop shows after the event that caused it. */
-const binRows = (series: string, bins: readonly number[], dashed = false): Row[] => bins.map((y, i) => ({ series, x: i + 0.5, y, dashed: dashed }));
+const binRows = (series: string, bins: readonly number[], dashed = false): Row[] =>
+  bins.map((y, i) => ({ series, x: i + 0.5, y, dashed: dashed }));
 const rate = (n: number | null | undefined) => n?.toLocaleString('en-US') ?? '?';
 
 /** Every chart of a run, by file name. */
@@ -90,7 +118,10 @@ export function chartSpecs(runs: readonly RunResult[], baselines: Baselines): Re
       title: 'Delivered calls/s over time at saturation (each line: one scenario)',
       xTitle: 'seconds since the load started',
       yTitle: 'delivered calls/s',
-      rows: [...satRuns.flatMap((r) => binRows(r.scenario, r.timeline.delivered_per_s)), ...(chain ? [0, longest].map((x) => ({ series: name, x, y: chain, dashed: true })) : [])],
+      rows: [
+        ...satRuns.flatMap((r) => binRows(r.scenario, r.timeline.delivered_per_s)),
+        ...(chain ? [0, longest].map((x) => ({ series: name, x, y: chain, dashed: true })) : []),
+      ],
       markers: start,
     });
   }
@@ -102,14 +133,21 @@ export function chartSpecs(runs: readonly RunResult[], baselines: Baselines): Re
       yTitle: 'calls/s',
       rows: [
         // Sample i of the accepted count covers the second before it.
-        ...r.timeline.accepted_per_s.map((y, i) => ({ series: 'accepted by the intake', x: i - 0.5, y, dashed: true })).filter((p) => p.x >= 0),
+        ...r.timeline.accepted_per_s
+          .map((y, i) => ({ series: 'accepted by the intake', x: i - 0.5, y, dashed: true }))
+          .filter((p) => p.x >= 0),
         ...binRows('delivered (first 2xx at a receiver)', r.timeline.delivered_per_s),
       ],
       markers: r.events.map((e) => ({ x: r.timeline.warmup_s + e.at_s, label: e.what })),
     });
   }
   if (fixedRuns.length > 0) {
-    const qs = [['p50', 'p50'], ['p90', 'p90'], ['p99', 'p99'], ['p999', 'p99.9']] as const;
+    const qs = [
+      ['p50', 'p50'],
+      ['p90', 'p90'],
+      ['p99', 'p99'],
+      ['p999', 'p99.9'],
+    ] as const;
     out['latency-fixed'] = barSpec({
       title: `End-to-end latency (intake send → receiver 2xx) at ${fixedRate} calls/s, all destinations`,
       yTitle: 'ms (log scale)',
@@ -121,7 +159,13 @@ export function chartSpecs(runs: readonly RunResult[], baselines: Baselines): Re
     out['per-destination'] = barSpec({
       title: 'Delivered calls/s per destination at saturation',
       yTitle: 'delivered calls/s',
-      rows: Array.from({ length: DESTINATIONS }, (_, i) => satRuns.map((r) => ({ group: routeOf(i), series: r.scenario, value: r.per_destination[routeOf(i)]?.delivered_calls_per_s ?? null }))).flat(),
+      rows: Array.from({ length: DESTINATIONS }, (_, i) =>
+        satRuns.map((r) => ({
+          group: routeOf(i),
+          series: r.scenario,
+          value: r.per_destination[routeOf(i)]?.delivered_calls_per_s ?? null,
+        })),
+      ).flat(),
     });
   }
   const soak = runs.find((r) => r.mode === 'soak');
@@ -130,7 +174,9 @@ export function chartSpecs(runs: readonly RunResult[], baselines: Baselines): Re
       title: `Memory during the soak (${rate(soak.offered_calls_per_s)} calls/s for ${Math.round(soak.measured_s)} s)`,
       xTitle: 'seconds since the load started',
       yTitle: 'MB (RSS per process; Redis used_memory)',
-      rows: Object.entries(soak.memory_timeline).flatMap(([series, points]) => points.map(([x, y]) => ({ series, x, y, dashed: series === 'redis used_memory' }))),
+      rows: Object.entries(soak.memory_timeline).flatMap(([series, points]) =>
+        points.map(([x, y]) => ({ series, x, y, dashed: series === 'redis used_memory' })),
+      ),
     });
   }
   return out;
@@ -146,7 +192,13 @@ export async function writeCharts(dir: string, specs: Record<string, Spec>, suff
     const view = new vega.View(vega.parse(vl.compile(spec as never).spec), { renderer: 'none' });
     const svg = await view.toSVG();
     view.finalize();
-    const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: FONT, sansSerifFamily: FONT }, background: '#ffffff', logLevel: 'off' }).render().asPng();
+    const png = new Resvg(svg, {
+      font: { loadSystemFonts: true, defaultFontFamily: FONT, sansSerifFamily: FONT },
+      background: '#ffffff',
+      logLevel: 'off',
+    })
+      .render()
+      .asPng();
     writeFileSync(path.join(dir, `${name}${suffix}.svg`), svg);
     writeFileSync(path.join(dir, `${name}${suffix}.png`), png);
     names.push(`${name}${suffix}`);

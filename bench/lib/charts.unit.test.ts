@@ -28,7 +28,14 @@ describe('chartSpecs', () => {
   const specs = chartSpecs(runs, { bare_http_calls_per_s: 1, bullmq_chain_delivered_per_s: 7000, bullmq_chain_p99_ms: 600 });
 
   it('draws every chart of a complete run, and an event chart only for a fixed run with events', () => {
-    expect(Object.keys(specs).sort()).toEqual(['events-receiver-down', 'latency-fixed', 'per-destination', 'soak-memory', 'throughput-fixed', 'throughput-saturation']);
+    expect(Object.keys(specs).sort()).toEqual([
+      'events-receiver-down',
+      'latency-fixed',
+      'per-destination',
+      'soak-memory',
+      'throughput-fixed',
+      'throughput-saturation',
+    ]);
   });
 
   it('draws each per-second bin at its middle, and the accepted sample of second i at i - 0.5', () => {
@@ -36,12 +43,20 @@ describe('chartSpecs', () => {
       { series: 'healthy', x: 0.5, y: 900, dashed: false },
       { series: 'healthy', x: 1.5, y: 1000, dashed: false },
     ]);
-    expect(rows(specs['events-receiver-down']).filter((r) => r['dashed'] === true).map((r) => r['x'])).toEqual([0.5, 1.5]);
+    expect(
+      rows(specs['events-receiver-down'])
+        .filter((r) => r['dashed'] === true)
+        .map((r) => r['x']),
+    ).toEqual([0.5, 1.5]);
   });
 
   it('marks events at the warm-up plus their time in the window, and the bare chain as a dashed line', () => {
     expect(rows(layer(specs['events-receiver-down'], 1))).toEqual([{ x: 10, label: 'receiver 0 down', row: 0 }]);
-    expect(rows(specs['throughput-saturation']).filter((r) => r['dashed'] === true).map((r) => r['y'])).toEqual([7000, 7000]);
+    expect(
+      rows(specs['throughput-saturation'])
+        .filter((r) => r['dashed'] === true)
+        .map((r) => r['y']),
+    ).toEqual([7000, 7000]);
   });
 
   it('leaves values a log scale cannot show out of the latency bars', () => {

@@ -25,14 +25,25 @@ export const infoField = (info: string, name: string): string | undefined => new
 export async function redisSnapshot(redis: Redis): Promise<RedisSnapshot> {
   const info = await redis.info('all');
   const commands = new Map<string, { calls: number; usec: number }>();
-  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) commands.set(m[1] as string, { calls: Number(m[2]), usec: Number(m[3]) });
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm))
+    commands.set(m[1] as string, { calls: Number(m[2]), usec: Number(m[3]) });
   const n = (f: string) => Number(infoField(info, f) ?? 0);
-  return { cpuSeconds: n('used_cpu_user') + n('used_cpu_sys'), usedMemory: n('used_memory'), commands, totalCommands: n('total_commands_processed'), version: infoField(info, 'redis_version') ?? 'unknown' };
+  return {
+    cpuSeconds: n('used_cpu_user') + n('used_cpu_sys'),
+    usedMemory: n('used_memory'),
+    commands,
+    totalCommands: n('total_commands_processed'),
+    version: infoField(info, 'redis_version') ?? 'unknown',
+  };
 }
 
 /** Commands run between two snapshots, most calls first. */
 export function commandDeltas(before: RedisSnapshot, after: RedisSnapshot): { command: string; calls: number; usec: number }[] {
-  const out = [...after.commands].map(([command, { calls, usec }]) => ({ command, calls: calls - (before.commands.get(command)?.calls ?? 0), usec: usec - (before.commands.get(command)?.usec ?? 0) }));
+  const out = [...after.commands].map(([command, { calls, usec }]) => ({
+    command,
+    calls: calls - (before.commands.get(command)?.calls ?? 0),
+    usec: usec - (before.commands.get(command)?.usec ?? 0),
+  }));
   return out.filter((d) => d.calls > 0).sort((a, b) => b.calls - a.calls);
 }
 
@@ -60,7 +71,10 @@ async function scrape(urls: { ingest: string; router: string; deliveries: readon
   const texts = { ingest: [ingest ?? ''], router: [router ?? ''], delivery: deliveries };
   const out: Record<string, number> = {};
   for (const [name, from, metric, label] of COUNTERS) out[name] = texts[from].reduce((n, t) => n + sumMetric(t, metric, label), 0);
-  if (deliveries.length > 1) deliveries.forEach((t, i) => (out[`delivery_${i + 1}_delivered`] = sumMetric(t, 'eventrelay_delivery_messages_total', 'result="delivered"')));
+  if (deliveries.length > 1)
+    deliveries.forEach(
+      (t, i) => (out[`delivery_${i + 1}_delivered`] = sumMetric(t, 'eventrelay_delivery_messages_total', 'result="delivered"')),
+    );
   return out;
 }
 
@@ -75,7 +89,12 @@ function sampleQueues(redis: Redis, prefix: string, chain: boolean): () => Promi
     }
     const q = await readQueues(redis, prefix, ['route', 'deliver'], Date.now());
     const out: Record<string, number> = {};
-    for (const [key, { counts }] of q) Object.assign(out, { [`${key} wait`]: counts.waiting, [`${key} active`]: counts.active, ...(key === 'deliver' ? { 'deliver delayed': counts.delayed } : {}) });
+    for (const [key, { counts }] of q)
+      Object.assign(out, {
+        [`${key} wait`]: counts.waiting,
+        [`${key} active`]: counts.active,
+        ...(key === 'deliver' ? { 'deliver delayed': counts.delayed } : {}),
+      });
     return out;
   };
   let running = true;
@@ -88,7 +107,9 @@ function sampleQueues(redis: Redis, prefix: string, chain: boolean): () => Promi
   return async () => {
     running = false;
     await loop;
-    return Object.fromEntries([...samples].map(([k, s]) => [k, { mean: round(s.reduce((a, b) => a + b, 0) / s.length, 1), max: Math.max(...s) }]));
+    return Object.fromEntries(
+      [...samples].map(([k, s]) => [k, { mean: round(s.reduce((a, b) => a + b, 0) / s.length, 1), max: Math.max(...s) }]),
+    );
   };
 }
 
@@ -108,7 +129,13 @@ export interface Detail {
 }
 
 /** Starts measuring; the returned function ends the window and computes the figures per delivered call. */
-export async function startDetail(o: { redis: Redis; prefix: string; chain?: boolean; urls?: Parameters<typeof scrape>[0]; requestMs?: number[] }): Promise<(delivered: number) => Promise<Detail>> {
+export async function startDetail(o: {
+  redis: Redis;
+  prefix: string;
+  chain?: boolean;
+  urls?: Parameters<typeof scrape>[0];
+  requestMs?: number[];
+}): Promise<(delivered: number) => Promise<Detail>> {
   const before = await redisSnapshot(o.redis);
   const countersBefore = o.urls ? await scrape(o.urls) : undefined;
   const queues = sampleQueues(o.redis, o.prefix, o.chain === true);
@@ -133,7 +160,10 @@ export async function startDetail(o: { redis: Redis; prefix: string; chain?: boo
         by_command: deltas.map((d) => ({ ...d, per_call: perCall(d.calls), usec_per_call: perCall(d.usec) })),
       },
       queue_lengths: await queues(),
-      service_counters: countersBefore && countersAfter ? Object.fromEntries(Object.entries(countersAfter).map(([k, v]) => [k, v - (countersBefore[k] ?? 0)])) : null,
+      service_counters:
+        countersBefore && countersAfter
+          ? Object.fromEntries(Object.entries(countersAfter).map(([k, v]) => [k, v - (countersBefore[k] ?? 0)]))
+          : null,
       intake_request_ms: q && o.requestMs ? { ...q, requests: o.requestMs.length } : null,
     };
   };

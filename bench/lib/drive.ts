@@ -21,7 +21,10 @@ export interface Sink {
   nextCounts?(): boolean;
 }
 
-type Mode = { kind: 'idle' } | { kind: 'rate'; callsPerS: number; startedAt: number; due: number } | { kind: 'window'; windowCalls: number; maxRequests: number };
+type Mode =
+  | { kind: 'idle' }
+  | { kind: 'rate'; callsPerS: number; startedAt: number; due: number }
+  | { kind: 'window'; windowCalls: number; maxRequests: number };
 
 export class LoadDriver {
   /** Calls in batches answered 2xx, since this driver was made. */

@@ -102,7 +102,8 @@ export function timedBatchBodies(runTag: string, size: number, options: { single
   });
   const template = JSON.stringify(single ? { ...batch[0], sentAt: ts } : { batch, sentAt: ts });
   assertSlots(template, size);
-  if (template.split(SENT_SLOT).length - 1 !== size) throw new Error(`body template has the wrong number of send-time slots for ${size} calls`);
+  if (template.split(SENT_SLOT).length - 1 !== size)
+    throw new Error(`body template has the wrong number of send-time slots for ${size} calls`);
   const pieces = template.split(/(@@N@@|"@@T@@")/);
   let counter = 0;
   return {

@@ -19,18 +19,46 @@ import { PIPELINE } from './scenarios.js';
 
 export const PHASES = ['fixed', 'saturation', 'single_call', 'replicas', 'baseline'] as const;
 export type Phase = (typeof PHASES)[number];
-type Figures = ChainResult & Partial<Pick<RunResult, 'verification' | 'receiver' | 'refused_batches' | 'transport_errors' | 'intake_status_codes' | 'settle_s' | 'offered_calls_per_s'>>;
+type Figures = ChainResult &
+  Partial<
+    Pick<
+      RunResult,
+      'verification' | 'receiver' | 'refused_batches' | 'transport_errors' | 'intake_status_codes' | 'settle_s' | 'offered_calls_per_s'
+    >
+  >;
 
 /** Issue 16's targets: Redis per delivered call, throughput against the bare chain of the same run (machines vary by 1.7x from day to day), latency at a fixed rate. */
-export const TARGET = { redisUsecPerCall: 25, redisCommandsPerCall: 8, singleRedisUsecPerCall: 40, deliveredCallsPerS: 8000, ratioToBaseline: 1.3, singleDeliveredCallsPerS: 3000, singleVsBefore: 2, fixedP99Ms: 50 };
+export const TARGET = {
+  redisUsecPerCall: 25,
+  redisCommandsPerCall: 8,
+  singleRedisUsecPerCall: 40,
+  deliveredCallsPerS: 8000,
+  ratioToBaseline: 1.3,
+  singleDeliveredCallsPerS: 3000,
+  singleVsBefore: 2,
+  fixedP99Ms: 50,
+};
 
 /**
  * The single-call phase of the code before batched jobs (one job per call and destination), run by
  * this bench on the bench machine on 2026-11-23; the "≥ 2× before" target compares with it.
  */
-export const BEFORE_BATCHING = { date: '2026-11-23T04:04:00.698Z', delivered_calls_per_s: 2036, redis_usec_per_call: 281.765, redis_commands_per_call: 74.637, redis_ceiling_calls_per_s: 3549, ratio_to_baseline: 0.275, p99_ms: 2292.54, intake_request_p99_ms: 79.21 };
+export const BEFORE_BATCHING = {
+  date: '2026-11-23T04:04:00.698Z',
+  delivered_calls_per_s: 2036,
+  redis_usec_per_call: 281.765,
+  redis_commands_per_call: 74.637,
+  redis_ceiling_calls_per_s: 3549,
+  ratio_to_baseline: 0.275,
+  p99_ms: 2292.54,
+  intake_request_p99_ms: 79.21,
+};
 
-export async function runPipeline(phases: readonly Phase[], s: RunSettings, receiver: ChaosReceiver): Promise<Partial<Record<Phase, Figures>>> {
+export async function runPipeline(
+  phases: readonly Phase[],
+  s: RunSettings,
+  receiver: ChaosReceiver,
+): Promise<Partial<Record<Phase, Figures>>> {
   const singleConnections = envNumber('BENCH_SINGLE_CONNECTIONS', 128, 1, 4000);
   const out: Partial<Record<Phase, Figures>> = {};
   for (const phase of phases) {
@@ -38,9 +66,15 @@ export async function runPipeline(phases: readonly Phase[], s: RunSettings, rece
     const r =
       phase === 'baseline'
         ? await runChain(s, receiver, { detail: true })
-        : await runScenario(PIPELINE, phase === 'fixed' ? 'fixed' : 'saturation', s, receiver, { detail: true, ...(phase === 'single_call' ? { single: true, connections: singleConnections } : {}), ...(phase === 'replicas' ? { deliveries: 2 } : {}) });
+        : await runScenario(PIPELINE, phase === 'fixed' ? 'fixed' : 'saturation', s, receiver, {
+            detail: true,
+            ...(phase === 'single_call' ? { single: true, connections: singleConnections } : {}),
+            ...(phase === 'replicas' ? { deliveries: 2 } : {}),
+          });
     out[phase] = r;
-    process.stderr.write(`bench:   ${fmtInt(r.delivered_calls_per_s)} delivered calls/s, p99 ${fmtMs(r.latency_ms.p99 ?? undefined)} ms, Redis ${r.detail?.redis.cpu_usec_per_call ?? '-'} µs and ${r.detail?.redis.commands_per_call ?? '-'} commands per call\n`);
+    process.stderr.write(
+      `bench:   ${fmtInt(r.delivered_calls_per_s)} delivered calls/s, p99 ${fmtMs(r.latency_ms.p99 ?? undefined)} ms, Redis ${r.detail?.redis.cpu_usec_per_call ?? '-'} µs and ${r.detail?.redis.commands_per_call ?? '-'} commands per call\n`,
+    );
   }
   return out;
 }
@@ -48,53 +82,116 @@ export async function runPipeline(phases: readonly Phase[], s: RunSettings, rece
 /** Per delivered call: what Redis costs, and what one Redis core could carry at that cost. */
 function redisFigures(r: Figures | undefined) {
   const usec = r?.detail?.redis.cpu_usec_per_call ?? null;
-  return { delivered_calls_per_s: r ? r.delivered_calls_per_s : null, redis_usec_per_call: usec, redis_commands_per_call: r?.detail?.redis.commands_per_call ?? null, redis_ceiling_calls_per_s: usec ? Math.round(1e6 / usec) : null };
+  return {
+    delivered_calls_per_s: r ? r.delivered_calls_per_s : null,
+    redis_usec_per_call: usec,
+    redis_commands_per_call: r?.detail?.redis.commands_per_call ?? null,
+    redis_ceiling_calls_per_s: usec ? Math.round(1e6 / usec) : null,
+  };
 }
 
 /** pipeline-latest.json (its keys are read elsewhere: keep them) and the terminal report. */
-export function pipelineReport(results: Partial<Record<Phase, Figures>>, ctx: { date: string; settings: RunSettings & { redisMode: string }; machine: Record<string, unknown> }): { json: Record<string, unknown>; text: string; allMet: boolean } {
+export function pipelineReport(
+  results: Partial<Record<Phase, Figures>>,
+  ctx: { date: string; settings: RunSettings & { redisMode: string }; machine: Record<string, unknown> },
+): { json: Record<string, unknown>; text: string; allMet: boolean } {
   const { fixed, saturation: sat, single_call: single, replicas, baseline: base } = results;
   const s = ctx.settings;
-  const ratioOf = (r: Figures | undefined) => (r && base?.delivered_calls_per_s ? r.delivered_calls_per_s / base.delivered_calls_per_s : undefined);
+  const ratioOf = (r: Figures | undefined) =>
+    r && base?.delivered_calls_per_s ? r.delivered_calls_per_s / base.delivered_calls_per_s : undefined;
   const ratio = ratioOf(sat);
   const singleRatio = ratioOf(single);
   const singleVsBefore = single ? single.delivered_calls_per_s / BEFORE_BATCHING.delivered_calls_per_s : undefined;
   const singleRatioVsBefore = singleRatio === undefined ? undefined : singleRatio / BEFORE_BATCHING.ratio_to_baseline;
-  const perReplica = Object.entries(replicas?.detail?.service_counters ?? {}).filter(([k]) => /^delivery_\d+_delivered$/.test(k)).sort().map(([, v]) => v);
+  const perReplica = Object.entries(replicas?.detail?.service_counters ?? {})
+    .filter(([k]) => /^delivery_\d+_delivered$/.test(k))
+    .sort()
+    .map(([, v]) => v);
   const below = (v: number | null | undefined, max: number) => (v === null || v === undefined ? undefined : v <= max);
   const met = {
     redis_usec_per_call: below(sat?.detail?.redis.cpu_usec_per_call, TARGET.redisUsecPerCall),
     redis_commands_per_call: below(sat?.detail?.redis.commands_per_call, TARGET.redisCommandsPerCall),
     single_call_redis_usec_per_call: below(single?.detail?.redis.cpu_usec_per_call, TARGET.singleRedisUsecPerCall),
-    delivered_calls_per_s: sat && ratio !== undefined ? sat.delivered_calls_per_s >= TARGET.deliveredCallsPerS || ratio >= TARGET.ratioToBaseline : undefined,
-    single_call_delivered_calls_per_s: single && singleRatioVsBefore !== undefined ? single.delivered_calls_per_s >= TARGET.singleDeliveredCallsPerS && singleRatioVsBefore >= TARGET.singleVsBefore : undefined,
+    delivered_calls_per_s:
+      sat && ratio !== undefined ? sat.delivered_calls_per_s >= TARGET.deliveredCallsPerS || ratio >= TARGET.ratioToBaseline : undefined,
+    single_call_delivered_calls_per_s:
+      single && singleRatioVsBefore !== undefined
+        ? single.delivered_calls_per_s >= TARGET.singleDeliveredCallsPerS && singleRatioVsBefore >= TARGET.singleVsBefore
+        : undefined,
     fixed_rate_p99_ms: fixed?.latency_ms.p99 != null ? fixed.latency_ms.p99 < TARGET.fixedP99Ms : undefined,
-    replicas_share_and_lose_nothing: replicas ? perReplica.length >= 2 && perReplica.every((n) => n > 0) && replicas.verification?.lost === 0 : undefined,
+    replicas_share_and_lose_nothing: replicas
+      ? perReplica.length >= 2 && perReplica.every((n) => n > 0) && replicas.verification?.lost === 0
+      : undefined,
   };
   const allMet = Object.values(met).every((v) => v === true);
 
   const phases = Object.entries(results) as [Phase, Figures][];
   const usecOf = (r: Figures) => Object.fromEntries(Object.entries(r.cpu_usec_per_delivered_call).filter(([k]) => k !== 'sum'));
   const cpuNames = [...new Set(phases.flatMap(([, r]) => Object.keys(usecOf(r))))];
-  const commands = [...new Set(phases.flatMap(([, r]) => (r.detail?.redis.by_command ?? []).filter((c) => (c.per_call ?? 0) >= 0.05).map((c) => c.command)))];
+  const commands = [
+    ...new Set(
+      phases.flatMap(([, r]) => (r.detail?.redis.by_command ?? []).filter((c) => (c.per_call ?? 0) >= 0.05).map((c) => c.command)),
+    ),
+  ];
   const cmd = (r: Figures, c: string) => r.detail?.redis.by_command.find((x) => x.command === c);
   const f2 = (n: number | null | undefined) => (n == null ? '-' : n.toFixed(2));
   const text = [
     table(
-      ['phase', 'offered calls/s', 'accepted calls/s', 'delivered calls/s', 'p50 ms', 'p99 ms', 'max ms', 'intake p99 ms', 'redis cmds/call', 'redis µs/call', 'one Redis core, calls/s'],
-      phases.map(([p, r]) => [p, fmtInt(r.offered_calls_per_s ?? undefined), fmtInt(r.accepted_calls_per_s), fmtInt(r.delivered_calls_per_s), fmtMs(r.latency_ms.p50 ?? undefined), fmtMs(r.latency_ms.p99 ?? undefined), fmtMs(r.latency_ms.max ?? undefined), fmtMs(r.detail?.intake_request_ms?.p99 ?? undefined), f2(r.detail?.redis.commands_per_call), f2(r.detail?.redis.cpu_usec_per_call), fmtInt(redisFigures(r).redis_ceiling_calls_per_s ?? undefined)]),
+      [
+        'phase',
+        'offered calls/s',
+        'accepted calls/s',
+        'delivered calls/s',
+        'p50 ms',
+        'p99 ms',
+        'max ms',
+        'intake p99 ms',
+        'redis cmds/call',
+        'redis µs/call',
+        'one Redis core, calls/s',
+      ],
+      phases.map(([p, r]) => [
+        p,
+        fmtInt(r.offered_calls_per_s ?? undefined),
+        fmtInt(r.accepted_calls_per_s),
+        fmtInt(r.delivered_calls_per_s),
+        fmtMs(r.latency_ms.p50 ?? undefined),
+        fmtMs(r.latency_ms.p99 ?? undefined),
+        fmtMs(r.latency_ms.max ?? undefined),
+        fmtMs(r.detail?.intake_request_ms?.p99 ?? undefined),
+        f2(r.detail?.redis.commands_per_call),
+        f2(r.detail?.redis.cpu_usec_per_call),
+        fmtInt(redisFigures(r).redis_ceiling_calls_per_s ?? undefined),
+      ]),
     ),
     '',
     'CPU µs per delivered call (less sensitive to other load on the machine than calls/s):',
-    table(['phase', ...cpuNames, 'sum'], phases.map(([p, r]) => [p, ...cpuNames.map((n) => fmtInt(usecOf(r)[n])), fmtInt(r.cpu_usec_per_delivered_call['sum'])])),
+    table(
+      ['phase', ...cpuNames, 'sum'],
+      phases.map(([p, r]) => [p, ...cpuNames.map((n) => fmtInt(usecOf(r)[n])), fmtInt(r.cpu_usec_per_delivered_call['sum'])]),
+    ),
     '',
     'Redis commands per delivered call (whole server; commands inside Lua scripts count, and evalsha µs include them):',
-    table(['command', ...phases.map(([p]) => `${p} /call`), ...phases.map(([p]) => `${p} µs/call`)], commands.map((c) => [c, ...phases.map(([, r]) => f2(cmd(r, c)?.per_call)), ...phases.map(([, r]) => f2(cmd(r, c)?.usec_per_call))])),
+    table(
+      ['command', ...phases.map(([p]) => `${p} /call`), ...phases.map(([p]) => `${p} µs/call`)],
+      commands.map((c) => [c, ...phases.map(([, r]) => f2(cmd(r, c)?.per_call)), ...phases.map(([, r]) => f2(cmd(r, c)?.usec_per_call))]),
+    ),
     '',
-    ...phases.map(([p, r]) => `${p}: queues ${Object.entries(r.detail?.queue_lengths ?? {}).map(([k, v]) => `${k} ${fmtInt(v.mean)} (max ${fmtInt(v.max)})`).join(', ')}${r.verification ? `; lost ${r.verification.lost}, duplicates ${r.verification.duplicates}, bad signatures ${r.receiver?.bad_signatures}` : ''}`),
-    ...(replicas ? [`replicas: delivered calls per webhook-delivery process in the window: ${perReplica.map((n) => fmtInt(n)).join(', ')}`] : []),
+    ...phases.map(
+      ([p, r]) =>
+        `${p}: queues ${Object.entries(r.detail?.queue_lengths ?? {})
+          .map(([k, v]) => `${k} ${fmtInt(v.mean)} (max ${fmtInt(v.max)})`)
+          .join(
+            ', ',
+          )}${r.verification ? `; lost ${r.verification.lost}, duplicates ${r.verification.duplicates}, bad signatures ${r.receiver?.bad_signatures}` : ''}`,
+    ),
+    ...(replicas
+      ? [`replicas: delivered calls per webhook-delivery process in the window: ${perReplica.map((n) => fmtInt(n)).join(', ')}`]
+      : []),
     `batches / bare chain: ${ratio?.toFixed(3) ?? '-'}; single calls / bare chain: ${singleRatio?.toFixed(3) ?? '-'}; single calls vs the code before batched jobs: ${singleVsBefore?.toFixed(2) ?? '-'}x the calls/s, ${singleRatioVsBefore?.toFixed(2) ?? '-'}x the ratio`,
-    `targets: ${Object.entries(met).map(([k, v]) => `${k} ${verdict(v)}`).join('; ')}  =>  ${allMet ? 'ALL MET' : 'NOT ALL MET'}`,
+    `targets: ${Object.entries(met)
+      .map(([k, v]) => `${k} ${verdict(v)}`)
+      .join('; ')}  =>  ${allMet ? 'ALL MET' : 'NOT ALL MET'}`,
   ].join('\n');
 
   const phaseJson = (p: Phase, r: Figures) => ({
@@ -116,7 +213,12 @@ export function pipelineReport(results: Partial<Record<Phase, Figures>>, ctx: { 
     errors: r.transport_errors ?? 0,
     status_codes: r.intake_status_codes ?? {},
     // The bare chain does not sign, so its signature counts mean nothing.
-    receiver_checks: { bad_signatures: r.receiver?.bad_signatures ?? null, unsigned: r.receiver?.unsigned ?? null, duplicates: r.verification?.duplicates ?? null, lost: r.verification?.lost ?? null },
+    receiver_checks: {
+      bad_signatures: r.receiver?.bad_signatures ?? null,
+      unsigned: r.receiver?.unsigned ?? null,
+      duplicates: r.verification?.duplicates ?? null,
+      lost: r.verification?.lost ?? null,
+    },
     redis: r.detail?.redis ?? null,
     cpu_pct: r.cpu_pct,
     cpu_usec_per_call: r.cpu_usec_per_delivered_call,
@@ -156,14 +258,39 @@ export function pipelineReport(results: Partial<Record<Phase, Figures>>, ctx: { 
           ratio_vs_before: singleRatioVsBefore === undefined ? null : round(singleRatioVsBefore, 2),
         }
       : null,
-    replicas: replicas ? { delivered_calls_per_s: replicas.delivered_calls_per_s, delivered_per_replica: perReplica, undelivered_after_drain: replicas.verification?.lost ?? null, duplicates: replicas.verification?.duplicates ?? null, redis_usec_per_call: replicas.detail?.redis.cpu_usec_per_call ?? null } : null,
+    replicas: replicas
+      ? {
+          delivered_calls_per_s: replicas.delivered_calls_per_s,
+          delivered_per_replica: perReplica,
+          undelivered_after_drain: replicas.verification?.lost ?? null,
+          duplicates: replicas.verification?.duplicates ?? null,
+          redis_usec_per_call: replicas.detail?.redis.cpu_usec_per_call ?? null,
+        }
+      : null,
     fixed_rate: fixed
-      ? { offered_calls_per_s: s.rate, delivered_calls_per_s: fixed.delivered_calls_per_s, p50_ms: fixed.latency_ms.p50, p90_ms: fixed.latency_ms.p90, p99_ms: fixed.latency_ms.p99, max_ms: fixed.latency_ms.max, redis_commands_per_call: fixed.detail?.redis.commands_per_call ?? null, redis_usec_per_call: fixed.detail?.redis.cpu_usec_per_call ?? null }
+      ? {
+          offered_calls_per_s: s.rate,
+          delivered_calls_per_s: fixed.delivered_calls_per_s,
+          p50_ms: fixed.latency_ms.p50,
+          p90_ms: fixed.latency_ms.p90,
+          p99_ms: fixed.latency_ms.p99,
+          max_ms: fixed.latency_ms.max,
+          redis_commands_per_call: fixed.detail?.redis.commands_per_call ?? null,
+          redis_usec_per_call: fixed.detail?.redis.cpu_usec_per_call ?? null,
+        }
       : null,
     fixed_rate_p50_ms: fixed?.latency_ms.p50 ?? null,
     fixed_rate_p99_ms: fixed?.latency_ms.p99 ?? null,
     baseline: base ? base.delivered_calls_per_s : null,
-    baseline_chain: base ? { delivered_calls_per_s: base.delivered_calls_per_s, p50_ms: base.latency_ms.p50, p99_ms: base.latency_ms.p99, redis_commands_per_call: base.detail?.redis.commands_per_call ?? null, redis_usec_per_call: base.detail?.redis.cpu_usec_per_call ?? null } : null,
+    baseline_chain: base
+      ? {
+          delivered_calls_per_s: base.delivered_calls_per_s,
+          p50_ms: base.latency_ms.p50,
+          p99_ms: base.latency_ms.p99,
+          redis_commands_per_call: base.detail?.redis.commands_per_call ?? null,
+          redis_usec_per_call: base.detail?.redis.cpu_usec_per_call ?? null,
+        }
+      : null,
     peak_rss_mb: peak,
     targets: {
       redis_usec_per_call_max: TARGET.redisUsecPerCall,

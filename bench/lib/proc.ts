@@ -17,9 +17,24 @@ export interface ServerProcess extends ChildHandle {
 }
 
 /** A helper server (baseline, bench script) on `port`, ready once `readyPath` answers at all. */
-export async function startServer(o: { name: string; args: readonly string[]; env: NodeJS.ProcessEnv; port: number; readyPath: string; ipc?: boolean }): Promise<ServerProcess> {
+export async function startServer(o: {
+  name: string;
+  args: readonly string[];
+  env: NodeJS.ProcessEnv;
+  port: number;
+  readyPath: string;
+  ipc?: boolean;
+}): Promise<ServerProcess> {
   const url = `http://127.0.0.1:${o.port}`;
-  const handle = await startChild({ name: o.name, args: o.args, env: o.env, cwd: BENCH_DIR, echo: 'prefixed', ...(o.ipc ? { ipc: true } : {}), ready: async () => (await probe(url + o.readyPath)) !== undefined });
+  const handle = await startChild({
+    name: o.name,
+    args: o.args,
+    env: o.env,
+    cwd: BENCH_DIR,
+    echo: 'prefixed',
+    ...(o.ipc ? { ipc: true } : {}),
+    ready: async () => (await probe(url + o.readyPath)) !== undefined,
+  });
   return Object.assign(handle, { url });
 }
 

@@ -24,12 +24,15 @@ export function envList<P extends string>(name: string, all: readonly P[]): P[] 
 /** Plain-text table for the terminal. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-export const fmtInt = (n: number | undefined): string => (n === undefined || !Number.isFinite(n) ? '-' : Math.round(n).toLocaleString('en-US'));
-export const fmtMs = (n: number | undefined): string => (n === undefined || !Number.isFinite(n) ? '-' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+export const fmtInt = (n: number | undefined): string =>
+  n === undefined || !Number.isFinite(n) ? '-' : Math.round(n).toLocaleString('en-US');
+export const fmtMs = (n: number | undefined): string =>
+  n === undefined || !Number.isFinite(n) ? '-' : n < 10 ? n.toFixed(2) : n.toFixed(1);
 export const verdict = (v: boolean | undefined): string => (v === undefined ? 'not measured' : v ? 'met' : 'MISSED');
 
 export function round(n: number, digits = 2): number {
@@ -41,7 +44,14 @@ export function machine(): { description: string; cpus: number; model: string; t
   const cpus = os.cpus();
   const model = cpus[0]?.model.trim() ?? 'unknown';
   const gib = round(os.totalmem() / 2 ** 30, 1);
-  return { description: `${cpus.length} x ${model}, ${Math.round(gib)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`, cpus: cpus.length, model, total_mem_gib: gib, node: process.version, platform: `${os.platform()} ${os.release()}` };
+  return {
+    description: `${cpus.length} x ${model}, ${Math.round(gib)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`,
+    cpus: cpus.length,
+    model,
+    total_mem_gib: gib,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  };
 }
 
 /**
@@ -49,8 +59,17 @@ export function machine(): { description: string; cpus: number; model: string; t
  * the run was complete, `<name>.<ext>` (`latest.json`, `pipeline-latest.json`…: the committed files
  * the docs quote). Returns the paths written.
  */
-export function writeResult(dir: string, name: { dated: string; latest: string }, started: Date, text: string, complete: boolean): string[] {
-  const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+export function writeResult(
+  dir: string,
+  name: { dated: string; latest: string },
+  started: Date,
+  text: string,
+  complete: boolean,
+): string[] {
+  const stamp = started
+    .toISOString()
+    .replace(/:/g, '-')
+    .replace(/\.\d+Z$/, 'Z');
   const ext = path.extname(name.latest);
   const files = [path.join(dir, `${name.dated}-${stamp}${ext}`), ...(complete ? [path.join(dir, name.latest)] : [])];
   for (const f of files) writeFileSync(f, text);
@@ -59,5 +78,10 @@ export function writeResult(dir: string, name: { dated: string; latest: string }
 
 /** Indented JSON with arrays of numbers on one line: the timelines stay readable and the file small. */
 export function compactJson(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/\[\s+(-?[\d.e+-]+(?:,\s+-?[\d.e+-]+)*)\s+\]/g, (_m, inner: string) => `[${inner.split(/,\s+/).join(', ')}]`) + '\n';
+  return (
+    JSON.stringify(value, null, 2).replace(
+      /\[\s+(-?[\d.e+-]+(?:,\s+-?[\d.e+-]+)*)\s+\]/g,
+      (_m, inner: string) => `[${inner.split(/,\s+/).join(', ')}]`,
+    ) + '\n'
+  );
 }

@@ -63,7 +63,15 @@ export interface RunResult {
   readonly transport_errors: number;
   readonly intake_status_codes: Record<string, number>;
   readonly duplicate_examples: Arrivals['duplicateExamples'];
-  readonly receiver: { requests: number; by_status: Record<string, number>; attempts_to_deliver: Record<string, number>; bad_signatures: number; unsigned: number; tls_requests: number; tls_client_errors: number };
+  readonly receiver: {
+    requests: number;
+    by_status: Record<string, number>;
+    attempts_to_deliver: Record<string, number>;
+    bad_signatures: number;
+    unsigned: number;
+    tls_requests: number;
+    tls_client_errors: number;
+  };
   readonly cpu_pct: Record<string, number>;
   readonly cpu_usec_per_delivered_call: Record<string, number>;
   readonly peak_rss_mb: Record<string, number>;
@@ -114,7 +122,13 @@ async function redisPid(redis: Redis): Promise<number | undefined> {
   return Number.isFinite(pid) ? pid : undefined;
 }
 
-export async function runScenario(scenario: Scenario, mode: Mode, settings: RunSettings, receiver: ChaosReceiver, opts: RunOptions = {}): Promise<RunResult> {
+export async function runScenario(
+  scenario: Scenario,
+  mode: Mode,
+  settings: RunSettings,
+  receiver: ChaosReceiver,
+  opts: RunOptions = {},
+): Promise<RunResult> {
   const s = settings;
   const tag = `${s.runTag}-${scenario.name}-${mode}`;
   const prefix = `{bench-${tag}}`;
@@ -129,7 +143,9 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
   const configFile = path.join(tmp, 'config.json');
   const adminToken = randomBytes(24).toString('hex');
 
-  const privateRedis: PrivateRedis | undefined = scenario.privateAofRedis ? await startPrivateRedis({ aof: 'everysec', dir: tmp }) : undefined;
+  const privateRedis: PrivateRedis | undefined = scenario.privateAofRedis
+    ? await startPrivateRedis({ aof: 'everysec', dir: tmp })
+    : undefined;
   const redisUrl = privateRedis?.url ?? s.redisUrl;
   const redis = connectRedis(redisUrl);
   const writeKeys = routes.map((_, i) => `bench-${tag}-key-${i}`);
@@ -149,17 +165,33 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
   // The once-a-second sampler runs until the run ends, however it ends.
   let running = true;
   try {
-    stack = await startBenchStack({ redisUrl, prefix, configFile, adminToken, logLevel: s.logLevel, env: { ...scenario.env, ...opts.env }, deliveries: opts.deliveries ?? 1 });
+    stack = await startBenchStack({
+      redisUrl,
+      prefix,
+      configFile,
+      adminToken,
+      logLevel: s.logLevel,
+      env: { ...scenario.env, ...opts.env },
+      deliveries: opts.deliveries ?? 1,
+    });
     const st = stack;
     const admin = new AdminClient(st.stack.url('admin'), adminToken);
     const redisProcess = { pid: await redisPid(redis) };
-    const sampler = new ResourceSampler(() => [...st.processes(), { name: 'receiver', pid: receiver.pid }, { name: 'loadgen', pid: process.pid }, { name: 'redis', pid: redisProcess.pid }]);
+    const sampler = new ResourceSampler(() => [
+      ...st.processes(),
+      { name: 'receiver', pid: receiver.pid },
+      { name: 'loadgen', pid: process.pid },
+      { name: 'redis', pid: redisProcess.pid },
+    ]);
     const arrivals = new Arrivals(routes);
 
     // The load: batches go round-robin to the ten sources; every 2xx batch's calls are acknowledged.
     const factories: TimedBodyFactory[] = routes.map((_, i) => timedBatchBodies(`${tag}-${i}`, calls, { single }));
     const acked: number[][] = routes.map(() => []);
-    const headers = writeKeys.map((k) => ({ 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${k}:`).toString('base64')}` }));
+    const headers = writeKeys.map((k) => ({
+      'content-type': 'application/json',
+      authorization: `Basic ${Buffer.from(`${k}:`).toString('base64')}`,
+    }));
     const pool = new Pool(st.stack.url('ingest'), { connections, pipelining: 1, keepAliveTimeout: 60_000 });
     let cursor = 0;
     const sink: Sink = {
@@ -218,7 +250,14 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     sampler.mark();
     const acceptedAtStart = driver.acceptedCalls;
     driver.recording = opts.detail === true;
-    const endDetail = opts.detail ? await startDetail({ redis, prefix, requestMs: driver.requestMs, urls: { ingest: st.stack.url('ingest'), router: st.stack.url('router'), deliveries: st.deliveryUrls() } }) : undefined;
+    const endDetail = opts.detail
+      ? await startDetail({
+          redis,
+          prefix,
+          requestMs: driver.requestMs,
+          urls: { ingest: st.stack.url('ingest'), router: st.stack.url('router'), deliveries: st.deliveryUrls() },
+        })
+      : undefined;
     const fired = scenario.events.map((e) => fire(e, windowStart));
     await sleep(measuredS * 1000);
     const windowEnd = performance.timeOrigin + performance.now();
@@ -230,7 +269,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
     await Promise.all(fired);
     for (const i of scenario.disableAtEnd) {
       await admin.setEnabled(destinationIdOf(i), false);
-      events.push({ at_s: round((performance.timeOrigin + performance.now() - windowStart) / 1000, 1), what: `destination ${i} disabled through the admin API` });
+      events.push({
+        at_s: round((performance.timeOrigin + performance.now() - windowStart) / 1000, 1),
+        what: `destination ${i} disabled through the admin API`,
+      });
     }
 
     // Settle: until every acknowledged call arrived, or the queues are empty (the rest must then be
@@ -253,11 +295,20 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
 
     const deadLettered = new Map<string, Set<string>>();
     for (let i = 0; i < destinations; i++) deadLettered.set(routeOf(i), await admin.deadLetterIds(destinationIdOf(i)));
-    const acknowledged = new Map(routes.map((r, i) => [r, (acked[i] ?? []).flatMap((counter) => Array.from({ length: calls }, (_, k) => messageIdOf(`${tag}-${i}`, counter, k)))]));
+    const acknowledged = new Map(
+      routes.map((r, i) => [
+        r,
+        (acked[i] ?? []).flatMap((counter) => Array.from({ length: calls }, (_, k) => messageIdOf(`${tag}-${i}`, counter, k))),
+      ]),
+    );
     const verdict = verify({ acknowledged, delivered: arrivals.deliveredByRoute(), deadLettered });
     const peakRss = sampler.peakRssMb();
     const rxStats = await receiver.stats();
-    const expectationFailures = expectations(scenario, verdict, { tlsRequests: rxStats.tlsRequests - rxBefore.tlsRequests, badSignatures: rxStats.badSignatures - rxBefore.badSignatures, unsigned: rxStats.unsigned - rxBefore.unsigned });
+    const expectationFailures = expectations(scenario, verdict, {
+      tlsRequests: rxStats.tlsRequests - rxBefore.tlsRequests,
+      badSignatures: rxStats.badSignatures - rxBefore.badSignatures,
+      unsigned: rxStats.unsigned - rxBefore.unsigned,
+    });
     await pool.close();
 
     const delivered = arrivals.arrivalsBetween(windowStart, windowEnd);
@@ -282,7 +333,13 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       latency_ms: percentiles(arrivals.latenciesOfSentBetween(windowStart, windowEnd), LATENCY_QUANTILES),
       healthy_latency_ms: percentiles(arrivals.latenciesOfSentBetween(windowStart, windowEnd, healthyRoutes), LATENCY_QUANTILES),
       per_destination: Object.fromEntries(
-        routes.map((r) => [r, { delivered_calls_per_s: Math.round(arrivals.arrivalsBetween(windowStart, windowEnd, [r]) / measuredS), p99_ms: percentiles(arrivals.latenciesOfSentBetween(windowStart, windowEnd, [r]), { p99: 0.99 }).p99 }]),
+        routes.map((r) => [
+          r,
+          {
+            delivered_calls_per_s: Math.round(arrivals.arrivalsBetween(windowStart, windowEnd, [r]) / measuredS),
+            p99_ms: percentiles(arrivals.latenciesOfSentBetween(windowStart, windowEnd, [r]), { p99: 0.99 }).p99,
+          },
+        ]),
       ),
       verification: verdict,
       expectation_failures: expectationFailures,
@@ -291,7 +348,15 @@ export async function runScenario(scenario: Scenario, mode: Mode, settings: RunS
       refused_batches: driver.refusedBatches,
       transport_errors: driver.errors,
       intake_status_codes: driver.statusCodes,
-      receiver: { requests: arrivals.requests, by_status: arrivals.statuses, attempts_to_deliver: arrivals.attemptsToDeliver(), bad_signatures: rxStats.badSignatures - rxBefore.badSignatures, unsigned: rxStats.unsigned - rxBefore.unsigned, tls_requests: rxStats.tlsRequests - rxBefore.tlsRequests, tls_client_errors: rxStats.tlsClientErrors - rxBefore.tlsClientErrors },
+      receiver: {
+        requests: arrivals.requests,
+        by_status: arrivals.statuses,
+        attempts_to_deliver: arrivals.attemptsToDeliver(),
+        bad_signatures: rxStats.badSignatures - rxBefore.badSignatures,
+        unsigned: rxStats.unsigned - rxBefore.unsigned,
+        tls_requests: rxStats.tlsRequests - rxBefore.tlsRequests,
+        tls_client_errors: rxStats.tlsClientErrors - rxBefore.tlsClientErrors,
+      },
       cpu_pct: cpu,
       cpu_usec_per_delivered_call: cpuPerCall,
       peak_rss_mb: peakRss,

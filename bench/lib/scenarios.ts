@@ -14,7 +14,8 @@ export const routeOf = (i: number): string => `d${i}`;
 export const destinationIdOf = (i: number): string => `dest-${i}`;
 export const sourceIdOf = (i: number): string => `src-${i}`;
 
-export type ScenarioName = 'healthy' | 'flaky' | 'dead-1-of-10' | 'receiver-down' | 'delivery-killed' | 'redis-restarted' | 'hostile' | 'pipeline';
+export type ScenarioName =
+  'healthy' | 'flaky' | 'dead-1-of-10' | 'receiver-down' | 'delivery-killed' | 'redis-restarted' | 'hostile' | 'pipeline';
 
 /** Something done to the system at `atS` seconds into the measured window. */
 export type ScenarioEvent =
@@ -113,7 +114,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'hostile',
-    title: 'd0 self-signed TLS, d1 redirects to the metadata address, d2 bodies slower than the timeout, d3 resets 30%, d4 answers after 200 ms',
+    title:
+      'd0 self-signed TLS, d1 redirects to the metadata address, d2 bodies slower than the timeout, d3 resets 30%, d4 answers after 200 ms',
     plan: planOf((i) => [{}, { redirect: 1 }, { slowBodyMs: 8000 }, { reset: 0.3 }, { delayMs: 200 }][i] ?? {}),
     tls: [0],
     events: [],
@@ -126,7 +128,16 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** The pipeline detail mode (`pnpm bench:pipeline`): one source, one destination, all 2xx. */
-export const PIPELINE: Scenario = { name: 'pipeline', title: 'one destination, all 2xx', plan: { routes: {} }, events: [], impaired: [], disableAtEnd: [], settleS: 60, destinations: 1 };
+export const PIPELINE: Scenario = {
+  name: 'pipeline',
+  title: 'one destination, all 2xx',
+  plan: { routes: {} },
+  events: [],
+  impaired: [],
+  disableAtEnd: [],
+  settleS: 60,
+  destinations: 1,
+};
 
 export function scenarioNamed(name: string): Scenario {
   const found = SCENARIOS.find((s) => s.name === name);

@@ -28,7 +28,9 @@ export interface Verdict {
   readonly unacknowledged_arrivals: number;
   /** Up to 10 lost messageIds, to look for in the logs and the attempt log. */
   readonly lost_examples: readonly string[];
-  readonly by_destination: Readonly<Record<string, { acknowledged: number; delivered: number; dead_lettered: number; duplicates: number; lost: number }>>;
+  readonly by_destination: Readonly<
+    Record<string, { acknowledged: number; delivered: number; dead_lettered: number; duplicates: number; lost: number }>
+  >;
 }
 
 export function verify(input: VerifyInput): Verdict {
@@ -70,18 +72,33 @@ export function verify(input: VerifyInput): Verdict {
     lost += row.lost;
     byDestination[destination] = row;
   }
-  return { acknowledged, delivered, dead_lettered: deadLettered, duplicates, lost, unacknowledged_arrivals: unacknowledged, lost_examples: lostExamples, by_destination: byDestination };
+  return {
+    acknowledged,
+    delivered,
+    dead_lettered: deadLettered,
+    duplicates,
+    lost,
+    unacknowledged_arrivals: unacknowledged,
+    lost_examples: lostExamples,
+    by_destination: byDestination,
+  };
 }
 
 /** What the scenario promises beyond "nothing lost": pure. */
-export function expectations(scenario: Scenario, v: Verdict, rx: { tlsRequests: number; badSignatures: number; unsigned: number }): string[] {
+export function expectations(
+  scenario: Scenario,
+  v: Verdict,
+  rx: { tlsRequests: number; badSignatures: number; unsigned: number },
+): string[] {
   const out: string[] = [];
   const dead = new Set(scenario.deadByDesign ?? []);
   for (let i = 0; i < destinationsOf(scenario); i++) {
     const row = v.by_destination[routeOf(i)];
     if (!row || row.acknowledged === 0) continue;
-    if (dead.has(i) && row.dead_lettered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.dead_lettered} of ${row.acknowledged} dead-lettered, all expected`);
-    if (!dead.has(i) && !scenario.disableAtEnd.includes(i) && row.delivered !== row.acknowledged) out.push(`${routeOf(i)}: ${row.delivered} of ${row.acknowledged} delivered, all expected`);
+    if (dead.has(i) && row.dead_lettered !== row.acknowledged)
+      out.push(`${routeOf(i)}: ${row.dead_lettered} of ${row.acknowledged} dead-lettered, all expected`);
+    if (!dead.has(i) && !scenario.disableAtEnd.includes(i) && row.delivered !== row.acknowledged)
+      out.push(`${routeOf(i)}: ${row.delivered} of ${row.acknowledged} delivered, all expected`);
   }
   if ((scenario.tls ?? []).length > 0 && rx.tlsRequests > 0) out.push(`${rx.tlsRequests} requests reached the self-signed https receiver`);
   if (rx.badSignatures > 0) out.push(`${rx.badSignatures} requests with a bad signature`);

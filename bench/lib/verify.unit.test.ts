@@ -1,7 +1,8 @@
 /** The verification pass's counting: delivered, dead-lettered, duplicates, lost, per destination. */
 import { verify } from './verify';
 
-const delivered = (entries: Record<string, Record<string, number>>) => new Map(Object.entries(entries).map(([d, ids]) => [d, new Map(Object.entries(ids))]));
+const delivered = (entries: Record<string, Record<string, number>>) =>
+  new Map(Object.entries(entries).map(([d, ids]) => [d, new Map(Object.entries(ids))]));
 const dead = (entries: Record<string, string[]>) => new Map(Object.entries(entries).map(([d, ids]) => [d, new Set(ids)]));
 
 describe('verify', () => {
@@ -16,7 +17,11 @@ describe('verify', () => {
   });
 
   it('counts an undelivered call listed in the dead letters as dead-lettered, not lost', () => {
-    const v = verify({ acknowledged: new Map([['d9', ['x', 'y']]]), delivered: delivered({ d9: { y: 1 } }), deadLettered: dead({ d9: ['x'] }) });
+    const v = verify({
+      acknowledged: new Map([['d9', ['x', 'y']]]),
+      delivered: delivered({ d9: { y: 1 } }),
+      deadLettered: dead({ d9: ['x'] }),
+    });
     expect(v).toMatchObject({ delivered: 1, dead_lettered: 1, lost: 0 });
   });
 
@@ -34,7 +39,11 @@ describe('verify', () => {
   });
 
   it('counts a call delivered although its batch was not acknowledged as an unacknowledged arrival, not a loss', () => {
-    const v = verify({ acknowledged: new Map([['d0', []]]), delivered: delivered({ d0: { stray: 1 } }), deadLettered: dead({ d0: ['stray2'] }) });
+    const v = verify({
+      acknowledged: new Map([['d0', []]]),
+      delivered: delivered({ d0: { stray: 1 } }),
+      deadLettered: dead({ d0: ['stray2'] }),
+    });
     expect(v).toMatchObject({ acknowledged: 0, lost: 0, unacknowledged_arrivals: 2 });
   });
 
