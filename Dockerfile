@@ -8,7 +8,7 @@
 #   docker run eventrelay:local node services/audiences/dist/index.js
 #   docker run eventrelay:local node services/admin/dist/index.js
 #
-# Layout of the final image (WORKDIR /app): services/<name>/dist, packages/{config,runtime}/dist,
+# Layout of the final image (WORKDIR /app): services/<name>/dist, packages/{config,runtime,stores}/dist,
 # every package.json, and a production-only pnpm node_modules tree (root node_modules/.pnpm plus
 # the per-package symlinks), so `node services/<name>/dist/index.js` resolves exactly as it does in
 # a checkout after `pnpm install && pnpm build`.
@@ -37,8 +37,11 @@ WORKDIR /app
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
 COPY packages/config/package.json packages/config/
 COPY packages/runtime/package.json packages/runtime/
-# The harness is a dev dependency of the root only: its manifest lets the frozen install check the lockfile.
+COPY packages/stores/package.json packages/stores/
+# The harness and the bench are dev tooling, not shipped: their manifests only let the frozen install
+# check the lockfile.
 COPY packages/testkit/package.json packages/testkit/
+COPY bench/package.json bench/
 COPY services/ingest/package.json services/ingest/
 COPY services/router/package.json services/router/
 COPY services/webhook-delivery/package.json services/webhook-delivery/
@@ -52,11 +55,12 @@ RUN --mount=type=cache,id=eventrelay-pnpm-store,target=/pnpm/store \
 COPY tsconfig.base.json ./
 COPY packages/config packages/config
 COPY packages/runtime packages/runtime
+COPY packages/stores packages/stores
 COPY services services
 # What `pnpm build` (tsc -b at the root) does for the shipped code: the root tsconfig also
 # references test/ and bench/ (type-check only, dev tooling) which are not part of the image, so
-# the five services are built directly; tsc -b follows their references to packages/config and
-# packages/runtime. Declaration files and build info are not needed at run time.
+# the five services are built directly; tsc -b follows their references to packages/config,
+# packages/runtime and packages/stores. Declaration files and build info are not needed at run time.
 RUN pnpm exec tsc -b services/ingest services/router services/webhook-delivery services/audiences services/admin \
  && find packages/*/dist services/*/dist \( -name '*.d.ts' -o -name '*.d.ts.map' -o -name '*.tsbuildinfo' \) -delete
 
@@ -83,6 +87,7 @@ WORKDIR /app
 COPY --from=prod-deps /app ./
 COPY --from=build /app/packages/config/dist packages/config/dist
 COPY --from=build /app/packages/runtime/dist packages/runtime/dist
+COPY --from=build /app/packages/stores/dist packages/stores/dist
 COPY --from=build /app/services/ingest/dist services/ingest/dist
 COPY --from=build /app/services/router/dist services/router/dist
 COPY --from=build /app/services/webhook-delivery/dist services/webhook-delivery/dist

@@ -156,7 +156,7 @@ describe('Dockerfile', () => {
       expect(built.some((run) => /\btsc\b/.test(run) && new RegExp(`services/${name}(\\s|/|$)`).test(run))).toBe(true);
       expect(copies.some((c) => new RegExp(`services/${name}/dist\\s+(/app/)?services/${name}/dist/?$`).test(c))).toBe(true);
     }
-    for (const pkg of ['config', 'runtime']) expect(copies.some((c) => c.endsWith(`packages/${pkg}/dist`))).toBe(true);
+    for (const pkg of ['config', 'runtime', 'stores']) expect(copies.some((c) => c.endsWith(`packages/${pkg}/dist`))).toBe(true);
   });
 
   it('copies the manifest of every workspace package the lockfile knows, so --frozen-lockfile installs', () => {
@@ -194,7 +194,7 @@ describe('Dockerfile', () => {
 
   it("declares every package the shipped code imports as a production dependency (the image has no devDependencies)", () => {
     const missing: string[] = [];
-    for (const dir of [...NAMES.map((n) => `services/${n}`), 'packages/config', 'packages/runtime']) {
+    for (const dir of [...NAMES.map((n) => `services/${n}`), 'packages/config', 'packages/runtime', 'packages/stores']) {
       const manifest = JSON.parse(read(`${dir}/package.json`)) as { dependencies?: Record<string, string> };
       const deps = new Set(Object.keys(manifest.dependencies ?? {}));
       for (const file of sourceFiles(path.join(ROOT, dir, 'src'))) {
