@@ -43,7 +43,7 @@ let stopping = false;
 async function stop(code) {
   if (stopping) return;
   stopping = true;
-  // One SIGTERM each (a second signal would make a service skip its graceful shutdown), newest first, Redis last.
+  // One SIGTERM each (a second signal would make a service skip its graceful shutdown), all at once, Redis last.
   await Promise.all(started.filter((p) => p.name !== 'redis').map((p) => p.stop('SIGTERM', 10_000)));
   await Promise.all(started.filter((p) => p.name === 'redis').map((p) => p.stop()));
   process.exit(code);

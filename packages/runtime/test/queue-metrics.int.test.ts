@@ -8,10 +8,9 @@ import { queueCatalog, type RouteJob } from '@eventrelay/config';
 import { createMetricsRegistry } from '../src/metrics';
 import { createRedis } from '../src/redis';
 import { putJobBack, readQueues, readySinceOf, registerQueueMetrics } from '../src/queue-metrics';
-import { deletePrefix, eventually, freePort, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
+import { deletePrefix, eventually, freePort, SHARED_REDIS_URL, sleep, uniquePrefix } from '@eventrelay/testkit';
 import { parsePromText, total } from '../../../test/support/prom-text';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const routeJob = (id: string): RouteJob => ({ batchId: id });
 
 describe('queue metrics', () => {

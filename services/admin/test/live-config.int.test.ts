@@ -6,7 +6,7 @@
  */
 import { type DeadLetter, type DebugEvent, type DeliveryAttempt, verifySignature } from '@eventrelay/config';
 import { startTestAdmin, type TestAdmin } from '../../../test/support/admin';
-import { eventually, type ReceivedRequest, type Receiver, startReceiver } from '@eventrelay/testkit';
+import { eventually, type ReceivedRequest, type Receiver, startReceiver, sleep } from '@eventrelay/testkit';
 import { post } from '../../../test/support/ingest';
 import { startTestPipeline, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
 import { testScope } from '../../../test/support/scope';
@@ -15,7 +15,6 @@ import { testScope } from '../../../test/support/scope';
 const PROPAGATION_MS = 2000;
 const SECRET = 'live-config-shared-secret';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const messageIdOf = (req: ReceivedRequest) => String(req.headers['x-eventrelay-message-id']);
 const bodyOf = (req: ReceivedRequest) => JSON.parse(req.body.toString('utf8')) as { event?: string; properties?: Record<string, unknown> };
 

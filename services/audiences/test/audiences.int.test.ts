@@ -5,12 +5,11 @@
  * windows matter.
  */
 import { startTestAdmin, type TestAdmin } from '../../../test/support/admin';
-import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
+import { eventually, type Receiver, startReceiver, sleep } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
 import { testScope } from '../../../test/support/scope';
 
 const DAY_MS = 86_400_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface MembershipBody {
   type: string;

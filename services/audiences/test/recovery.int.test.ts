@@ -4,11 +4,10 @@
  * retried job) is counted once. Real Redis, a real receiver.
  */
 import { startTestAdmin } from '../../../test/support/admin';
-import { eventually, startReceiver } from '@eventrelay/testkit';
+import { eventually, startReceiver, sleep } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination } from '../../../test/support/pipeline';
 import { testScope } from '../../../test/support/scope';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('audiences: recovery', () => {
   const scope = testScope();

@@ -5,11 +5,10 @@
  */
 import type { Regulation } from '@eventrelay/config';
 import { startTestAdmin, type TestAdmin } from '../../../test/support/admin';
-import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
+import { eventually, type Receiver, startReceiver, sleep } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
 import { testScope } from '../../../test/support/scope';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bodies = (r: Receiver) => r.requests.map((req) => ({ body: JSON.parse(req.body.toString('utf8')) as Record<string, unknown>, text: req.body.toString('utf8'), headers: req.headers }));
 const deletes = (r: Receiver) => bodies(r).filter((b) => b.body['type'] === 'delete');
 

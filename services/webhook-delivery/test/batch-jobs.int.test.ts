@@ -7,7 +7,7 @@
  */
 import type { DeliveryAttempt, HeldDeliverJob } from '@eventrelay/config';
 import { callDeliveryId } from '@eventrelay/config';
-import { eventually, type ReceivedRequest, type Receiver, startReceiver } from '@eventrelay/testkit';
+import { eventually, type ReceivedRequest, type Receiver, startReceiver, sleep } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestAdmin } from '../../../test/support/admin';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
@@ -15,7 +15,6 @@ import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions,
 /** With random() = 0.999 the backoff after round n is just under BASE_MS * 2^(n-1). */
 const BASE_MS = 300;
 const random = () => 0.999;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const idOf = (r: ReceivedRequest) => String(r.headers['x-eventrelay-message-id']);
 const attemptOf = (r: ReceivedRequest) => Number(r.headers['x-eventrelay-attempt']);
 

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DeliveryAttempt } from '@eventrelay/config';
-import { eventually, freePort, type Receiver, startReceiver } from '@eventrelay/testkit';
+import { eventually, freePort, type Receiver, startReceiver, sleep } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
 
@@ -18,7 +18,6 @@ const random = () => 0.999;
 /** Longer than any backoff these tests can schedule before they look for a retry that must not come. */
 const BEYOND_BACKOFF_MS = 8 * BASE_MS;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('delivery outcomes', () => {
   const scope = testScope();

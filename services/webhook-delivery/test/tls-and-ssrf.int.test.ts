@@ -7,7 +7,7 @@ import type { LookupAddress } from 'node:dns';
 import type { DeliveryAttempt } from '@eventrelay/config';
 import type { Resolver } from '../src/adapters/address-guard';
 import { makeCertificates, type TestCertificates } from '../../../test/support/certs';
-import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
+import { eventually, type Receiver, startReceiver, sleep } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
 
@@ -19,7 +19,6 @@ const MADE_UP_HOST = 'hooks.example.test';
 /** Longer than any backoff these tests can schedule. */
 const SETTLE_MS = 500;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Maps the given names onto addresses and records every lookup; any other name does not exist. */
 function fakeResolver(names: Record<string, LookupAddress[] | ((call: number) => LookupAddress[])>): Resolver & { readonly lookups: string[] } {
