@@ -1,8 +1,6 @@
 /**
  * `pnpm bench:audiences`: the audiences service (services/audiences/dist, a child process) against
- * a private redis-server.
- *
- * For each size (AUDIENCE_BENCH_SIZES, default "20000,100000" profiles):
+ * a private redis-server. For each size (AUDIENCE_BENCH_SIZES, default "20000,100000" profiles):
  *  1. seed: that many users' identify + track calls go on the profile queue (100 calls a job, as
  *     the router would put them) and a first audiences process applies them; calls/s measured;
  *  2. backfill: a fresh audiences process, then an audience matching a third of the users is
@@ -12,33 +10,27 @@
  * pipelined HGETALL, no evaluation, no writes) from this process.
  * Bounded memory shows as a peak RSS that does not grow with the number of profiles.
  */
-import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { distEntry, sleep, startPrivateRedis, startService, type ServiceProcess } from '@eventrelay/testkit';
-import { BENCH_DIR, processMemoryKb, runBench } from './lib/proc.js';
+import { distEntry, sleep, startPrivateRedis, startService } from '@eventrelay/testkit';
+import { infoField, processMemoryKb, runBench } from './lib/proc.js';
 import { fmtInt, round, table, writeResult } from './lib/report.js';
 
 const SIZES = (process.env['AUDIENCE_BENCH_SIZES'] ?? '20000,100000').split(',').map(Number);
 const PAGE = 500;
-const ENTRY = distEntry('audiences');
-let redisHandle: { close(): Promise<void> } | undefined;
+let closeRedis: () => Promise<void> = () => Promise.resolve();
 
-function startAudiences(redisUrl: string, prefix: string): Promise<ServiceProcess> {
-  return startService(
+const startAudiences = (redisUrl: string, prefix: string) =>
+  startService(
     'audiences',
     { ...process.env, REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, LOG_LEVEL: 'warn', AUDIENCES_SYNC_INTERVAL_MS: '3600000' },
     { echo: 'prefixed' },
   );
-}
 
-async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<number> {
-  const start = Date.now();
-  while (!(await check())) {
+async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<number> {
+  for (const start = Date.now(); !(await check()); await sleep(everyMs))
     if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
   return Date.now();
 }
 
@@ -47,8 +39,8 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
   const now = new Date().toISOString();
   // 1. Seed through the profile queue.
   const seeder = await startAudiences(redisUrl, prefix);
-  const queueConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue('profile', { connection: queueConnection, prefix });
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue('profile', { connection, prefix });
   const seedStart = Date.now();
   for (let from = 0; from < size; from += 5000) {
     const jobs = [];
@@ -56,74 +48,56 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
       const calls = [];
       for (let i = j; i < Math.min(size, j + 50); i++) {
         const userId = `user-${String(i).padStart(7, '0')}`;
-        calls.push({
-          type: 'identify',
-          messageId: `i-${i}`,
-          userId,
-          timestamp: now,
-          traits: { plan: i % 3 === 0 ? 'trial' : 'pro', email: `${userId}@example.com`, logins: i % 17 },
-        });
+        const traits = { plan: i % 3 === 0 ? 'trial' : 'pro', email: `${userId}@example.com`, logins: i % 17 };
+        calls.push({ type: 'identify', messageId: `i-${i}`, userId, timestamp: now, traits });
         calls.push({ type: 'track', messageId: `t-${i}`, userId, timestamp: now, event: 'Order Completed' });
       }
       jobs.push({ name: 'profile', data: { sourceId: 'src-bench', calls } });
     }
     await queue.addBulk(jobs);
   }
-  const seeded = await until(async () => (await redis.zcard(`${prefix}:prof:index`)) >= size, 600_000, 100);
-  const seedMs = seeded - seedStart;
+  const seedMs = (await until(async () => (await redis.zcard(`${prefix}:prof:index`)) >= size, 600_000, 100)) - seedStart;
   await queue.close();
-  await queueConnection.quit();
+  await connection.quit();
   await seeder.stop();
 
   // Baseline: a bare read pass over the same profiles.
   const bareStart = Date.now();
-  let after = '-';
-  let read = 0;
+  let [after, read] = ['-', 0];
   for (;;) {
     const ids = await redis.zrangebylex(`${prefix}:prof:index`, after, '+', 'LIMIT', 0, PAGE);
     if (ids.length === 0) break;
     const p = redis.pipeline();
     for (const id of ids) p.hgetall(`${prefix}:prof:u:${id}`);
     await p.exec();
-    read += ids.length;
-    after = `(${ids[ids.length - 1]}`;
+    [read, after] = [read + ids.length, `(${ids[ids.length - 1]}`];
   }
   const bareMs = Date.now() - bareStart;
 
   // 2. Backfill in a fresh process.
   const worker = await startAudiences(redisUrl, prefix);
   await sleep(1000);
-  const idle = processMemoryKb(worker.child.pid);
-  await redis.hset(
-    `${prefix}:cfg:sources`,
-    'src-bench',
-    JSON.stringify({ id: 'src-bench', name: 'Bench', type: 'server', writeKey: 'bench-write-key-0001' }),
-  );
-  await redis.hset(
-    `${prefix}:cfg:destinations`,
-    'dst-bench',
-    JSON.stringify({
-      id: 'dst-bench',
-      name: 'Webhooks',
-      enabled: true,
-      sourceIds: [],
-      settings: { webhooks: [{ url: 'https://receiver.example/hook' }] },
-    }),
-  );
-  const audience = {
-    id: 'trial',
+  const idle = processMemoryKb(worker.pid);
+  const hset = (key: string, id: string, value: object) => redis.hset(`${prefix}:cfg:${key}`, id, JSON.stringify({ id, ...value }));
+  await hset('sources', 'src-bench', { name: 'Bench', type: 'server', writeKey: 'bench-write-key-0001' });
+  await hset('destinations', 'dst-bench', {
+    name: 'Webhooks',
+    enabled: true,
+    sourceIds: [],
+    settings: { webhooks: [{ url: 'https://receiver.example/hook' }] },
+  });
+  await hset('audiences', 'trial', {
     name: 'Trial Users',
     sourceIds: ['src-bench'],
     destinationIds: ['dst-bench'],
     condition: { all: [{ trait: { key: 'plan', equals: 'trial' } }, { event: { name: 'Order Completed', atLeast: 1, withinDays: 30 } }] },
-  };
-  await redis.hset(`${prefix}:cfg:audiences`, 'trial', JSON.stringify(audience));
+  });
   const created = Date.now();
   await redis.incr(`${prefix}:cfg:version`);
   const state = () => redis.hgetall(`${prefix}:aud:trial:state`);
   const began = await until(async () => (await state())['status'] !== undefined, 30_000, 5);
   const ended = await until(async () => (await state())['status'] === 'ready', 600_000, 20);
-  const peak = processMemoryKb(worker.child.pid);
+  const peak = processMemoryKb(worker.pid);
   const scanned = Number((await state())['scanned'] ?? 0);
   const members = await redis.scard(`${prefix}:aud:trial:members`);
   await worker.stop();
@@ -145,32 +119,27 @@ async function runSize(redisUrl: string, redis: Redis, size: number) {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(ENTRY)) throw new Error('services/audiences/dist/index.js is missing: run pnpm exec tsc -b (pnpm bench:audiences does)');
+  if (!existsSync(distEntry('audiences')))
+    throw new Error('services/audiences/dist/index.js is missing: run pnpm exec tsc -b (pnpm bench:audiences does)');
   const started = new Date();
-  const redisServer = await startPrivateRedis({ aof: false });
-  redisHandle = redisServer;
-  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+  const server = await startPrivateRedis({ aof: false });
+  closeRedis = () => server.close();
+  const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
   const runs = [];
   for (const size of SIZES) {
     process.stdout.write(`audiences bench: ${fmtInt(size)} profiles…\n`);
-    runs.push(await runSize(redisServer.url, redis, size));
+    runs.push(await runSize(server.url, redis, size));
   }
-  const usedMemory = /used_memory:(\d+)/.exec(await redis.info('memory'))?.[1];
+  const usedMemory = infoField(await redis.info('memory'), 'used_memory');
   await redis.quit();
-  process.stdout.write(
-    table(
-      ['profiles', 'seed calls/s', 'backfill s', 'profiles/s', 'bare pass profiles/s', 'RSS idle MB', 'RSS peak MB'],
-      runs.map((r) => [
-        fmtInt(r.profiles),
-        fmtInt(r.seed.callsPerS),
-        String(round(r.backfill.ms / 1000, 1)),
-        fmtInt(r.backfill.profilesPerS),
-        fmtInt(r.baselineBarePass.profilesPerS),
-        String(r.rssMb.idle),
-        String(r.rssMb.peak),
-      ]),
-    ) + '\n',
-  );
+  const header = ['profiles', 'seed calls/s', 'backfill s', 'profiles/s', 'bare pass profiles/s', 'RSS idle MB', 'RSS peak MB'];
+  const rows = runs.map((r) => [
+    ...[r.profiles, r.seed.callsPerS].map(fmtInt),
+    String(round(r.backfill.ms / 1000, 1)),
+    ...[r.backfill.profilesPerS, r.baselineBarePass.profilesPerS].map(fmtInt),
+    ...[r.rssMb.idle, r.rssMb.peak].map(String),
+  ]);
+  process.stdout.write(table(header, rows) + '\n');
   const json = {
     bench: 'audiences',
     startedAt: started.toISOString(),
@@ -179,9 +148,8 @@ async function main(): Promise<void> {
     runs,
     redisUsedMemoryMbAtEnd: usedMemory ? round(Number(usedMemory) / 1048576, 1) : null,
   };
-  process.stdout.write(
-    `wrote ${writeResult(path.join(BENCH_DIR, 'results'), { dated: 'audiences', latest: 'audiences-latest.json' }, started, JSON.stringify(json, null, 2) + '\n', process.env['AUDIENCE_BENCH_SIZES'] === undefined).join(', ')}\n`,
-  );
+  const complete = process.env['AUDIENCE_BENCH_SIZES'] === undefined;
+  process.stdout.write(`wrote ${writeResult('audiences-latest.json', 'audiences', started, json, complete).join(', ')}\n`);
 }
 
-runBench(main, async () => redisHandle?.close(), 1800);
+runBench(main, () => closeRedis(), 1800);

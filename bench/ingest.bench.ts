@@ -1,11 +1,10 @@
 /**
  * `pnpm bench:ingest`: intake throughput and latency against two baselines measured in the same run
- * on the same machine. Phases, each against a fresh child process:
+ * on the same machine. Phases, each against a fresh child process, load from autocannon in this one:
  *   bare     bare Node HTTP server, answers 200 after reading the body  (batch body)
  *   express  express 5 parsing the JSON, answers 200                   (single-call body)
  *   batched  ingest POST /v1/batch, 20 calls of ~600 B each
  *   single   ingest POST /v1/track, one call
- * Every phase: 50 connections, a short warm-up, then BENCH_DURATION_S (default 15) seconds.
  * Each ingest phase gets its own Redis prefix (the router is not running, so the route queue only
  * grows); the prefix's keys are deleted when the phase ends.
  *
@@ -17,123 +16,190 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import autocannon from 'autocannon';
+import { deletePrefix, SHARED_REDIS_URL, sleep, startService } from '@eventrelay/testkit';
 import { commandDeltas, redisSnapshot, sumMetric } from './lib/detail.js';
-import { runLoad, type LoadResult } from './lib/load.js';
-import { batchBodies, singleCallBodies, type BodyFactory } from './lib/payloads.js';
-import { deletePrefix, freePort, sleep, startService } from '@eventrelay/testkit';
-import { BENCH_DIR, connectRedis, machineBusySeconds, processCpuSeconds, runBench, startServer } from './lib/proc.js';
-import { envList, envNumber, fmtInt, fmtMs, machine, round, table, verdict, writeResult } from './lib/report.js';
+import { bodies as makeBodies } from './lib/payloads.js';
+import { connectRedis, machineBusySeconds, processCpuSeconds, runBench, startBaseline } from './lib/proc.js';
+import {
+  envList,
+  envNumber,
+  fmtFixed,
+  fmtInt,
+  fmtMs,
+  machine,
+  RESULTS_DIR,
+  round,
+  roundOrNull,
+  table,
+  targetsLine,
+  writeResult,
+} from './lib/report.js';
 
 const PHASES = ['bare', 'express', 'batched', 'single'] as const;
 type Phase = (typeof PHASES)[number];
-
 const BATCH_SIZE = 20;
 const WRITE_KEY = 'bench-write-key-0001';
 const TARGET = { batchedCallsPerS: 15_000, batchedP99Ms: 50, singleToExpress: 0.5 };
-
 const durationS = envNumber('BENCH_DURATION_S', 15, 1, 600);
 const warmupS = envNumber('BENCH_WARMUP_S', 3, 0, 60);
 const connections = envNumber('BENCH_CONNECTIONS', 50, 1, 1000);
-const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-const cpuProf = process.env['BENCH_CPU_PROF'] === '1';
-const selected: Phase[] = envList('BENCH_PHASES', PHASES);
-
+const selected = envList('BENCH_PHASES', PHASES);
 const runTag = randomBytes(4).toString('hex');
-const resultsDir = path.join(BENCH_DIR, 'results');
-const headers = {
-  'Content-Type': 'application/json',
-  Authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`,
-};
-
-interface PhaseResult {
-  phase: Phase;
-  target: string;
-  bodyBytes: number;
-  callsPerRequest: number;
-  load: LoadResult;
-  /** Ingest phases only. */
-  acceptedFrom2xx?: number;
-  acceptedFromMetrics?: number;
-  callsPerS?: number;
-  callsPerSFromMetrics?: number;
-  /** Percent of one core during the measured window; `other` is the rest of the machine (other processes). */
-  cpu: { server_pct?: number; redis_pct?: number; loadgen_pct?: number; other_pct?: number; machine_busy_pct?: number };
-  redis?: { used_memory_delta_mb: number; top_commands: { command: string; calls: number; usec: number; usec_per_call: number }[] };
-}
-
-const redis = connectRedis(redisUrl);
+const headers = { 'Content-Type': 'application/json', Authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}` };
+const redis = connectRedis(SHARED_REDIS_URL);
 const prefixesInUse = new Set<string>();
 const configFile = path.join(os.tmpdir(), `eventrelay-bench-${runTag}.json`);
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+async function load(url: string, urlPath: string, bodies: ReturnType<typeof makeBodies>, seconds: number) {
+  const r = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    timeout: 10,
+    requests: [{ method: 'POST', path: urlPath, headers, setupRequest: (req) => ({ ...req, body: bodies.next() }) }],
+  });
+  const measured = r.duration > 0 ? r.duration : seconds;
+  const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0]));
+  const { p50, p90, p99, max } = r.latency;
+  return {
+    durationS: measured,
+    requests: r['2xx'] + r.non2xx,
+    ok: r['2xx'],
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    rps: r['2xx'] / measured,
+    p50,
+    p90,
+    p99,
+    max,
+    statusCodes,
+  };
+}
+
+async function runPhase(phase: Phase) {
+  const ingest = phase === 'batched' || phase === 'single';
+  const batch = phase === 'batched' || phase === 'bare';
+  const bodies = makeBodies(`${runTag}-${phase}`, batch ? BATCH_SIZE : 1, { single: !batch });
+  const urlPath = batch ? '/v1/batch' : '/v1/track';
+  const prefix = `{bench-${runTag}-${phase}}`;
+  const profDir = path.join(RESULTS_DIR, 'profiles');
+  if (ingest) prefixesInUse.add(prefix);
+  if (ingest && process.env['BENCH_CPU_PROF'] === '1') mkdirSync(profDir, { recursive: true });
+  const profile = ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=ingest-${phase}-${runTag}.cpuprofile`];
+  const env = { ...process.env, REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, EVENTRELAY_CONFIG: configFile, LOG_LEVEL: 'warn' };
+  const server = ingest
+    ? await startService(
+        'ingest',
+        { ...env, INGEST_MAX_QUEUE_DEPTH: '0', NODE_ENV: 'production' },
+        {
+          echo: 'prefixed',
+          nodeArgs: process.env['BENCH_CPU_PROF'] === '1' ? profile : [],
+        },
+      )
+    : await startBaseline(phase === 'bare' ? 'bare-http.ts' : 'express-json.ts');
+  const accepted = async () =>
+    ingest ? sumMetric(await (await fetch(`${server.url}/metrics`)).text(), 'eventrelay_ingest_calls_total', 'outcome="accepted"') : 0;
+  try {
+    log(`${phase}: warming up ${warmupS} s, then measuring ${durationS} s …`);
+    if (warmupS > 0) await load(server.url, urlPath, bodies, warmupS);
+    await sleep(250);
+    const before = { accepted: await accepted(), redis: await redisSnapshot(redis), server: processCpuSeconds(server.pid) };
+    const [loadgenBefore, machineBefore, wallBefore] = [process.cpuUsage(), machineBusySeconds(), performance.now()];
+    const result = await load(server.url, urlPath, bodies, durationS);
+    const wallS = (performance.now() - wallBefore) / 1000;
+    const loadgenCpu = process.cpuUsage(loadgenBefore);
+    const [serverAfter, machineAfter, redisAfter] = [processCpuSeconds(server.pid), machineBusySeconds(), await redisSnapshot(redis)];
+    await sleep(500); // requests cut off when the load stopped finish within a moment
+    const acceptedFromMetrics = (await accepted()) - before.accepted;
+
+    const pct = (seconds: number | undefined) => (seconds === undefined ? undefined : round((seconds / wallS) * 100, 1));
+    const serverS = before.server === undefined || serverAfter === undefined ? undefined : serverAfter - before.server;
+    const redisS = redisAfter.cpuSeconds - before.redis.cpuSeconds;
+    const loadgenS = (loadgenCpu.user + loadgenCpu.system) / 1e6;
+    const machineS = machineBefore === undefined || machineAfter === undefined ? undefined : machineAfter - machineBefore;
+    const otherS = machineS === undefined || serverS === undefined ? undefined : Math.max(0, machineS - serverS - redisS - loadgenS);
+    log(
+      `${phase}: ${fmtInt(result.rps)} req/s, p50 ${fmtMs(result.p50)} ms, p99 ${fmtMs(result.p99)} ms, ${result.errors} errors, ${result.non2xx} non-2xx`,
+    );
+    return {
+      phase,
+      target: ingest ? `ingest ${urlPath}` : phase === 'bare' ? 'node:http' : 'express 5 + json',
+      bodies,
+      load: result,
+      acceptedFrom2xx: ingest ? result.ok * bodies.calls : undefined,
+      acceptedFromMetrics: ingest ? acceptedFromMetrics : undefined,
+      callsPerS: ingest ? (result.ok * bodies.calls) / result.durationS : undefined,
+      callsPerSFromMetrics: ingest ? acceptedFromMetrics / result.durationS : undefined,
+      /** Percent of one core during the measured window; `other` is the rest of the machine (other processes). */
+      cpu: {
+        server_pct: pct(serverS),
+        redis_pct: pct(redisS),
+        loadgen_pct: pct(loadgenS),
+        other_pct: pct(otherS),
+        machine_busy_pct: pct(machineS),
+      },
+      redis: ingest
+        ? {
+            used_memory_delta_mb: round((redisAfter.usedMemory - before.redis.usedMemory) / 2 ** 20, 1),
+            top_commands: commandDeltas(before.redis, redisAfter)
+              .sort((a, b) => b.usec - a.usec)
+              .slice(0, 8)
+              .map((d) => ({ ...d, usec_per_call: round(d.usec / d.calls) })),
+          }
+        : null,
+    };
+  } finally {
+    await server.stop();
+    if (ingest) log(`${phase}: deleted ${fmtInt(await deletePrefix(redis, prefix))} keys under ${prefix}`);
+    prefixesInUse.delete(prefix);
+  }
+}
 
 async function main(): Promise<void> {
   const started = new Date();
-
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      sources: [{ id: 'bench', name: 'Bench', type: 'server', writeKey: WRITE_KEY, rateLimitPerSecond: 100_000_000 }],
-      destinations: [],
-      audiences: [],
-    }),
-  );
+  const source = { id: 'bench', name: 'Bench', type: 'server', writeKey: WRITE_KEY, rateLimitPerSecond: 100_000_000 };
+  writeFileSync(configFile, JSON.stringify({ sources: [source], destinations: [], audiences: [] }));
   const redisVersion = (await redisSnapshot(redis)).version;
-
-  process.stderr.write(
-    `bench: ${selected.join(', ')}; ${connections} connections, ${warmupS} s warm-up + ${durationS} s each; run ${runTag}\n`,
-  );
-  const results: PhaseResult[] = [];
+  log(`${selected.join(', ')}; ${connections} connections, ${warmupS} s warm-up + ${durationS} s each; run ${runTag}`);
+  const results: Awaited<ReturnType<typeof runPhase>>[] = [];
   for (const phase of selected) results.push(await runPhase(phase));
-
   const by = (p: Phase) => results.find((r) => r.phase === p);
-  const bare = by('bare');
-  const express = by('express');
-  const batched = by('batched');
-  const single = by('single');
-
-  const rows = results.map((r) => [
-    `${r.phase} (${r.target})`,
-    fmtInt(r.load.rps),
-    r.callsPerS === undefined ? '-' : fmtInt(r.callsPerS),
-    r.callsPerSFromMetrics === undefined ? '-' : fmtInt(r.callsPerSFromMetrics),
-    fmtMs(r.load.p50Ms),
-    fmtMs(r.load.p99Ms),
-    `${r.load.errors}/${r.load.non2xx}`,
-    [r.cpu.server_pct, r.cpu.redis_pct, r.cpu.loadgen_pct, r.cpu.other_pct]
-      .map((v) => (v === undefined ? '-' : `${Math.round(v)}`))
-      .join('/'),
-  ]);
-  const out: string[] = [];
-  out.push('');
-  out.push(
-    table(
-      ['phase', 'req/s', 'calls/s', 'calls/s (metrics)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'cpu % server/redis/loadgen/other'],
-      rows,
-    ),
-  );
-
-  const ratioSingleToExpress = single && express ? single.load.rps / express.load.rps : undefined;
-  const ratioBatchedReqToBare = batched && bare ? batched.load.rps / bare.load.rps : undefined;
+  const [bare, express, batched, single] = PHASES.map(by);
+  const singleToExpress = single && express ? single.load.rps / express.load.rps : undefined;
+  const batchedToBare = batched && bare ? batched.load.rps / bare.load.rps : undefined;
   const met = {
     batched_calls_per_s: batched?.callsPerS !== undefined ? batched.callsPerS >= TARGET.batchedCallsPerS : undefined,
-    batched_p99_ms: batched ? batched.load.p99Ms < TARGET.batchedP99Ms : undefined,
-    single_to_express: ratioSingleToExpress !== undefined ? ratioSingleToExpress >= TARGET.singleToExpress : undefined,
+    batched_p99_ms: batched ? batched.load.p99 < TARGET.batchedP99Ms : undefined,
+    single_to_express: singleToExpress !== undefined ? singleToExpress >= TARGET.singleToExpress : undefined,
   };
-  const allMet = Object.values(met).every((v) => v === true);
-  out.push('');
-  out.push(
-    `single / express req/s:       ${ratioSingleToExpress === undefined ? '-' : ratioSingleToExpress.toFixed(3)}  (target >= ${TARGET.singleToExpress})`,
-  );
-  out.push(`batched / bare req/s:         ${ratioBatchedReqToBare === undefined ? '-' : ratioBatchedReqToBare.toFixed(3)}`);
-  if (batched && bare) out.push(`batched calls/s / bare req/s: ${((batched.callsPerS ?? 0) / bare.load.rps).toFixed(3)}`);
-  out.push(
-    `targets: batched >= ${fmtInt(TARGET.batchedCallsPerS)} calls/s: ${verdict(met.batched_calls_per_s)}; batched p99 < ${TARGET.batchedP99Ms} ms: ${verdict(met.batched_p99_ms)}; ` +
-      `single >= ${TARGET.singleToExpress * 100}% of express: ${verdict(met.single_to_express)}  =>  ${allMet ? 'ALL MET' : 'NOT ALL MET'}`,
-  );
+  const targets = targetsLine(met);
   const busiest = Math.max(...results.map((r) => r.cpu.other_pct ?? 0));
-  if (busiest > 25) out.push(`warning: other processes used up to ${Math.round(busiest)}% of a core during a phase; figures are disturbed`);
-  out.push(`machine: ${machine().description}, Redis ${redisVersion}`);
-  process.stdout.write(out.join('\n') + '\n');
-
+  const cpu = (r: (typeof results)[number]) =>
+    [r.cpu.server_pct, r.cpu.redis_pct, r.cpu.loadgen_pct, r.cpu.other_pct].map((v) => (v === undefined ? '-' : `${Math.round(v)}`));
+  process.stdout.write(
+    [
+      '',
+      table(
+        ['phase', 'req/s', 'calls/s', 'calls/s (metrics)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'cpu % server/redis/loadgen/other'],
+        results.map((r) => [
+          ...[`${r.phase} (${r.target})`, fmtInt(r.load.rps), fmtInt(r.callsPerS), fmtInt(r.callsPerSFromMetrics)],
+          ...[fmtMs(r.load.p50), fmtMs(r.load.p99), `${r.load.errors}/${r.load.non2xx}`, cpu(r).join('/')],
+        ]),
+      ),
+      '',
+      `single / express req/s:       ${fmtFixed(singleToExpress, 3)}  (target >= ${TARGET.singleToExpress})`,
+      `batched / bare req/s:         ${fmtFixed(batchedToBare, 3)}`,
+      ...(batched && bare ? [`batched calls/s / bare req/s: ${((batched.callsPerS ?? 0) / bare.load.rps).toFixed(3)}`] : []),
+      targets.line,
+      ...(busiest > 25
+        ? [`warning: other processes used up to ${Math.round(busiest)}% of a core during a phase; figures are disturbed`]
+        : []),
+      `machine: ${machine().description}, Redis ${redisVersion}\n`,
+    ].join('\n'),
+  );
   const json = {
     date: started.toISOString(),
     duration_s: durationS,
@@ -141,22 +207,22 @@ async function main(): Promise<void> {
     connections,
     batch_size: BATCH_SIZE,
     phases: selected,
-    batched_calls_per_s: batched?.callsPerS !== undefined ? Math.round(batched.callsPerS) : null,
-    batched_req_per_s: batched ? round(batched.load.rps, 1) : null,
-    single_calls_per_s: single?.callsPerS !== undefined ? Math.round(single.callsPerS) : null,
-    p50_ms: batched?.load.p50Ms ?? null,
-    p99_ms: batched?.load.p99Ms ?? null,
-    single_p50_ms: single?.load.p50Ms ?? null,
-    single_p99_ms: single?.load.p99Ms ?? null,
-    baseline_bare_rps: bare ? Math.round(bare.load.rps) : null,
-    baseline_express_rps: express ? Math.round(express.load.rps) : null,
-    ratio_single_to_express: ratioSingleToExpress === undefined ? null : round(ratioSingleToExpress, 3),
-    ratio_batched_req_to_bare: ratioBatchedReqToBare === undefined ? null : round(ratioBatchedReqToBare, 3),
+    batched_calls_per_s: roundOrNull(batched?.callsPerS, 0),
+    batched_req_per_s: roundOrNull(batched?.load.rps, 1),
+    single_calls_per_s: roundOrNull(single?.callsPerS, 0),
+    p50_ms: batched?.load.p50 ?? null,
+    p99_ms: batched?.load.p99 ?? null,
+    single_p50_ms: single?.load.p50 ?? null,
+    single_p99_ms: single?.load.p99 ?? null,
+    baseline_bare_rps: roundOrNull(bare?.load.rps, 0),
+    baseline_express_rps: roundOrNull(express?.load.rps, 0),
+    ratio_single_to_express: roundOrNull(singleToExpress, 3),
+    ratio_batched_req_to_bare: roundOrNull(batchedToBare, 3),
     targets: {
       batched_calls_per_s_min: TARGET.batchedCallsPerS,
       batched_p99_ms_max: TARGET.batchedP99Ms,
       single_to_express_min: TARGET.singleToExpress,
-      met: { ...met, all: allMet },
+      met: { ...met, all: targets.all },
     },
     machine: { ...machine(), total_mem_bytes: os.totalmem(), redis: redisVersion },
     notes:
@@ -168,154 +234,33 @@ async function main(): Promise<void> {
         r.phase,
         {
           target: r.target,
-          body_bytes: r.bodyBytes,
-          calls_per_request: r.callsPerRequest,
+          body_bytes: r.bodies.approxBytes,
+          calls_per_request: r.bodies.calls,
           measured_s: r.load.durationS,
-          requests: r.load.requests,
-          ok_2xx: r.load.ok,
-          non_2xx: r.load.non2xx,
-          errors: r.load.errors,
-          timeouts: r.load.timeouts,
+          ...{ requests: r.load.requests, ok_2xx: r.load.ok, non_2xx: r.load.non2xx, errors: r.load.errors, timeouts: r.load.timeouts },
           status_codes: r.load.statusCodes,
           req_per_s: round(r.load.rps, 1),
-          calls_per_s: r.callsPerS === undefined ? null : Math.round(r.callsPerS),
+          calls_per_s: roundOrNull(r.callsPerS, 0),
           accepted_from_2xx: r.acceptedFrom2xx ?? null,
           accepted_from_metrics: r.acceptedFromMetrics ?? null,
-          calls_per_s_from_metrics: r.callsPerSFromMetrics === undefined ? null : Math.round(r.callsPerSFromMetrics),
-          latency_ms: { p50: r.load.p50Ms, p90: r.load.p90Ms, p99: r.load.p99Ms, max: r.load.maxMs },
+          calls_per_s_from_metrics: roundOrNull(r.callsPerSFromMetrics, 0),
+          latency_ms: { p50: r.load.p50, p90: r.load.p90, p99: r.load.p99, max: r.load.max },
           cpu_pct: r.cpu,
-          redis: r.redis ?? null,
+          redis: r.redis,
         },
       ]),
     ),
   };
-  const files = writeResult(
-    resultsDir,
-    { dated: 'ingest', latest: 'ingest-latest.json' },
-    started,
-    JSON.stringify(json, null, 2) + '\n',
-    selected.length === PHASES.length && durationS >= 15,
-  );
-  process.stdout.write(`wrote ${files.join(', ')}\n`);
+  const complete = selected.length === PHASES.length && durationS >= 15;
+  process.stdout.write(`wrote ${writeResult('ingest-latest.json', 'ingest', started, json, complete).join(', ')}\n`);
 }
 
-async function runPhase(phase: Phase): Promise<PhaseResult> {
-  const isIngest = phase === 'batched' || phase === 'single';
-  const bodies: BodyFactory =
-    phase === 'batched' || phase === 'bare' ? batchBodies(`${runTag}-${phase}`, BATCH_SIZE) : singleCallBodies(`${runTag}-${phase}`);
-  const urlPath = phase === 'batched' || phase === 'bare' ? '/v1/batch' : '/v1/track';
-  const prefix = `{bench-${runTag}-${phase}}`;
-  let server: { url: string; child: { pid?: number }; stop(): Promise<unknown> };
-  if (isIngest) {
-    prefixesInUse.add(prefix);
-    const profDir = path.join(resultsDir, 'profiles');
-    if (cpuProf) mkdirSync(profDir, { recursive: true });
-    const env = {
-      ...process.env,
-      REDIS_URL: redisUrl,
-      EVENTRELAY_PREFIX: prefix,
-      EVENTRELAY_CONFIG: configFile,
-      LOG_LEVEL: 'warn',
-      INGEST_MAX_QUEUE_DEPTH: '0',
-      NODE_ENV: 'production',
-    };
-    server = await startService('ingest', env, {
-      echo: 'prefixed',
-      nodeArgs: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=ingest-${phase}-${runTag}.cpuprofile`] : [],
-    });
-  } else {
-    const port = await freePort();
-    server = await startServer({
-      name: phase,
-      args: ['--import', 'tsx', path.join(BENCH_DIR, 'baselines', phase === 'bare' ? 'bare-http.ts' : 'express-json.ts')],
-      env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
-      port,
-      readyPath: '/',
-    });
-  }
-
-  try {
-    const load = { url: server.url, path: urlPath, headers, bodies, connections };
-    process.stderr.write(`bench: ${phase}: warming up ${warmupS} s …\n`);
-    if (warmupS > 0) await runLoad({ ...load, durationS: warmupS });
-    await sleep(250);
-
-    const acceptedBefore = isIngest ? await acceptedCalls(server.url) : 0;
-    const redisBefore = await redisSnapshot(redis);
-    const serverCpuBefore = processCpuSeconds(server.child.pid);
-    const loadgenCpuBefore = process.cpuUsage();
-    const machineBefore = machineBusySeconds();
-    const wallBefore = performance.now();
-
-    process.stderr.write(`bench: ${phase}: measuring ${durationS} s …\n`);
-    const result = await runLoad({ ...load, durationS });
-
-    const wallS = (performance.now() - wallBefore) / 1000;
-    const loadgenCpu = process.cpuUsage(loadgenCpuBefore);
-    const serverCpuAfter = processCpuSeconds(server.child.pid);
-    const machineAfter = machineBusySeconds();
-    const redisAfter = await redisSnapshot(redis);
-    // Requests cut off when the load stopped finish within a moment.
-    await sleep(500);
-    const acceptedAfter = isIngest ? await acceptedCalls(server.url) : 0;
-
-    const pct = (seconds: number | undefined) => (seconds === undefined ? undefined : round((seconds / wallS) * 100, 1));
-    const serverS = serverCpuBefore === undefined || serverCpuAfter === undefined ? undefined : serverCpuAfter - serverCpuBefore;
-    const redisS = redisAfter.cpuSeconds - redisBefore.cpuSeconds;
-    const loadgenS = (loadgenCpu.user + loadgenCpu.system) / 1e6;
-    const machineS = machineBefore === undefined || machineAfter === undefined ? undefined : machineAfter - machineBefore;
-    const phaseResult: PhaseResult = {
-      phase,
-      target: isIngest ? `ingest ${urlPath}` : phase === 'bare' ? 'node:http' : 'express 5 + json',
-      bodyBytes: bodies.approxBytes,
-      callsPerRequest: bodies.calls,
-      load: result,
-      cpu: {
-        server_pct: pct(serverS),
-        redis_pct: pct(redisS),
-        loadgen_pct: pct(loadgenS),
-        other_pct: machineS === undefined || serverS === undefined ? undefined : pct(Math.max(0, machineS - serverS - redisS - loadgenS)),
-        machine_busy_pct: pct(machineS),
-      },
-    };
-    if (isIngest) {
-      phaseResult.acceptedFrom2xx = result.ok * bodies.calls;
-      phaseResult.acceptedFromMetrics = acceptedAfter - acceptedBefore;
-      phaseResult.callsPerS = phaseResult.acceptedFrom2xx / result.durationS;
-      phaseResult.callsPerSFromMetrics = phaseResult.acceptedFromMetrics / result.durationS;
-      phaseResult.redis = {
-        used_memory_delta_mb: round((redisAfter.usedMemory - redisBefore.usedMemory) / 2 ** 20, 1),
-        top_commands: commandDeltas(redisBefore, redisAfter)
-          .sort((a, b) => b.usec - a.usec)
-          .slice(0, 8)
-          .map((d) => ({ ...d, usec_per_call: round(d.usec / d.calls) })),
-      };
-    }
-    process.stderr.write(
-      `bench: ${phase}: ${fmtInt(result.rps)} req/s, p50 ${fmtMs(result.p50Ms)} ms, p99 ${fmtMs(result.p99Ms)} ms, ${result.errors} errors, ${result.non2xx} non-2xx\n`,
-    );
-    return phaseResult;
-  } finally {
-    await server.stop();
-    if (isIngest) {
-      const deleted = await deletePrefix(redis, prefix);
-      prefixesInUse.delete(prefix);
-      process.stderr.write(`bench: ${phase}: deleted ${fmtInt(deleted)} keys under ${prefix}\n`);
-    }
-  }
-}
-
-/** eventrelay_ingest_calls_total{outcome="accepted"}, summed over call types, from ingest's /metrics. */
-async function acceptedCalls(baseUrl: string): Promise<number> {
-  const res = await fetch(`${baseUrl}/metrics`);
-  // One series per call type: summed.
-  return sumMetric(await res.text(), 'eventrelay_ingest_calls_total', 'outcome="accepted"');
-}
-
-async function cleanup(): Promise<void> {
-  rmSync(configFile, { force: true });
-  for (const prefix of prefixesInUse) await deletePrefix(redis, prefix).catch(() => undefined);
-  await redis.quit().catch(() => redis.disconnect());
-}
-
-runBench(main, cleanup, selected.length * (warmupS + durationS + 60) + 60);
+runBench(
+  main,
+  async () => {
+    rmSync(configFile, { force: true });
+    for (const prefix of prefixesInUse) await deletePrefix(redis, prefix).catch(() => undefined);
+    await redis.quit().catch(() => redis.disconnect());
+  },
+  selected.length * (warmupS + durationS + 60) + 60,
+);

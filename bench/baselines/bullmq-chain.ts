@@ -11,7 +11,7 @@
  */
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import { Pool } from 'undici';
-import { serveIpc, emitIpc } from '../lib/ipc.js';
+import { serveIpc } from '../lib/receiver.js';
 import { trackCall } from '../lib/payloads.js';
 
 const env = process.env;
@@ -39,7 +39,7 @@ if (process.argv[2] === 'producer') {
     await queue.addBulk(jobs);
     return size;
   });
-  void queue.waitUntilReady().then(() => emitIpc({ type: 'ready' }));
+  void queue.waitUntilReady().then(() => process.send?.({ type: 'ready' }));
   process.on('SIGTERM', () => void queue.close().finally(() => process.exit(0)));
 } else if (process.argv[2] === 'worker') {
   const target = new URL(env['TARGET_URL'] ?? 'http://127.0.0.1:8080/hook');
@@ -59,7 +59,7 @@ if (process.argv[2] === 'producer') {
     { connection, prefix, concurrency: Number(env['CONCURRENCY'] ?? 256) },
   );
   worker.on('error', (err) => process.stderr.write(`worker error: ${err.message}\n`));
-  void worker.waitUntilReady().then(() => emitIpc({ type: 'ready' }));
+  void worker.waitUntilReady().then(() => process.send?.({ type: 'ready' }));
   process.on('disconnect', () => process.exit(0));
   process.on('SIGTERM', () => void worker.close().finally(() => void pool.close().finally(() => process.exit(0))));
 } else {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { signBody } from '@eventrelay/config';
 import { eventually, startChild, type ChildHandle } from '@eventrelay/testkit';
-import { IpcClient } from '../lib/ipc';
+import { IpcClient } from '../lib/receiver';
 import { chooseAction, DEFAULT_LOCATION, routeRandom, type ChaosPlan } from './behaviour';
 import type { ChaosStats } from './chaos';
 import type { RecordSlice, RequestRecord } from './records';

@@ -39,7 +39,10 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { emitIpc, serveIpc, type IpcRequest } from '../lib/ipc.js';
+import { serveIpc } from '../lib/receiver.js';
+
+type IpcRequest = { type: string } & Record<string, unknown>;
+const emitIpc = (msg: IpcRequest) => process.send?.(msg);
 import { DEFAULT_SEED, parsePlan } from './behaviour.js';
 import { ChaosReceiver } from './chaos.js';
 import { loadChaosEnv, type ChaosEnv } from './env.js';

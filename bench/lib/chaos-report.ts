@@ -1,9 +1,9 @@
 /**
- * What `pnpm bench` concludes from its runs: the targets of the performance issue checked against
- * the figures (pure), and the Markdown table the README quotes.
+ * What `pnpm bench:chaos` concludes from its runs: the targets of the performance issue checked
+ * against the figures (pure), the run table, and results/latest.md.
  */
-import type { RunResult } from './run.js';
 import { fmtInt, fmtMs } from './report.js';
+import type { RunResult } from './run.js';
 import { DESTINATIONS, routeOf } from './scenarios.js';
 import { trend } from './series.js';
 import { STACK_SERVICES } from './stack.js';
@@ -16,15 +16,8 @@ export interface Baselines {
   readonly bullmq_chain_p99_ms: number | null;
 }
 
-export interface Target {
-  readonly name: string;
-  readonly wanted: string;
-  readonly measured: string;
-  /** undefined: not measured in this run. */
-  readonly met: boolean | undefined;
-}
-
-const SERVICES: ReadonlySet<string> = new Set(STACK_SERVICES);
+/** `met` undefined: not measured in this run. */
+export type Target = { readonly name: string; readonly wanted: string; readonly measured: string; readonly met: boolean | undefined };
 
 const TARGET = {
   healthyDeliveredPerS: 3000,
@@ -32,146 +25,129 @@ const TARGET = {
   isolationShare: 0.8,
   isolationP99Ms: 1000,
   flakyCpuExplained: 0.9,
-  rssGrowth: 0.1,
-  redisGrowth: 0.1,
+  growth: 0.1,
 };
 
-export function find(runs: readonly RunResult[], scenario: string, mode: string): RunResult | undefined {
-  return runs.find((r) => r.scenario === scenario && r.mode === mode);
-}
-
-const sumRoutes = (r: RunResult, routes: readonly string[]) =>
-  routes.reduce((n, route) => n + (r.per_destination[route]?.delivered_calls_per_s ?? 0), 0);
+const find = (runs: readonly RunResult[], scenario: string, mode: string) => runs.find((r) => r.scenario === scenario && r.mode === mode);
+const pct = (share: number) => `${share >= 0 ? '+' : ''}${Math.round(share * 1000) / 10}%`;
+const NINE = Array.from({ length: DESTINATIONS - 1 }, (_, i) => routeOf(i));
+const sumNine = (r: RunResult) => NINE.reduce((n, route) => n + (r.per_destination[route]?.delivered_calls_per_s ?? 0), 0);
 
 export function evaluateTargets(runs: readonly RunResult[]): Target[] {
   const out: Target[] = [];
+  /** A target measured only when `value` could be computed. */
+  const add = <T>(name: string, wanted: string, value: T | undefined | null, measured: (v: T) => string, met: (v: T) => boolean) =>
+    out.push({ name, wanted, measured: value == null ? '-' : measured(value), met: value == null ? undefined : met(value) });
+  /** A target over every run of some scenarios. */
+  const over = (name: string, wanted: string, rs: RunResult[], measured: (r: RunResult) => string, met: (r: RunResult) => boolean) =>
+    add(
+      name,
+      wanted,
+      rs.length ? rs : null,
+      (v) => v.map(measured).join(', '),
+      (v) => v.every(met),
+    );
+
   const healthySat = find(runs, 'healthy', 'saturation');
   const healthyFixed = find(runs, 'healthy', 'fixed');
-  out.push({
-    name: 'healthy: delivered calls/s at saturation',
-    wanted: `>= ${fmtInt(TARGET.healthyDeliveredPerS)}`,
-    measured: healthySat ? fmtInt(healthySat.delivered_calls_per_s) : '-',
-    met: healthySat ? healthySat.delivered_calls_per_s >= TARGET.healthyDeliveredPerS : undefined,
-  });
-  const p99 = healthyFixed?.latency_ms.p99 ?? null;
-  out.push({
-    name: `healthy: end-to-end p99 at ${healthyFixed ? fmtInt(healthyFixed.offered_calls_per_s ?? 0) : '1,000'} calls/s`,
-    wanted: `< ${TARGET.healthyP99Ms} ms`,
-    measured: p99 === null ? '-' : `${fmtMs(p99)} ms`,
-    met: p99 === null ? undefined : p99 < TARGET.healthyP99Ms,
-  });
-
-  const flaky = runs.filter((r) => r.scenario === 'flaky');
-  out.push({
-    name: 'flaky: every acknowledged call delivered',
-    wanted: 'delivered = acknowledged',
-    measured: flaky.map((r) => `${r.mode} ${fmtInt(r.verification.delivered)}/${fmtInt(r.verification.acknowledged)}`).join(', ') || '-',
-    met: flaky.length === 0 ? undefined : flaky.every((r) => r.verification.delivered === r.verification.acknowledged),
-  });
+  add(
+    'healthy: delivered calls/s at saturation',
+    `>= ${fmtInt(TARGET.healthyDeliveredPerS)}`,
+    healthySat?.delivered_calls_per_s,
+    fmtInt,
+    (v) => v >= TARGET.healthyDeliveredPerS,
+  );
+  add(
+    `healthy: end-to-end p99 at ${fmtInt(healthyFixed?.offered_calls_per_s ?? 1000)} calls/s`,
+    `< ${TARGET.healthyP99Ms} ms`,
+    healthyFixed?.latency_ms.p99,
+    (v) => `${fmtMs(v)} ms`,
+    (v) => v < TARGET.healthyP99Ms,
+  );
+  over(
+    'flaky: every acknowledged call delivered',
+    'delivered = acknowledged',
+    runs.filter((r) => r.scenario === 'flaky'),
+    (r) => `${r.mode} ${fmtInt(r.verification.delivered)}/${fmtInt(r.verification.acknowledged)}`,
+    (r) => r.verification.delivered === r.verification.acknowledged,
+  );
+  // At saturation the machine is CPU-bound: throughput should fall by no more than the extra CPU per delivered call.
   const flakySat = find(runs, 'flaky', 'saturation');
-  const cpuOf = (r: RunResult | undefined) => r?.cpu_usec_per_delivered_call['sum'];
-  if (healthySat && flakySat && cpuOf(healthySat) && cpuOf(flakySat)) {
-    // At saturation the machine is CPU-bound: throughput should fall by no more than the extra CPU per delivered call.
-    const expected = healthySat.delivered_calls_per_s * ((cpuOf(healthySat) as number) / (cpuOf(flakySat) as number));
-    out.push({
-      name: 'flaky: saturation throughput vs. what the retries cost in CPU',
-      wanted: `>= ${TARGET.flakyCpuExplained * 100}% of healthy x CPU ratio (${fmtInt(expected)}/s)`,
-      measured: `${fmtInt(flakySat.delivered_calls_per_s)}/s (${Math.round((flakySat.delivered_calls_per_s / expected) * 100)}%)`,
-      met: flakySat.delivered_calls_per_s >= TARGET.flakyCpuExplained * expected,
-    });
-  } else out.push({ name: 'flaky: saturation throughput vs. what the retries cost in CPU', wanted: '-', measured: '-', met: undefined });
-
+  const [cpuHealthy, cpuFlaky] = [healthySat?.cpu_usec_per_delivered_call['sum'], flakySat?.cpu_usec_per_delivered_call['sum']];
+  const expected = healthySat && cpuHealthy && cpuFlaky ? healthySat.delivered_calls_per_s * (cpuHealthy / cpuFlaky) : undefined;
+  add(
+    'flaky: saturation throughput vs. what the retries cost in CPU',
+    expected ? `>= ${TARGET.flakyCpuExplained * 100}% of healthy x CPU ratio (${fmtInt(expected)}/s)` : '-',
+    expected && flakySat?.delivered_calls_per_s,
+    (v) => `${fmtInt(v)}/s (${Math.round((v / (expected as number)) * 100)}%)`,
+    (v) => v >= TARGET.flakyCpuExplained * (expected as number),
+  );
   const deadSat = find(runs, 'dead-1-of-10', 'saturation');
-  const deadFixed = find(runs, 'dead-1-of-10', 'fixed');
-  const nine = Array.from({ length: DESTINATIONS - 1 }, (_, i) => routeOf(i));
-  if (deadSat && healthySat) {
-    const share = sumRoutes(deadSat, nine) / Math.max(1, sumRoutes(healthySat, nine));
-    out.push({
-      name: 'dead 1 of 10: the 9 healthy destinations keep their saturation throughput',
-      wanted: `>= ${TARGET.isolationShare * 100}%`,
-      measured: `${fmtInt(sumRoutes(deadSat, nine))} vs ${fmtInt(sumRoutes(healthySat, nine))}/s (${Math.round(share * 100)}%)`,
-      met: share >= TARGET.isolationShare,
-    });
-  } else
-    out.push({
-      name: 'dead 1 of 10: the 9 healthy destinations keep their saturation throughput',
-      wanted: `>= ${TARGET.isolationShare * 100}%`,
-      measured: '-',
-      met: undefined,
-    });
-  const deadP99 = deadFixed?.healthy_latency_ms.p99 ?? null;
-  out.push({
-    name: 'dead 1 of 10: p99 lag of the 9 healthy destinations (fixed rate)',
-    wanted: `< ${fmtInt(TARGET.isolationP99Ms)} ms`,
-    measured: deadP99 === null ? '-' : `${fmtMs(deadP99)} ms`,
-    met: deadP99 === null ? undefined : deadP99 < TARGET.isolationP99Ms,
-  });
+  add(
+    'dead 1 of 10: the 9 healthy destinations keep their saturation throughput',
+    `>= ${TARGET.isolationShare * 100}%`,
+    deadSat && healthySat ? ([sumNine(deadSat), sumNine(healthySat)] as const) : undefined,
+    ([d, h]) => `${fmtInt(d)} vs ${fmtInt(h)}/s (${Math.round((d / Math.max(1, h)) * 100)}%)`,
+    ([d, h]) => d / Math.max(1, h) >= TARGET.isolationShare,
+  );
+  add(
+    'dead 1 of 10: p99 lag of the 9 healthy destinations (fixed rate)',
+    `< ${fmtInt(TARGET.isolationP99Ms)} ms`,
+    find(runs, 'dead-1-of-10', 'fixed')?.healthy_latency_ms.p99,
+    (v) => `${fmtMs(v)} ms`,
+    (v) => v < TARGET.isolationP99Ms,
+  );
+  over(
+    'crash and restart: zero acknowledged calls lost',
+    'lost = 0 (duplicates reported)',
+    runs.filter((r) => r.scenario === 'delivery-killed' || r.scenario === 'redis-restarted'),
+    (r) => `${r.scenario} ${r.mode}: lost ${r.verification.lost}, duplicates ${r.verification.duplicates}`,
+    (r) => r.verification.lost === 0,
+  );
+  over(
+    'hostile: self-signed TLS, redirect and slow-body calls dead-lettered, no request over TLS, the rest delivered',
+    'as designed',
+    runs.filter((r) => r.scenario === 'hostile'),
+    (r) => `${r.mode}: ${r.expectation_failures.length === 0 ? 'as designed' : r.expectation_failures.join('; ')}`,
+    (r) => r.expectation_failures.length === 0,
+  );
+  const off = runs.filter((r) => r.expectation_failures.length > 0).length;
+  const lost = runs.reduce((n, r) => n + r.verification.lost, 0);
+  add(
+    'every scenario: zero acknowledged calls lost, and its expectations held',
+    'lost = 0',
+    runs.length ? runs : null,
+    (v) => `${lost} lost, ${off} runs off their expectations, over ${v.length} runs`,
+    (v) => v.every((r) => r.passed),
+  );
 
-  const crash = runs.filter((r) => r.scenario === 'delivery-killed' || r.scenario === 'redis-restarted');
-  out.push({
-    name: 'crash and restart: zero acknowledged calls lost',
-    wanted: 'lost = 0 (duplicates reported)',
-    measured:
-      crash.map((r) => `${r.scenario} ${r.mode}: lost ${r.verification.lost}, duplicates ${r.verification.duplicates}`).join('; ') || '-',
-    met: crash.length === 0 ? undefined : crash.every((r) => r.verification.lost === 0),
-  });
-  const hostile = runs.filter((r) => r.scenario === 'hostile');
-  out.push({
-    name: 'hostile: self-signed TLS, redirect and slow-body calls dead-lettered, no request over TLS, the rest delivered',
-    wanted: 'as designed',
-    measured:
-      hostile
-        .map((r) => `${r.mode}: ${r.expectation_failures.length === 0 ? 'as designed' : r.expectation_failures.join('; ')}`)
-        .join(', ') || '-',
-    met: hostile.length === 0 ? undefined : hostile.every((r) => r.expectation_failures.length === 0),
-  });
-  out.push({
-    name: 'every scenario: zero acknowledged calls lost, and its expectations held',
-    wanted: 'lost = 0',
-    measured: `${runs.reduce((n, r) => n + r.verification.lost, 0)} lost, ${runs.filter((r) => r.expectation_failures.length > 0).length} runs off their expectations, over ${runs.length} runs`,
-    met: runs.length === 0 ? undefined : runs.every((r) => r.passed),
-  });
-
-  const soak = find(runs, 'healthy', 'soak');
-  for (const t of soakTargets(soak)) out.push(t);
+  // The soak: each service's RSS after the first minute (warm-up: heaps and pools grow to their working size there), and Redis
+  // memory over the second half, once the retention windows (dedupe keys) are full. The receiver and the load generator keep
+  // a record per call by design.
+  const memory = find(runs, 'healthy', 'soak')?.memory_timeline;
+  if (!memory) return [...out, { name: 'soak: RSS flat, Redis memory bounded', wanted: '-', measured: 'not run', met: undefined }];
+  const services = Object.entries(memory).filter(([name]) => (STACK_SERVICES as readonly string[]).includes(name));
+  const growths = services.map(([name, points]) => [name, trend(points.filter(([at]) => at >= 60)).growth] as const);
+  add(
+    'soak: RSS trend per process after the first minute',
+    `<= +${TARGET.growth * 100}%`,
+    growths,
+    (g) => g.map(([name, v]) => `${name} ${pct(v)}`).join(', '),
+    (g) => g.every(([, v]) => v <= TARGET.growth),
+  );
+  const redis = memory['redis used_memory'] ?? [];
+  const t = trend(redis.filter(([at]) => at >= (redis[redis.length - 1]?.[0] ?? 0) / 2));
+  add(
+    'soak: Redis used memory over the second half (retention windows full)',
+    `<= +${TARGET.growth * 100}%`,
+    t,
+    (v) => `${pct(v.growth)} (${fmtInt(v.first)} -> ${fmtInt(v.last)} MB)`,
+    (v) => v.growth <= TARGET.growth,
+  );
   return out;
 }
 
-/** RSS flat within 10% per process, and Redis memory flat once the retention windows are full. */
-function soakTargets(soak: RunResult | undefined): Target[] {
-  if (!soak?.memory_timeline) return [{ name: 'soak: RSS flat, Redis memory bounded', wanted: '-', measured: 'not run', met: undefined }];
-  const out: Target[] = [];
-  const growths: string[] = [];
-  let flat = true;
-  for (const [name, points] of Object.entries(soak.memory_timeline)) {
-    // The services only: the receiver and the load generator keep a record per call by design, and
-    // Redis is held to its retention below.
-    if (!SERVICES.has(name)) continue;
-    // The first minute is warm-up: heaps and pools grow to their working size there.
-    const t = trend(points.filter(([s]) => s >= 60));
-    growths.push(`${name} ${t.growth >= 0 ? '+' : ''}${Math.round(t.growth * 1000) / 10}%`);
-    if (t.growth > TARGET.rssGrowth) flat = false;
-  }
-  out.push({
-    name: 'soak: RSS trend per process after the first minute',
-    wanted: `<= +${TARGET.rssGrowth * 100}%`,
-    measured: growths.join(', '),
-    met: flat,
-  });
-  const redis = soak.memory_timeline['redis used_memory'] ?? [];
-  const span = redis.length > 0 ? (redis[redis.length - 1]?.[0] ?? 0) : 0;
-  // The retention windows (dedupe keys) fill in the first half; after that, memory must stop growing.
-  const t = trend(redis.filter(([s]) => s >= span / 2));
-  out.push({
-    name: 'soak: Redis used memory over the second half (retention windows full)',
-    wanted: `<= +${TARGET.redisGrowth * 100}%`,
-    measured: `${t.growth >= 0 ? '+' : ''}${Math.round(t.growth * 1000) / 10}% (${fmtInt(t.first)} -> ${fmtInt(t.last)} MB)`,
-    met: t.growth <= TARGET.redisGrowth,
-  });
-  return out;
-}
-
-/** Rows shared by the terminal and Markdown tables. */
+/** The run table, for the terminal and latest.md. */
 export function tableRows(runs: readonly RunResult[]): { header: string[]; rows: string[][] } {
   const header = [
     'scenario',
@@ -183,31 +159,17 @@ export function tableRows(runs: readonly RunResult[]): { header: string[]; rows:
     'p50 ms',
     'p99 ms',
     'p99.9 ms',
-    'healthy dest. p99 ms',
-    'acknowledged',
-    'delivered',
-    'dead-lettered',
-    'duplicates',
-    'lost',
   ];
-  const rows = runs.map((r) => [
-    r.scenario,
-    r.mode,
-    r.offered_calls_per_s === null ? 'max' : fmtInt(r.offered_calls_per_s),
-    fmtInt(r.accepted_calls_per_s),
-    fmtInt(r.delivered_calls_per_s),
-    fmtInt(r.healthy_delivered_calls_per_s),
-    fmtMs(r.latency_ms.p50 ?? undefined),
-    fmtMs(r.latency_ms.p99 ?? undefined),
-    fmtMs(r.latency_ms.p999 ?? undefined),
-    fmtMs(r.healthy_latency_ms.p99 ?? undefined),
-    fmtInt(r.verification.acknowledged),
-    fmtInt(r.verification.delivered),
-    fmtInt(r.verification.dead_lettered),
-    fmtInt(r.verification.duplicates),
-    fmtInt(r.verification.lost),
-  ]);
-  return { header, rows };
+  const rows = runs.map((r) => {
+    const v = r.verification;
+    return [
+      ...[r.scenario, r.mode, r.offered_calls_per_s === null ? 'max' : fmtInt(r.offered_calls_per_s)],
+      ...[r.accepted_calls_per_s, r.delivered_calls_per_s, r.healthy_delivered_calls_per_s].map(fmtInt),
+      ...[r.latency_ms.p50, r.latency_ms.p99, r.latency_ms.p999, r.healthy_latency_ms.p99].map(fmtMs),
+      ...[v.acknowledged, v.delivered, v.dead_lettered, v.duplicates, v.lost].map(fmtInt),
+    ];
+  });
+  return { header: [...header, 'healthy dest. p99 ms', 'acknowledged', 'delivered', 'dead-lettered', 'duplicates', 'lost'], rows };
 }
 
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -215,39 +177,38 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   return [line(header), line(header.map((_, i) => (i < 2 ? '---' : '---:'))), ...rows.map(line)].join('\n');
 }
 
-export function markdownReport(ctx: {
+export function markdownReport(o: {
   date: string;
   runs: readonly RunResult[];
   baselines: Baselines;
   targets: readonly Target[];
   machine: string;
-  command: string;
   charts: readonly string[];
 }): string {
-  const { header, rows } = tableRows(ctx.runs);
+  const { header, rows } = tableRows(o.runs);
   const peak: Record<string, number> = {};
-  for (const r of ctx.runs) for (const [name, mb] of Object.entries(r.peak_rss_mb)) peak[name] = Math.max(peak[name] ?? 0, mb);
-  const lines = [
-    `# eventrelay benchmark, ${ctx.date}`,
+  for (const r of o.runs) for (const [name, mb] of Object.entries(r.peak_rss_mb)) peak[name] = Math.max(peak[name] ?? 0, mb);
+  const b = o.baselines;
+  return [
+    `# eventrelay benchmark, ${o.date}`,
     '',
-    `Machine: ${ctx.machine}. Reproduce: \`${ctx.command}\`.`,
+    `Machine: ${o.machine}. Reproduce: \`pnpm bench\`.`,
     '',
     markdownTable(header, rows),
     '',
-    `Baselines in the same run: bare Node HTTP server ${fmtInt(ctx.baselines.bare_http_calls_per_s ?? NaN)} calls/s through the same load generator; ` +
-      `minimal BullMQ → undici chain ${fmtInt(ctx.baselines.bullmq_chain_delivered_per_s ?? NaN)} delivered/s (p99 ${fmtMs(ctx.baselines.bullmq_chain_p99_ms ?? undefined)} ms).`,
+    `Baselines in the same run: bare Node HTTP server ${fmtInt(b.bare_http_calls_per_s)} calls/s through the same load generator; ` +
+      `minimal BullMQ → undici chain ${fmtInt(b.bullmq_chain_delivered_per_s)} delivered/s (p99 ${fmtMs(b.bullmq_chain_p99_ms)} ms).`,
     '',
     markdownTable(
       ['target', 'wanted', 'measured', 'verdict'],
-      ctx.targets.map((t) => [t.name, t.wanted, t.measured, t.met === undefined ? 'not measured' : t.met ? 'met' : '**missed**']),
+      o.targets.map((t) => [t.name, t.wanted, t.measured, t.met === undefined ? 'not measured' : t.met ? 'met' : '**missed**']),
     ),
     '',
     `Peak RSS (VmHWM) over all runs, MB: ${Object.entries(peak)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}.`,
     '',
-    ...ctx.charts.map((c) => `![${c}](charts/${c}.png)`),
+    ...o.charts.map((c) => `![${c}](charts/${c}.png)`),
     '',
-  ];
-  return lines.join('\n');
+  ].join('\n');
 }

@@ -1,35 +1,26 @@
 /** The targets of the performance issue, checked against run results, and the Markdown table. */
 import { evaluateTargets, markdownTable, tableRows } from './chaos-report';
-import type { RunResult } from './run';
 import { compactJson } from './report';
+import type { RunResult } from './run';
 import { verify } from './verify';
 
 const latency = (p99: number) => ({ p50: p99 / 4, p90: p99 / 2, p99, p999: p99 * 2, max: p99 * 3 });
-const perDestination = (each: number) =>
-  Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`d${i}`, { delivered_calls_per_s: each, p99_ms: 10 }]));
+const perDestination = (each: number, d9 = each) =>
+  Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`d${i}`, { delivered_calls_per_s: i === 9 ? d9 : each, p99_ms: 10 }]));
+const points = (fn: (i: number) => number) => Array.from({ length: 60 }, (_, i) => [i * 10, fn(i)] as [number, number]);
+const lostOne = verify({ acknowledged: new Map([['d0', ['x']]]), delivered: new Map(), deadLettered: new Map() });
 
-function run(over: Partial<RunResult> & Pick<RunResult, 'scenario' | 'mode'>): RunResult {
-  const verification = verify({
-    acknowledged: new Map([['d0', ['a']]]),
-    delivered: new Map([['d0', new Map([['a', 1]])]]),
-    deadLettered: new Map(),
-  });
+function run(scenario: string, mode: RunResult['mode'], over: Partial<RunResult> = {}): RunResult {
   return {
-    offered_calls_per_s: over.mode === 'saturation' ? null : 1000,
-    measured_s: 20,
-    accepted_calls_per_s: 1000,
-    delivered_calls_per_s: 1000,
-    healthy_delivered_calls_per_s: 1000,
-    latency_ms: latency(20),
-    healthy_latency_ms: latency(20),
-    per_destination: perDestination(100),
-    verification,
-    expectation_failures: [],
-    passed: true,
-    duplicate_examples: [],
-    refused_batches: 0,
-    transport_errors: 0,
-    intake_status_codes: {},
+    ...{ scenario, mode, offered_calls_per_s: mode === 'saturation' ? null : 1000, measured_s: 20 },
+    ...{ accepted_calls_per_s: 1000, delivered_calls_per_s: 1000, healthy_delivered_calls_per_s: 1000, latency_ms: latency(20) },
+    ...{ healthy_latency_ms: latency(20), per_destination: perDestination(100), expectation_failures: [], passed: true },
+    verification: verify({
+      acknowledged: new Map([['d0', ['a']]]),
+      delivered: new Map([['d0', new Map([['a', 1]])]]),
+      deadLettered: new Map(),
+    }),
+    ...{ duplicate_examples: [], refused_batches: 0, transport_errors: 0, intake_status_codes: {}, cpu_pct: {} },
     receiver: {
       requests: 1,
       by_status: {},
@@ -39,130 +30,117 @@ function run(over: Partial<RunResult> & Pick<RunResult, 'scenario' | 'mode'>): R
       tls_requests: 0,
       tls_client_errors: 0,
     },
-    cpu_pct: {},
-    cpu_usec_per_delivered_call: { sum: 400 },
-    peak_rss_mb: { ingest: 100 },
-    redis_used_memory_mb: { start: 1, end: 2, peak: 3 },
-    settle_s: 1,
-    queued_at_end: 0,
-    last_delivery_after_load_s: 0.1,
-    events: [],
+    ...{ cpu_usec_per_delivered_call: { sum: 400 }, peak_rss_mb: { ingest: 100 }, redis_used_memory_mb: { start: 1, end: 2, peak: 3 } },
+    ...{ settle_s: 1, queued_at_end: 0, last_delivery_after_load_s: 0.1, events: [] },
     timeline: { delivered_per_s: [], accepted_per_s: [], warmup_s: 5 },
     ...over,
   };
 }
 
-const verdictOf = (targets: ReturnType<typeof evaluateTargets>, start: string) => targets.find((t) => t.name.startsWith(start))?.met;
+const healthySat = (over: Partial<RunResult> = {}) => run('healthy', 'saturation', over);
+const soak = (ingest: (i: number) => number, redis: (i: number) => number) =>
+  run('healthy', 'soak', { memory_timeline: { ingest: points(ingest), 'redis used_memory': points(redis) } });
+
+// [target name prefix, runs, verdict]: each target is met at its edge and missed just past it.
+const cases: [string, RunResult[], boolean | undefined][] = [
+  ['healthy: delivered', [healthySat({ delivered_calls_per_s: 3000 })], true],
+  ['healthy: delivered', [healthySat({ delivered_calls_per_s: 2999 })], false],
+  ['healthy: delivered', [], undefined],
+  ['healthy: end-to-end p99', [run('healthy', 'fixed', { latency_ms: latency(249) })], true],
+  ['healthy: end-to-end p99', [run('healthy', 'fixed', { latency_ms: latency(250) })], false],
+  // 25% more CPU per call: 4,000/s expected; 90% of it is 3,600.
+  ...[3600, 3500].map((flaky): [string, RunResult[], boolean] => [
+    'flaky: saturation',
+    [
+      healthySat({ delivered_calls_per_s: 5000, cpu_usec_per_delivered_call: { sum: 400 } }),
+      run('flaky', 'saturation', { delivered_calls_per_s: flaky, cpu_usec_per_delivered_call: { sum: 500 } }),
+    ],
+    flaky === 3600,
+  ]),
+  // The 9 healthy destinations of the dead scenario against the same 9 in the healthy one (d9 left out).
+  [
+    'dead 1 of 10: the 9',
+    [healthySat({ per_destination: perDestination(500) }), run('dead-1-of-10', 'saturation', { per_destination: perDestination(400, 0) })],
+    true,
+  ],
+  [
+    'dead 1 of 10: the 9',
+    [
+      healthySat({ per_destination: perDestination(500) }),
+      run('dead-1-of-10', 'saturation', { per_destination: perDestination(399, 1e6) }),
+    ],
+    false,
+  ],
+  ['dead 1 of 10: the 9', [], undefined],
+  ['dead 1 of 10: p99', [run('dead-1-of-10', 'fixed', { healthy_latency_ms: latency(999) })], true],
+  ['dead 1 of 10: p99', [run('dead-1-of-10', 'fixed', { healthy_latency_ms: latency(1000) })], false],
+  ['crash and restart', [run('delivery-killed', 'fixed'), run('redis-restarted', 'fixed')], true],
+  ['crash and restart', [run('delivery-killed', 'fixed', { passed: false, verification: lostOne })], false],
+  ['every scenario', [run('healthy', 'fixed'), run('delivery-killed', 'fixed', { passed: false, verification: lostOne })], false],
+  ['hostile', [run('hostile', 'fixed')], true],
+  ['hostile', [run('hostile', 'fixed', { expectation_failures: ['1 requests reached the self-signed https receiver'] })], false],
+  ['flaky: every acknowledged', [run('flaky', 'fixed', { verification: lostOne })], false],
+  // RSS flat and Redis levelling off in the soak, and growth in both.
+  [
+    'soak: RSS',
+    [
+      soak(
+        (i) => 150 + (i % 3),
+        (i) => Math.min(i, 30) + 50,
+      ),
+    ],
+    true,
+  ],
+  [
+    'soak: Redis',
+    [
+      soak(
+        (i) => 150 + (i % 3),
+        (i) => Math.min(i, 30) + 50,
+      ),
+    ],
+    true,
+  ],
+  [
+    'soak: RSS',
+    [
+      soak(
+        (i) => 100 + i * 2,
+        (i) => 50 + i * 3,
+      ),
+    ],
+    false,
+  ],
+  [
+    'soak: Redis',
+    [
+      soak(
+        (i) => 100 + i * 2,
+        (i) => 50 + i * 3,
+      ),
+    ],
+    false,
+  ],
+  ['soak: RSS flat', [], undefined],
+];
 
 describe('evaluateTargets', () => {
-  it('meets the healthy targets at 3,000 delivered/s and p99 under 250 ms, and misses them below', () => {
-    const good = evaluateTargets([
-      run({ scenario: 'healthy', mode: 'saturation', delivered_calls_per_s: 3000 }),
-      run({ scenario: 'healthy', mode: 'fixed', latency_ms: latency(249) }),
-    ]);
-    expect(verdictOf(good, 'healthy: delivered')).toBe(true);
-    expect(verdictOf(good, 'healthy: end-to-end p99')).toBe(true);
-    const bad = evaluateTargets([
-      run({ scenario: 'healthy', mode: 'saturation', delivered_calls_per_s: 2999 }),
-      run({ scenario: 'healthy', mode: 'fixed', latency_ms: latency(250) }),
-    ]);
-    expect(verdictOf(bad, 'healthy: delivered')).toBe(false);
-    expect(verdictOf(bad, 'healthy: end-to-end p99')).toBe(false);
-  });
-
-  it('says "not measured" (undefined) for what did not run', () => {
-    const targets = evaluateTargets([]);
-    expect(verdictOf(targets, 'healthy: delivered')).toBeUndefined();
-    expect(verdictOf(targets, 'dead 1 of 10: the 9')).toBeUndefined();
-  });
-
-  it('compares the 9 healthy destinations of the dead scenario with the same 9 in the healthy one', () => {
-    const healthy = run({ scenario: 'healthy', mode: 'saturation', per_destination: perDestination(500) });
-    const kept = evaluateTargets([
-      healthy,
-      run({
-        scenario: 'dead-1-of-10',
-        mode: 'saturation',
-        per_destination: { ...perDestination(400), d9: { delivered_calls_per_s: 0, p99_ms: null } },
-      }),
-    ]);
-    expect(verdictOf(kept, 'dead 1 of 10: the 9')).toBe(true);
-    const starved = evaluateTargets([healthy, run({ scenario: 'dead-1-of-10', mode: 'saturation', per_destination: perDestination(399) })]);
-    expect(verdictOf(starved, 'dead 1 of 10: the 9')).toBe(false);
-  });
-
-  it('explains a flaky slowdown by the CPU the retries cost, and no more', () => {
-    const healthy = run({
-      scenario: 'healthy',
-      mode: 'saturation',
-      delivered_calls_per_s: 5000,
-      cpu_usec_per_delivered_call: { sum: 400 },
-    });
-    // 25% more CPU per call: 4,000/s expected; 90% of it is 3,600.
-    expect(
-      verdictOf(
-        evaluateTargets([
-          healthy,
-          run({ scenario: 'flaky', mode: 'saturation', delivered_calls_per_s: 3600, cpu_usec_per_delivered_call: { sum: 500 } }),
-        ]),
-        'flaky: saturation',
-      ),
-    ).toBe(true);
-    expect(
-      verdictOf(
-        evaluateTargets([
-          healthy,
-          run({ scenario: 'flaky', mode: 'saturation', delivered_calls_per_s: 3500, cpu_usec_per_delivered_call: { sum: 500 } }),
-        ]),
-        'flaky: saturation',
-      ),
-    ).toBe(false);
-  });
-
-  it('fails "nothing lost" when any run lost a call', () => {
-    const lost = run({
-      scenario: 'delivery-killed',
-      mode: 'fixed',
-      passed: false,
-      verification: verify({ acknowledged: new Map([['d0', ['x']]]), delivered: new Map(), deadLettered: new Map() }),
-    });
-    const targets = evaluateTargets([run({ scenario: 'healthy', mode: 'fixed' }), lost]);
-    expect(verdictOf(targets, 'crash and restart')).toBe(false);
-    expect(verdictOf(targets, 'every scenario')).toBe(false);
-  });
-
-  it('finds RSS flat and Redis bounded in a soak that levels off, and growth in one that does not', () => {
-    const flat = Array.from({ length: 60 }, (_, i) => [i * 10, 150 + (i % 3)] as [number, number]);
-    const growing = Array.from({ length: 60 }, (_, i) => [i * 10, 100 + i * 2] as [number, number]);
-    const level = (fn: (i: number) => number) => Array.from({ length: 60 }, (_, i) => [i * 10, fn(i)] as [number, number]);
-    const ok = evaluateTargets([
-      run({
-        scenario: 'healthy',
-        mode: 'soak',
-        memory_timeline: { ingest: flat, 'redis used_memory': level((i) => Math.min(i, 30) + 50) },
-      }),
-    ]);
-    expect(verdictOf(ok, 'soak: RSS')).toBe(true);
-    expect(verdictOf(ok, 'soak: Redis')).toBe(true);
-    const leak = evaluateTargets([
-      run({ scenario: 'healthy', mode: 'soak', memory_timeline: { ingest: growing, 'redis used_memory': level((i) => 50 + i * 3) } }),
-    ]);
-    expect(verdictOf(leak, 'soak: RSS')).toBe(false);
-    expect(verdictOf(leak, 'soak: Redis')).toBe(false);
+  it.each(cases)('%s: %#', (name, runs, met) => {
+    const target = evaluateTargets(runs).find((t) => t.name.startsWith(name));
+    expect(target).toBeDefined();
+    expect(target?.met).toBe(met);
   });
 });
 
-describe('markdownTable', () => {
+describe('markdownTable and compactJson', () => {
   it('right-aligns the figures and escapes pipes', () => {
-    const { header, rows } = tableRows([run({ scenario: 'healthy', mode: 'fixed' })]);
+    const { header, rows } = tableRows([run('healthy', 'fixed')]);
     const md = markdownTable(header, rows);
     expect(md.split('\n')[1]).toMatch(/^\| --- \| --- \| ---: \|/);
     expect(md).toContain('| healthy | fixed | 1,000 |');
     expect(markdownTable(['a|b'], [['c']])).toContain('a\\|b');
   });
-});
 
-describe('compactJson', () => {
   it('puts arrays of numbers on one line and stays valid JSON that reads back the same', () => {
     const value = {
       timeline: [1, 2, 3.5],

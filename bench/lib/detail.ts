@@ -8,21 +8,13 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { readQueues } from '@eventrelay/runtime';
 import { sleep } from '@eventrelay/testkit';
+import { infoField } from './proc.js';
 import { round } from './report.js';
 import { percentiles } from './series.js';
 
-export interface RedisSnapshot {
-  readonly cpuSeconds: number;
-  readonly usedMemory: number;
-  readonly commands: Map<string, { calls: number; usec: number }>;
-  /** total_commands_processed (commands sent by clients; the ones Lua scripts run count in `commands` only). */
-  readonly totalCommands: number;
-  readonly version: string;
-}
+export type RedisSnapshot = Awaited<ReturnType<typeof redisSnapshot>>;
 
-export const infoField = (info: string, name: string): string | undefined => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-
-export async function redisSnapshot(redis: Redis): Promise<RedisSnapshot> {
+export async function redisSnapshot(redis: Redis) {
   const info = await redis.info('all');
   const commands = new Map<string, { calls: number; usec: number }>();
   for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm))
@@ -32,6 +24,7 @@ export async function redisSnapshot(redis: Redis): Promise<RedisSnapshot> {
     cpuSeconds: n('used_cpu_user') + n('used_cpu_sys'),
     usedMemory: n('used_memory'),
     commands,
+    /** Commands sent by clients; the ones Lua scripts run count in `commands` only. */
     totalCommands: n('total_commands_processed'),
     version: infoField(info, 'redis_version') ?? 'unknown',
   };
@@ -39,15 +32,22 @@ export async function redisSnapshot(redis: Redis): Promise<RedisSnapshot> {
 
 /** Commands run between two snapshots, most calls first. */
 export function commandDeltas(before: RedisSnapshot, after: RedisSnapshot): { command: string; calls: number; usec: number }[] {
-  const out = [...after.commands].map(([command, { calls, usec }]) => ({
-    command,
-    calls: calls - (before.commands.get(command)?.calls ?? 0),
-    usec: usec - (before.commands.get(command)?.usec ?? 0),
-  }));
-  return out.filter((d) => d.calls > 0).sort((a, b) => b.calls - a.calls);
+  return [...after.commands]
+    .map(([command, { calls, usec }]) => {
+      const b = before.commands.get(command);
+      return { command, calls: calls - (b?.calls ?? 0), usec: usec - (b?.usec ?? 0) };
+    })
+    .filter((d) => d.calls > 0)
+    .sort((a, b) => b.calls - a.calls);
 }
 
-/** What one counter line of /metrics is summed from. */
+/** The sum of a counter's lines in /metrics text that carry `label`. */
+export const sumMetric = (text: string, metric: string, label: string): number =>
+  text
+    .split('\n')
+    .filter((l) => (l.startsWith(`${metric}{`) || l.startsWith(`${metric} `)) && l.includes(label))
+    .reduce((n, l) => n + (Number(l.slice(l.lastIndexOf(' ') + 1)) || 0), 0);
+
 const COUNTERS = [
   ['ingest_accepted_calls', 'ingest', 'eventrelay_ingest_calls_total', 'outcome="accepted"'],
   ['ingest_duplicate_calls', 'ingest', 'eventrelay_ingest_calls_total', 'outcome="duplicate"'],
@@ -58,21 +58,17 @@ const COUNTERS = [
   ['delivery_parked', 'delivery', 'eventrelay_delivery_parked_total', ''],
 ] as const;
 
-export const sumMetric = (text: string, metric: string, label: string): number =>
-  text
-    .split('\n')
-    .filter((l) => (l.startsWith(`${metric}{`) || l.startsWith(`${metric} `)) && l.includes(label))
-    .reduce((n, l) => n + (Number(l.slice(l.lastIndexOf(' ') + 1)) || 0), 0);
+type Urls = { ingest: string; router: string; deliveries: readonly string[] };
 
-/** The counters above (deliveries summed over the replicas) and each replica's delivered calls (`delivery_<n>_delivered`). */
-async function scrape(urls: { ingest: string; router: string; deliveries: readonly string[] }): Promise<Record<string, number>> {
+/** The counters above (deliveries summed over the replicas) and, with replicas, each one's delivered calls (`delivery_<n>_delivered`). */
+async function scrape(urls: Urls): Promise<Record<string, number>> {
   const get = (u: string) => fetch(`${u}/metrics`).then((r) => r.text());
-  const [ingest, router, ...deliveries] = await Promise.all([get(urls.ingest), get(urls.router), ...urls.deliveries.map(get)]);
-  const texts = { ingest: [ingest ?? ''], router: [router ?? ''], delivery: deliveries };
+  const [ingest, router, ...delivery] = await Promise.all([get(urls.ingest), get(urls.router), ...urls.deliveries.map(get)]);
+  const texts = { ingest: [ingest ?? ''], router: [router ?? ''], delivery };
   const out: Record<string, number> = {};
   for (const [name, from, metric, label] of COUNTERS) out[name] = texts[from].reduce((n, t) => n + sumMetric(t, metric, label), 0);
-  if (deliveries.length > 1)
-    deliveries.forEach(
+  if (delivery.length > 1)
+    delivery.forEach(
       (t, i) => (out[`delivery_${i + 1}_delivered`] = sumMetric(t, 'eventrelay_delivery_messages_total', 'result="delivered"')),
     );
   return out;
@@ -87,22 +83,17 @@ function sampleQueues(redis: Redis, prefix: string, chain: boolean): () => Promi
       const c = await chainQueue.getJobCounts('wait', 'active');
       return { 'chain wait': c['wait'] ?? 0, 'chain active': c['active'] ?? 0 };
     }
-    const q = await readQueues(redis, prefix, ['route', 'deliver'], Date.now());
     const out: Record<string, number> = {};
-    for (const [key, { counts }] of q)
-      Object.assign(out, {
-        [`${key} wait`]: counts.waiting,
-        [`${key} active`]: counts.active,
-        ...(key === 'deliver' ? { 'deliver delayed': counts.delayed } : {}),
-      });
+    for (const [key, { counts }] of await readQueues(redis, prefix, ['route', 'deliver'], Date.now())) {
+      Object.assign(out, { [`${key} wait`]: counts.waiting, [`${key} active`]: counts.active });
+      if (key === 'deliver') out['deliver delayed'] = counts.delayed;
+    }
     return out;
   };
   let running = true;
   const loop = (async () => {
-    while (running) {
+    for (; running; await sleep(250))
       for (const [k, v] of Object.entries(await read().catch(() => ({})))) samples.set(k, [...(samples.get(k) ?? []), v]);
-      await sleep(250);
-    }
   })();
   return async () => {
     running = false;
@@ -113,34 +104,15 @@ function sampleQueues(redis: Redis, prefix: string, chain: boolean): () => Promi
   };
 }
 
-export interface Detail {
-  readonly redis: {
-    commands: number;
-    total_commands_processed: number;
-    commands_per_call: number | null;
-    cpu_usec_per_call: number | null;
-    cpu_pct: number;
-    used_memory_delta_mb: number;
-    by_command: { command: string; calls: number; per_call: number | null; usec: number; usec_per_call: number | null }[];
-  };
-  readonly queue_lengths: Record<string, { mean: number; max: number }>;
-  readonly service_counters: Record<string, number> | null;
-  readonly intake_request_ms: { p50: number | null; p99: number | null; requests: number } | null;
-}
+export type Detail = Awaited<ReturnType<Awaited<ReturnType<typeof startDetail>>>>;
 
 /** Starts measuring; the returned function ends the window and computes the figures per delivered call. */
-export async function startDetail(o: {
-  redis: Redis;
-  prefix: string;
-  chain?: boolean;
-  urls?: Parameters<typeof scrape>[0];
-  requestMs?: number[];
-}): Promise<(delivered: number) => Promise<Detail>> {
+export async function startDetail(o: { redis: Redis; prefix: string; chain?: boolean; urls?: Urls; requestMs?: number[] }) {
   const before = await redisSnapshot(o.redis);
   const countersBefore = o.urls ? await scrape(o.urls) : undefined;
   const queues = sampleQueues(o.redis, o.prefix, o.chain === true);
   const began = performance.now();
-  return async (delivered) => {
+  return async (delivered: number) => {
     const wallS = (performance.now() - began) / 1000;
     const after = await redisSnapshot(o.redis);
     const countersAfter = o.urls ? await scrape(o.urls) : undefined;
@@ -148,7 +120,6 @@ export async function startDetail(o: {
     const deltas = commandDeltas(before, after);
     const commands = deltas.reduce((a, d) => a + d.calls, 0);
     const cpuS = after.cpuSeconds - before.cpuSeconds;
-    const q = o.requestMs ? percentiles(o.requestMs, { p50: 0.5, p99: 0.99 }) : undefined;
     return {
       redis: {
         commands,
@@ -160,11 +131,10 @@ export async function startDetail(o: {
         by_command: deltas.map((d) => ({ ...d, per_call: perCall(d.calls), usec_per_call: perCall(d.usec) })),
       },
       queue_lengths: await queues(),
-      service_counters:
-        countersBefore && countersAfter
-          ? Object.fromEntries(Object.entries(countersAfter).map(([k, v]) => [k, v - (countersBefore[k] ?? 0)]))
-          : null,
-      intake_request_ms: q && o.requestMs ? { ...q, requests: o.requestMs.length } : null,
+      service_counters: countersAfter
+        ? Object.fromEntries(Object.entries(countersAfter).map(([k, v]) => [k, v - (countersBefore?.[k] ?? 0)]))
+        : null,
+      intake_request_ms: o.requestMs ? { ...percentiles(o.requestMs, { p50: 0.5, p99: 0.99 }), requests: o.requestMs.length } : null,
     };
   };
 }

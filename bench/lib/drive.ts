@@ -1,17 +1,15 @@
 /**
- * The pipeline bench's load generator: sends batches of calls through a sink (HTTP to the intake,
+ * The scenario bench's load generator: sends batches of calls through a sink (HTTP to the intake,
  * or IPC to the baseline producer) either at a fixed offered rate (open loop: batches are due on a
  * schedule whatever the answers, so a slow pipeline cannot slow the load down and hide its own
  * latency) or to saturation (closed loop: keeps up to `windowCalls` calls accepted or in flight
  * but not yet received by the receiver, so every stage has work and no queue grows without bound).
  * Only calls of batches answered 2xx count as accepted.
  */
-import { percentiles } from './series.js';
-
 export interface Sink {
   /** Calls per batch. */
   readonly calls: number;
-  /** Sends one batch; resolves with the HTTP status (or 200 for an IPC sink), rejects on a transport error. */
+  /** Sends one batch; resolves with the HTTP status (200 for an IPC sink), rejects on a transport error. */
   send(): Promise<number>;
   /**
    * Whether the batch the next `send` makes counts toward the saturation window (default: all do).
@@ -22,28 +20,24 @@ export interface Sink {
 }
 
 type Mode =
-  | { kind: 'idle' }
-  | { kind: 'rate'; callsPerS: number; startedAt: number; due: number }
-  | { kind: 'window'; windowCalls: number; maxRequests: number };
+  { kind: 'idle' } | { kind: 'rate'; callsPerS: number; startedAt: number; due: number } | { kind: 'window'; calls: number; max: number };
 
 export class LoadDriver {
-  /** Calls in batches answered 2xx, since this driver was made. */
+  /** Calls in batches answered 2xx. */
   acceptedCalls = 0;
-  sentBatches = 0;
-  /** Batches answered with another status, and transport errors. */
+  /** Batches answered with another status, or lost to a transport error (`errors`). */
   refusedBatches = 0;
   errors = 0;
-  inFlight = 0;
-  /** Calls in batches answered 2xx that count toward the window, and such batches in flight. */
-  private countedAccepted = 0;
-  private countedInFlight = 0;
   readonly statusCodes: Record<string, number> = {};
   /** Latency (ms) of each request answered 2xx while `recording`. */
-  requestMs: number[] = [];
+  readonly requestMs: number[] = [];
   recording = false;
-  /** The receiver's count of every counted call it received (pushed by it). */
+  private inFlight = 0;
+  /** Counted calls accepted, counted batches in flight, the receiver's count of counted calls (pushed by it). */
+  private countedAccepted = 0;
+  private countedInFlight = 0;
   private receivedTotal = 0;
-  /** accepted - received at the start of the current load, so that `outstanding` counts this load only. */
+  /** accepted - received when the load started, so that the window counts this load only. */
   private offset = 0;
   private mode: Mode = { kind: 'idle' };
   private timer: NodeJS.Timeout | undefined;
@@ -51,25 +45,18 @@ export class LoadDriver {
 
   constructor(private readonly sink: Sink) {}
 
-  /** Calls accepted or being sent but not yet at the receiver. */
-  get outstanding(): number {
-    return this.countedAccepted + this.countedInFlight * this.sink.calls - this.receivedTotal - this.offset;
-  }
-
   received(total: number): void {
     this.receivedTotal = total;
     if (this.mode.kind === 'window') this.pump();
   }
 
   startRate(callsPerS: number): void {
-    this.begin({ kind: 'rate', callsPerS, startedAt: performance.now(), due: 0 });
-    this.timer = setInterval(() => this.pump(), 2);
+    this.begin({ kind: 'rate', callsPerS, startedAt: performance.now(), due: 0 }, 2);
   }
 
-  startWindow(windowCalls: number, maxRequests: number): void {
-    this.begin({ kind: 'window', windowCalls, maxRequests });
-    // Answers and receiver updates pump too; this only covers a quiet moment.
-    this.timer = setInterval(() => this.pump(), 20);
+  startWindow(calls: number, maxRequests: number): void {
+    // Answers and receiver updates pump too; the timer only covers a quiet moment.
+    this.begin({ kind: 'window', calls, max: maxRequests }, 20);
     this.pump();
   }
 
@@ -80,22 +67,22 @@ export class LoadDriver {
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
-  private begin(mode: Mode): void {
+  private begin(mode: Mode, everyMs: number): void {
     if (this.mode.kind !== 'idle') throw new Error('the load driver is already running');
     this.offset = this.countedAccepted - this.receivedTotal;
     this.mode = mode;
+    this.timer = setInterval(() => this.pump(), everyMs);
   }
 
   private pump(): void {
-    const mode = this.mode;
-    if (mode.kind === 'rate') {
-      const due = Math.floor((((performance.now() - mode.startedAt) / 1000) * mode.callsPerS) / this.sink.calls);
-      while (mode.due < due) {
-        mode.due++;
-        this.fire();
-      }
-    } else if (mode.kind === 'window') {
-      while (this.inFlight < mode.maxRequests && this.outstanding + this.sink.calls <= mode.windowCalls) this.fire();
+    const m = this.mode;
+    const calls = this.sink.calls;
+    if (m.kind === 'rate') {
+      const due = Math.floor((((performance.now() - m.startedAt) / 1000) * m.callsPerS) / calls);
+      for (; m.due < due; m.due++) this.fire();
+    } else if (m.kind === 'window') {
+      const outstanding = () => this.countedAccepted + this.countedInFlight * calls - this.receivedTotal - this.offset;
+      while (this.inFlight < m.max && outstanding() + calls <= m.calls) this.fire();
     }
   }
 
@@ -103,7 +90,6 @@ export class LoadDriver {
     const counted = this.sink.nextCounts?.() ?? true;
     if (counted) this.countedInFlight++;
     this.inFlight++;
-    this.sentBatches++;
     const began = performance.now();
     let ok = false;
     void this.sink
@@ -111,29 +97,20 @@ export class LoadDriver {
       .then(
         (status) => {
           this.statusCodes[status] = (this.statusCodes[status] ?? 0) + 1;
-          if (status >= 200 && status < 300) {
-            ok = true;
-            this.acceptedCalls += this.sink.calls;
-            if (counted) this.countedAccepted += this.sink.calls;
-            if (this.recording) this.requestMs.push(performance.now() - began);
-          } else this.refusedBatches++;
+          ok = status >= 200 && status < 300;
+          if (!ok) return void this.refusedBatches++;
+          this.acceptedCalls += this.sink.calls;
+          if (counted) this.countedAccepted += this.sink.calls;
+          if (this.recording) this.requestMs.push(performance.now() - began);
         },
-        () => {
-          this.errors++;
-          this.refusedBatches++;
-        },
+        () => void (this.errors++, this.refusedBatches++),
       )
       .finally(() => {
         this.inFlight--;
         if (counted) this.countedInFlight--;
         if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
-        // After a refusal or an error the 20 ms timer sends again, not this: no tight loop against a failing sink.
+        // After a refusal or an error the timer sends again, not this: no tight loop against a failing sink.
         if (ok && this.mode.kind === 'window') this.pump();
       });
   }
-}
-
-/** Nearest-rank percentile of unsorted values, or null when there are none. */
-export function percentile(values: readonly number[], q: number): number | null {
-  return percentiles(values, { q }).q;
 }

@@ -1,56 +1,36 @@
 /**
- * The system under test for `pnpm bench`, started by the harness: the built ingest, router,
+ * The system under test for `pnpm bench:chaos`, started by the harness: the built ingest, router,
  * webhook-delivery (one or more replicas) and admin services, each its own process, sharing one
  * run-unique Redis prefix and one declarative config; and the admin API as the bench uses it.
  */
 import { writeFileSync } from 'node:fs';
-import { startService, startStack, type ServiceProcess, type Stack } from '@eventrelay/testkit';
+import { startService, startStack, type ServiceProcess } from '@eventrelay/testkit';
 
 export const STACK_SERVICES = ['ingest', 'router', 'webhook-delivery', 'admin'] as const;
+export const destinationIdOf = (i: number): string => `dest-${i}`;
 
-/** Sources i → destination i → `urls[i]`, each with the shared secret. */
-export function writeStackConfig(
-  file: string,
-  opts: {
-    writeKeys: readonly string[];
-    sourceIds: readonly string[];
-    destinationIds: readonly string[];
-    urls: readonly string[];
-    secret: string;
-  },
-): void {
-  writeFileSync(
-    file,
-    JSON.stringify({
-      sources: opts.sourceIds.map((id, i) => ({
-        id,
-        name: `Bench ${i}`,
-        type: 'server',
-        writeKey: opts.writeKeys[i],
-        rateLimitPerSecond: 100_000_000,
-      })),
-      destinations: opts.destinationIds.map((id, i) => ({
-        id,
-        name: 'Webhooks',
-        enabled: true,
-        sourceIds: [opts.sourceIds[i]],
-        settings: { webhooks: [{ url: opts.urls[i] }], sharedSecret: opts.secret },
-      })),
-      audiences: [],
-    }),
-  );
+/** Source i (write key `writeKeys[i]`) → destination i → `urls[i]`, each with the shared secret. */
+export function writeStackConfig(file: string, writeKeys: readonly string[], urls: readonly string[], secret: string): void {
+  const sources = writeKeys.map((writeKey, i) => ({
+    id: `src-${i}`,
+    name: `Bench ${i}`,
+    type: 'server',
+    writeKey,
+    rateLimitPerSecond: 1e8,
+  }));
+  const destinations = urls.map((url, i) => ({
+    id: destinationIdOf(i),
+    name: 'Webhooks',
+    enabled: true,
+    sourceIds: [`src-${i}`],
+    settings: { webhooks: [{ url }], sharedSecret: secret },
+  }));
+  writeFileSync(file, JSON.stringify({ sources, destinations, audiences: [] }));
 }
 
-export interface BenchStack {
-  readonly stack: Stack;
-  /** Replicas of webhook-delivery beyond the stack's own: they share the work through Redis alone. */
-  readonly replicas: readonly ServiceProcess[];
-  deliveryUrls(): string[];
-  /** Every process now running (a restarted webhook-delivery included), for CPU and memory readings. */
-  processes(): { name: string; pid: number | undefined }[];
-  stop(): Promise<void>;
-}
+export type BenchStack = Awaited<ReturnType<typeof startBenchStack>>;
 
+/** The stack, plus `deliveries - 1` more webhook-delivery replicas that share the work through Redis alone. */
 export async function startBenchStack(o: {
   redisUrl: string;
   prefix: string;
@@ -59,33 +39,18 @@ export async function startBenchStack(o: {
   logLevel: string;
   env: Readonly<Record<string, string>>;
   deliveries: number;
-}): Promise<BenchStack> {
+}) {
   // No audiences service in the benches: the profile feed is off, or its queue would only grow (bench:audiences measures it).
   const env = { ...process.env, NODE_ENV: 'production', ROUTER_FEED_PROFILES: 'false', ...o.env };
-  const stack = await startStack({
-    redisUrl: o.redisUrl,
-    prefix: o.prefix,
-    configFile: o.configFile,
-    adminToken: o.adminToken,
-    logLevel: o.logLevel,
-    env,
-    services: STACK_SERVICES,
-    echo: 'prefixed',
-  });
+  const stack = await startStack({ ...o, env, services: STACK_SERVICES, echo: 'prefixed' });
   const replicas: ServiceProcess[] = [];
   try {
+    const replicaEnv = { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...env, REDIS_URL: o.redisUrl, EVENTRELAY_PREFIX: o.prefix };
     for (let i = 1; i < o.deliveries; i++)
       replicas.push(
         await startService(
           'webhook-delivery',
-          {
-            WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
-            ...env,
-            REDIS_URL: o.redisUrl,
-            EVENTRELAY_PREFIX: o.prefix,
-            EVENTRELAY_CONFIG: o.configFile,
-            LOG_LEVEL: o.logLevel,
-          },
+          { ...replicaEnv, EVENTRELAY_CONFIG: o.configFile, LOG_LEVEL: o.logLevel },
           { echo: 'prefixed' },
         ),
       );
@@ -94,9 +59,10 @@ export async function startBenchStack(o: {
     throw err;
   }
   return {
-    stack,
-    replicas,
+    url: (name: (typeof STACK_SERVICES)[number]) => stack.url(name),
+    restart: (...args: Parameters<typeof stack.restart>) => stack.restart(...args),
     deliveryUrls: () => [stack.url('webhook-delivery'), ...replicas.map((r) => r.url)],
+    /** Every process now running (a restarted webhook-delivery included), for CPU and memory readings. */
     processes: () => [
       ...stack.processes().map((p) => ({ name: p.service, pid: p.pid })),
       ...replicas.map((r, i) => ({ name: `webhook-delivery-${i + 2}`, pid: r.pid })),
@@ -108,36 +74,28 @@ export async function startBenchStack(o: {
   };
 }
 
-/** The admin API, as the bench uses it: switch a destination off, and list its dead letters. */
-export class AdminClient {
-  constructor(
-    private readonly url: string,
-    private readonly token: string,
-  ) {}
-
-  async setEnabled(destinationId: string, enabled: boolean): Promise<void> {
-    const res = await fetch(`${this.url}/admin/v1/destinations/${destinationId}`, {
-      method: 'PATCH',
-      headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/merge-patch+json' },
-      body: JSON.stringify({ enabled }),
+/** The admin API, as the bench uses it: switch a destination off, and list its dead letters' messageIds. */
+export function adminClient(url: string, token: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/merge-patch+json' };
+    const res = await fetch(`${url}/admin/v1/destinations/${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
-    if (!res.ok) throw new Error(`admin: PATCH destination ${destinationId} answered ${res.status}: ${await res.text()}`);
-  }
-
-  /** Every dead letter's messageId, page by page. */
-  async deadLetterIds(destinationId: string): Promise<Set<string>> {
-    const ids = new Set<string>();
-    let cursor: string | null = null;
-    do {
-      const res = await fetch(
-        `${this.url}/admin/v1/destinations/${destinationId}/dead-letters?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-        { headers: { authorization: `Bearer ${this.token}` } },
-      );
-      if (!res.ok) throw new Error(`admin: GET dead letters of ${destinationId} answered ${res.status}: ${await res.text()}`);
-      const page = (await res.json()) as { items: { job: { call: { messageId: string } } }[]; nextCursor: string | null };
-      for (const item of page.items) ids.add(item.job.call.messageId);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return ids;
-  }
+    if (!res.ok) throw new Error(`admin: ${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json() as Promise<{ items: { job: { call: { messageId: string } } }[]; nextCursor: string | null }>;
+  };
+  return {
+    disable: (id: string) => call('PATCH', id, { enabled: false }),
+    async deadLetterIds(id: string): Promise<Set<string>> {
+      const ids = new Set<string>();
+      for (let cursor: string | null = ''; cursor !== null;) {
+        const page = await call('GET', `${id}/dead-letters?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        for (const item of page.items) ids.add(item.job.call.messageId);
+        cursor = page.nextCursor;
+      }
+      return ids;
+    },
+  };
 }

@@ -3,7 +3,7 @@
  * the intake acknowledged must have reached its receiver with a 2xx, or be, by design, in its
  * destination's dead letters. Pure: the bench gathers the three sets, this counts.
  */
-import { destinationsOf, routeOf, type Scenario } from './scenarios.js';
+import { routeOf, type Scenario } from './scenarios.js';
 
 export interface VerifyInput {
   /** Per destination: the messageIds of every call the intake answered 2xx for. */
@@ -34,11 +34,7 @@ export interface Verdict {
 }
 
 export function verify(input: VerifyInput): Verdict {
-  let acknowledged = 0;
-  let delivered = 0;
-  let deadLettered = 0;
-  let duplicates = 0;
-  let lost = 0;
+  const total = { acknowledged: 0, delivered: 0, dead_lettered: 0, duplicates: 0, lost: 0 };
   let unacknowledged = 0;
   const lostExamples: string[] = [];
   const byDestination: Record<string, Verdict['by_destination'][string]> = {};
@@ -65,23 +61,10 @@ export function verify(input: VerifyInput): Verdict {
     for (const id of dead) if (!ackedSet.has(id) && !arrived.has(id)) unacknowledged++;
     // The same messageId acknowledged twice is one call (the intake dedupes it): count it once.
     row.acknowledged = ackedSet.size;
-    acknowledged += row.acknowledged;
-    delivered += row.delivered;
-    deadLettered += row.dead_lettered;
-    duplicates += row.duplicates;
-    lost += row.lost;
+    for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += row[k];
     byDestination[destination] = row;
   }
-  return {
-    acknowledged,
-    delivered,
-    dead_lettered: deadLettered,
-    duplicates,
-    lost,
-    unacknowledged_arrivals: unacknowledged,
-    lost_examples: lostExamples,
-    by_destination: byDestination,
-  };
+  return { ...total, unacknowledged_arrivals: unacknowledged, lost_examples: lostExamples, by_destination: byDestination };
 }
 
 /** What the scenario promises beyond "nothing lost": pure. */
@@ -91,8 +74,8 @@ export function expectations(
   rx: { tlsRequests: number; badSignatures: number; unsigned: number },
 ): string[] {
   const out: string[] = [];
-  const dead = new Set(scenario.deadByDesign ?? []);
-  for (let i = 0; i < destinationsOf(scenario); i++) {
+  const dead = new Set(scenario.deadByDesign);
+  for (let i = 0; i < scenario.destinations; i++) {
     const row = v.by_destination[routeOf(i)];
     if (!row || row.acknowledged === 0) continue;
     if (dead.has(i) && row.dead_lettered !== row.acknowledged)
@@ -100,7 +83,7 @@ export function expectations(
     if (!dead.has(i) && !scenario.disableAtEnd.includes(i) && row.delivered !== row.acknowledged)
       out.push(`${routeOf(i)}: ${row.delivered} of ${row.acknowledged} delivered, all expected`);
   }
-  if ((scenario.tls ?? []).length > 0 && rx.tlsRequests > 0) out.push(`${rx.tlsRequests} requests reached the self-signed https receiver`);
+  if (scenario.tls.length > 0 && rx.tlsRequests > 0) out.push(`${rx.tlsRequests} requests reached the self-signed https receiver`);
   if (rx.badSignatures > 0) out.push(`${rx.badSignatures} requests with a bad signature`);
   if (rx.unsigned > 0) out.push(`${rx.unsigned} requests without a signature`);
   return out;
