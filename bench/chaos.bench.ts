@@ -16,13 +16,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { distEntry, ensureRedis, startPrivateRedis } from '@eventrelay/testkit';
+import { distEntry, ensureRedis, startChaosProcess, startPrivateRedis } from '@eventrelay/testkit';
 import { measureBareHttp, runChain } from './lib/chain.js';
 import { evaluateTargets, markdownReport, tableRows, type Baselines } from './lib/chaos-report.js';
 import { chartSpecs, writeCharts } from './lib/charts.js';
 import { PHASES, pipelineReport, runPipeline } from './lib/pipeline.js';
 import { connectRedis, infoField, runBench } from './lib/proc.js';
-import { startChaosReceiver } from './lib/receiver.js';
 import { BENCH_DIR, envList, envNumber, fmtInt, machine, RESULTS_DIR, table, verdict, writeResult } from './lib/report.js';
 import { runScenario, type RunResult, type RunSettings } from './lib/run.js';
 import { DESTINATIONS, SCENARIOS, scenarioNamed } from './lib/scenarios.js';
@@ -76,7 +75,7 @@ async function main(): Promise<void> {
   const redis = redisMode === 'private' ? await startPrivateRedis({ aof: false }) : await ensureRedis();
   closeRedis = () => redis.close();
   const run: RunSettings = { ...settings, runTag, redisUrl: redis.url, secret: SECRET };
-  const receiver = await startChaosReceiver({ listeners: DESTINATIONS, secret: SECRET });
+  const receiver = await startChaosProcess({ listeners: DESTINATIONS, secret: SECRET, echo: 'prefixed' });
   mkdirSync(chartsDir, { recursive: true });
   const what = pipeline
     ? `pipeline ${phases.join(', ')}`

@@ -11,7 +11,7 @@
  */
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import { Pool } from 'undici';
-import { serveIpc } from '../lib/receiver.js';
+import { serveIpc } from '@eventrelay/testkit';
 import { trackCall } from '../lib/payloads.js';
 
 const env = process.env;

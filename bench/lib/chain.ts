@@ -5,12 +5,11 @@
  */
 import path from 'node:path';
 import { Pool } from 'undici';
-import { deletePrefix, SERVICE_NODE_FLAGS, sleep, startChild } from '@eventrelay/testkit';
+import { deletePrefix, IpcClient, SERVICE_NODE_FLAGS, sleep, startChild, type ChaosProcess } from '@eventrelay/testkit';
 import { startDetail } from './detail.js';
 import { LoadDriver } from './drive.js';
 import { bodies } from './payloads.js';
 import { connectRedis, cpuPerCall, infoField, ResourceSampler, startBaseline } from './proc.js';
-import { IpcClient, type ChaosReceiver } from './receiver.js';
 import { BENCH_DIR, mean, now } from './report.js';
 import type { RunResult, RunSettings } from './run.js';
 import { LATENCY_QUANTILES, percentiles } from './series.js';
@@ -56,7 +55,7 @@ export type ChainResult = Pick<
 >;
 
 /** The bare chain at saturation (the same window of calls), posting to the receiver's route /chain. */
-export async function runChain(s: RunSettings, receiver: ChaosReceiver, o: { detail?: boolean } = {}): Promise<ChainResult> {
+export async function runChain(s: RunSettings, receiver: ChaosProcess, o: { detail?: boolean } = {}): Promise<ChainResult> {
   const prefix = `{bench-${s.runTag}-chain}`;
   const env = {
     ...process.env,
@@ -65,7 +64,7 @@ export async function runChain(s: RunSettings, receiver: ChaosReceiver, o: { det
       PREFIX: prefix,
       BATCH_SIZE: String(s.batchSize),
       RUN_TAG: s.runTag,
-      TARGET_URL: `${receiver.urlOf(0)}/chain`,
+      TARGET_URL: `${receiver.urls[0]}/chain`,
     },
     CONCURRENCY: process.env['DELIVERY_CONCURRENCY'] ?? '256',
     CONNECTIONS: process.env['DELIVERY_CONNECTIONS_PER_ORIGIN'] ?? '64',

@@ -26,7 +26,7 @@ const CONFIG = {
 };
 
 /** Lines over time, one per `series`; `dashed` rows drawn dashed; vertical rules labelled at `markers`. */
-export function lineSpec(o: {
+function lineSpec(o: {
   title: string;
   xTitle: string;
   yTitle: string;
@@ -69,7 +69,7 @@ export function lineSpec(o: {
 }
 
 /** Grouped bars: one group per `group`, one bar per `series` in it. */
-export function barSpec(o: { title: string; yTitle: string; rows: readonly Row[]; log?: boolean }): Spec {
+function barSpec(o: { title: string; yTitle: string; rows: readonly Row[]; log?: boolean }): Spec {
   return {
     title: o.title,
     width: WIDTH,

@@ -104,8 +104,6 @@ function sampleQueues(redis: Redis, prefix: string, chain: boolean): () => Promi
   };
 }
 
-export type Detail = Awaited<ReturnType<Awaited<ReturnType<typeof startDetail>>>>;
-
 /** Starts measuring; the returned function ends the window and computes the figures per delivered call. */
 export async function startDetail(o: { redis: Redis; prefix: string; chain?: boolean; urls?: Urls; requestMs?: number[] }) {
   const before = await redisSnapshot(o.redis);

@@ -11,8 +11,8 @@
  * Redis CPU per delivered call is used_cpu_user + used_cpu_sys over the window divided by the calls
  * delivered in it; the one-core ceiling is 1,000,000 µs ÷ that.
  */
+import type { ChaosProcess } from '@eventrelay/testkit';
 import { runChain, type ChainResult } from './chain.js';
-import type { ChaosReceiver } from './receiver.js';
 import { envNumber, fmtFixed, fmtInt, fmtMs, roundOrNull, table, targetsLine } from './report.js';
 import { runScenario, type RunResult, type RunSettings } from './run.js';
 import { PIPELINE } from './scenarios.js';
@@ -55,7 +55,7 @@ const BEFORE_BATCHING = {
 export async function runPipeline(
   phases: readonly Phase[],
   s: RunSettings,
-  receiver: ChaosReceiver,
+  receiver: ChaosProcess,
 ): Promise<Partial<Record<Phase, Figures>>> {
   const out: Partial<Record<Phase, Figures>> = {};
   for (const phase of phases) {

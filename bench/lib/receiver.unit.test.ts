@@ -1,5 +1,6 @@
 /** How a run's receiver records become delivered sets, rates, latencies and duplicate examples. */
-import { Arrivals, type Arrival } from './receiver';
+import type { Arrival } from '@eventrelay/testkit';
+import { Arrivals } from './receiver';
 import { SCENARIOS } from './scenarios';
 import { expectations, verify } from './verify';
 

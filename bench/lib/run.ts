@@ -12,12 +12,12 @@ import path from 'node:path';
 import { Pool } from 'undici';
 import type { Redis } from 'ioredis';
 import { readQueues } from '@eventrelay/runtime';
-import { deletePrefix, sleep, startPrivateRedis } from '@eventrelay/testkit';
+import { deletePrefix, sleep, startPrivateRedis, type ChaosProcess } from '@eventrelay/testkit';
 import { startDetail } from './detail.js';
 import { LoadDriver } from './drive.js';
 import { bodies, messageIdOf } from './payloads.js';
 import { connectRedis, cpuPerCall, infoField, ResourceSampler } from './proc.js';
-import { Arrivals, type ChaosReceiver } from './receiver.js';
+import { Arrivals } from './receiver.js';
 import { mean, now, round } from './report.js';
 import { routeOf, type Scenario, type ScenarioEvent } from './scenarios.js';
 import { LATENCY_QUANTILES, percentiles, perSecond } from './series.js';
@@ -62,7 +62,7 @@ async function queuedJobs(redis: Redis, prefix: string): Promise<number> {
 const usedMemoryMb = async (redis: Redis) =>
   round(Number(infoField(await redis.info('memory').catch(() => ''), 'used_memory') ?? NaN) / 2 ** 20, 1);
 
-export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings, receiver: ChaosReceiver, opts: RunOptions = {}) {
+export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings, receiver: ChaosProcess, opts: RunOptions = {}) {
   const tag = `${s.runTag}-${scenario.name}-${mode}`;
   const prefix = `{bench-${tag}}`;
   const n = scenario.destinations;
@@ -79,7 +79,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   const redisUrl = privateRedis?.url ?? s.redisUrl;
   const redis = connectRedis(redisUrl);
   const writeKeys = routes.map((_, i) => `bench-${tag}-key-${i}`);
-  const urls = routes.map((r, i) => `${scenario.tls.includes(i) ? receiver.httpsUrl() : receiver.urlOf(i)}/${r}`);
+  const urls = routes.map((r, i) => `${scenario.tls.includes(i) ? receiver.httpsUrl : receiver.urls[i]}/${r}`);
   writeStackConfig(configFile, writeKeys, urls, s.secret);
   await receiver.setPlan(scenario.plan);
   await receiver.pull(() => undefined); // earlier runs' records are not this run's

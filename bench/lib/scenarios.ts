@@ -7,7 +7,7 @@
  * one customer's dead receiver must not slow the others. Each destination has its own port, as
  * different customers' receivers have different origins (so no shared connection pool).
  */
-import type { Behaviour, ChaosPlan } from '../chaos-receiver/behaviour.js';
+import type { Behaviour, ChaosPlan } from '@eventrelay/testkit';
 
 export const DESTINATIONS = 10;
 export const routeOf = (i: number): string => `d${i}`;

@@ -28,8 +28,6 @@ export function writeStackConfig(file: string, writeKeys: readonly string[], url
   writeFileSync(file, JSON.stringify({ sources, destinations, audiences: [] }));
 }
 
-export type BenchStack = Awaited<ReturnType<typeof startBenchStack>>;
-
 /** The stack, plus `deliveries - 1` more webhook-delivery replicas that share the work through Redis alone. */
 export async function startBenchStack(o: {
   redisUrl: string;

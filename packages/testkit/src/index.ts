@@ -1,6 +1,17 @@
 export { REPO_ROOT, hostEnv, hostEnvironment } from './env.js';
 export { eventually, sleep } from './eventually.js';
-export { freePort, killAll, probe, runToExit, spawnChild, startChild, waitForOk, type ChildHandle, type ChildOptions, type Exit } from './process.js';
+export {
+  freePort,
+  killAll,
+  probe,
+  runToExit,
+  spawnChild,
+  startChild,
+  waitForOk,
+  type ChildHandle,
+  type ChildOptions,
+  type Exit,
+} from './process.js';
 export {
   REDIS_INSTALL_HINT,
   SHARED_REDIS_URL,
@@ -31,3 +42,15 @@ export {
   type StackOptions,
 } from './services.js';
 export { startReceiver, type ReceivedRequest, type Receiver, type ReceiverOptions, type Reply, type Responder } from './receiver.js';
+export {
+  METADATA_URL,
+  chaosReply,
+  routeRandom,
+  selfSignedCert,
+  startChaosReceiver,
+  type Arrival,
+  type Behaviour,
+  type ChaosPlan,
+  type ChaosReceiver,
+} from './chaos.js';
+export { IpcClient, serveIpc, startChaosProcess, type ChaosProcess } from './chaos-process.js';

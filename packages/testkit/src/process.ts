@@ -60,14 +60,20 @@ export function killAll(): void {
 export function spawnChild(opts: Omit<ChildOptions, 'ready' | 'readyTimeoutMs'>): ChildHandle {
   const env = { PATH: hostEnv('PATH') ?? '', ...opts.env };
   const stdio = ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])] as const;
-  const child = spawn(opts.command ?? process.execPath, [...opts.args], { cwd: opts.cwd ?? REPO_ROOT, env, stdio: [...stdio], detached: opts.detached ?? false });
+  const child = spawn(opts.command ?? process.execPath, [...opts.args], {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env,
+    stdio: [...stdio],
+    detached: opts.detached ?? false,
+  });
   let output = '';
   const keep = (stream: NodeJS.WriteStream) => (chunk: Buffer) => {
     const text = chunk.toString('utf8');
     output += text;
     if (output.length > OUTPUT_LIMIT) output = output.slice(-OUTPUT_LIMIT / 2);
     if (opts.echo === 'raw') stream.write(chunk);
-    else if (opts.echo === 'prefixed') for (const line of text.split('\n')) if (line.trim() !== '') stream.write(`[${opts.name}] ${line}\n`);
+    else if (opts.echo === 'prefixed')
+      for (const line of text.split('\n')) if (line.trim() !== '') stream.write(`[${opts.name}] ${line}\n`);
   };
   child.stdout?.on('data', keep(process.stdout));
   child.stderr?.on('data', keep(process.stderr));
@@ -131,7 +137,10 @@ export async function startChild(opts: ChildOptions): Promise<ChildHandle> {
 }
 
 /** Runs a child until it exits (SIGKILLed after `timeoutMs`). */
-export async function runToExit(opts: Omit<ChildOptions, 'ready' | 'readyTimeoutMs'>, timeoutMs = 15_000): Promise<Exit & { output: string }> {
+export async function runToExit(
+  opts: Omit<ChildOptions, 'ready' | 'readyTimeoutMs'>,
+  timeoutMs = 15_000,
+): Promise<Exit & { output: string }> {
   const handle = spawnChild(opts);
   const timer = setTimeout(() => handle.child.kill('SIGKILL'), timeoutMs);
   const exit = await handle.exited;

@@ -99,7 +99,21 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     handle = await startChild({
       name: 'redis-server',
       command: 'redis-server',
-      args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, '--loglevel', 'warning', '--logfile', options.logFile ?? '/dev/null'],
+      args: [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        ...persistence,
+        '--dir',
+        dir,
+        '--loglevel',
+        'warning',
+        '--logfile',
+        options.logFile ?? '/dev/null',
+      ],
       cwd: dir,
       ready: () => pingRedis(url),
       readyTimeoutMs: 10_000,
@@ -145,7 +159,8 @@ export async function ensureRedis(options: EnsureRedisOptions = {}): Promise<Ens
   const url = options.url ?? SHARED_REDIS_URL;
   if (await pingRedis(url, 1000)) return { url, started: undefined, close: () => Promise.resolve() };
   const parsed = new URL(url);
-  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(parsed.hostname)) throw new Error(`nothing answers at REDIS_URL=${url}: start that Redis, or ${REDIS_INSTALL_HINT}`);
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(parsed.hostname))
+    throw new Error(`nothing answers at REDIS_URL=${url}: start that Redis, or ${REDIS_INSTALL_HINT}`);
   let started: PrivateRedis;
   try {
     started = await startPrivateRedis({

@@ -34,7 +34,10 @@ export const distEntry = (name: ServiceName): string => path.join(REPO_ROOT, 'se
 /** `tsc -b` of the named services (all by default): incremental, a no-op when the build is current. */
 export function buildServices(...names: ServiceName[]): void {
   const projects = (names.length > 0 ? names : SERVICE_NAMES).map((n) => path.join(REPO_ROOT, 'services', n));
-  execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...projects], { cwd: REPO_ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...projects], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+  });
 }
 
 export interface ServiceProcess extends ChildHandle {
@@ -151,7 +154,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const start = async (name: ServiceName) => {
     const port = ports.get(name) ?? options.ports?.[name] ?? (await freePort());
     ports.set(name, port);
-    const started = await startService(name, envOf(name), { port, ...(options.echo ? { echo: options.echo } : {}), ...(options.detached ? { detached: true } : {}) });
+    const started = await startService(name, envOf(name), {
+      port,
+      ...(options.echo ? { echo: options.echo } : {}),
+      ...(options.detached ? { detached: true } : {}),
+    });
     running.set(name, started);
     return started;
   };

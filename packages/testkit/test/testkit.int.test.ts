@@ -8,7 +8,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { signBody } from '@eventrelay/config';
-import { SHARED_REDIS_URL, buildServices, deletePrefix, ensureRedis, freePort, startPrivateRedis, startReceiver, startStack, uniquePrefix } from '@eventrelay/testkit';
+import {
+  SHARED_REDIS_URL,
+  buildServices,
+  deletePrefix,
+  ensureRedis,
+  freePort,
+  startPrivateRedis,
+  startReceiver,
+  startStack,
+  uniquePrefix,
+} from '@eventrelay/testkit';
 
 describe('startReceiver with a secret', () => {
   it('marks each request as verified or not, and answers 401 to a bad one when asked', async () => {
@@ -98,12 +108,26 @@ describe('startStack', () => {
       configFile,
       JSON.stringify({
         sources: [{ id: 'src-kit', name: 'Kit', type: 'server', writeKey: 'wk_testkit_0001' }],
-        destinations: [{ id: 'dst-kit', name: 'Webhooks', enabled: true, sourceIds: ['src-kit'], settings: { webhooks: [{ url: receiver.url }], sharedSecret: secret } }],
+        destinations: [
+          {
+            id: 'dst-kit',
+            name: 'Webhooks',
+            enabled: true,
+            sourceIds: ['src-kit'],
+            settings: { webhooks: [{ url: receiver.url }], sharedSecret: secret },
+          },
+        ],
         audiences: [],
       }),
     );
     const prefix = uniquePrefix('stack');
-    const stack = await startStack({ redisUrl: SHARED_REDIS_URL, prefix, configFile, services: ['ingest', 'router', 'webhook-delivery'], serviceEnv: { router: { ROUTER_FEED_PROFILES: 'false' } } });
+    const stack = await startStack({
+      redisUrl: SHARED_REDIS_URL,
+      prefix,
+      configFile,
+      services: ['ingest', 'router', 'webhook-delivery'],
+      serviceEnv: { router: { ROUTER_FEED_PROFILES: 'false' } },
+    });
     try {
       expect(stack.processes().map((p) => p.service)).toEqual(['webhook-delivery', 'router', 'ingest']);
       const res = await fetch(`${stack.url('ingest')}/v1/track`, {
