@@ -172,6 +172,15 @@ describe('Dockerfile', () => {
     expect(manifests.sort()).toEqual(Object.keys(lock.importers).sort());
   });
 
+  it('ships no dependency of the dev tooling: the bench and the harness declare theirs as devDependencies', () => {
+    // The prod-deps stage installs the production dependencies of every workspace package whose
+    // manifest it copies, so a charting library listed under the bench's "dependencies" would ship.
+    const lock = parse(read('pnpm-lock.yaml')) as { importers: Record<string, { dependencies?: Record<string, unknown> }> };
+    for (const tool of ['bench', 'packages/testkit']) {
+      expect({ tool, dependencies: Object.keys(lock.importers[tool]?.dependencies ?? {}) }).toEqual({ tool, dependencies: [] });
+    }
+  });
+
   it('sends what it copies from the build context through .dockerignore', () => {
     const ignored = dockerIgnored(read('.dockerignore'));
     const sources = stages.flatMap((s) => s.instructions).filter((i) => i.keyword === 'COPY' && !/--from=/.test(i.args));

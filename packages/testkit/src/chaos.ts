@@ -81,7 +81,7 @@ export function routeRandom(seed: number, route: string): () => number {
 }
 
 /** A self-signed EC certificate for 127.0.0.1 and localhost, made by openssl in milliseconds. */
-export function selfSignedCert(): { key: string; cert: string } {
+function selfSignedCert(): { key: string; cert: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'testkit-cert-'));
   try {
     const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=127.0.0.1'];

@@ -12,10 +12,5 @@ export function hostEnv(name: string): string | undefined {
   return host[name];
 }
 
-/** The whole environment the harness runs in, for callers that pass it on to a child (the benches, the quick start). */
-export function hostEnvironment(): NodeJS.ProcessEnv {
-  return { ...host };
-}
-
 /** The repository's root (this file is packages/testkit/src or packages/testkit/dist). */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');

@@ -35,7 +35,7 @@ export interface Reply {
 }
 
 /** Decides the answer to the n-th request (0-based). */
-export type Responder = (req: ReceivedRequest, index: number) => Reply;
+type Responder = (req: ReceivedRequest, index: number) => Reply;
 
 export interface ReceiverOptions {
   /** The shared secret: every request's X-Signature is checked (see `signatureValid`, `badSignatures`). */

@@ -42,7 +42,7 @@ export async function deletePrefix(target: string | Redis, prefix: string): Prom
 }
 
 /** True when a Redis answers PING at `url` (an auth-protected one answering NOAUTH counts as up). */
-export function pingRedis(url: string, timeoutMs = 500): Promise<boolean> {
+function pingRedis(url: string, timeoutMs = 500): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const socket = net.connect({ port: Number(port || 6379), host: hostname || '127.0.0.1' });
@@ -147,7 +147,7 @@ export interface EnsureRedisOptions {
   readonly logFile?: string;
 }
 
-export const REDIS_INSTALL_HINT =
+const REDIS_INSTALL_HINT =
   'install redis-server (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis) or point REDIS_URL at a running Redis 6.2+';
 
 /**

@@ -8,14 +8,14 @@ import { REPO_ROOT } from './env.js';
 import { freePort, runToExit, startChild, type ChildHandle, type Exit } from './process.js';
 
 /** In pipeline order, then the admin API. */
-export const SERVICE_NAMES = ['ingest', 'router', 'webhook-delivery', 'audiences', 'admin'] as const;
+const SERVICE_NAMES = ['ingest', 'router', 'webhook-delivery', 'audiences', 'admin'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** As the Dockerfile's NODE_OPTIONS: the services run with a 32 MB young generation (see the comment there). */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=32'] as const;
 
 /** The variable that sets each service's HTTP port (the intake and admin API, or the ops server of a worker). */
-export const SERVICE_PORT_VARIABLE: Readonly<Record<ServiceName, string>> = {
+const SERVICE_PORT_VARIABLE: Readonly<Record<ServiceName, string>> = {
   ingest: 'INGEST_PORT',
   router: 'ROUTER_METRICS_PORT',
   'webhook-delivery': 'DELIVERY_METRICS_PORT',
@@ -131,7 +131,7 @@ export interface Stack {
 /** Consumers first, so that nothing waits in a queue for a worker still starting. */
 const START_ORDER: readonly ServiceName[] = ['webhook-delivery', 'router', 'audiences', 'admin', 'ingest'];
 
-export const STACK_ADMIN_TOKEN = 'testkit-admin-token-0123456789';
+const STACK_ADMIN_TOKEN = 'testkit-admin-token-0123456789';
 
 /** Starts the chosen built services against one Redis and prefix, each ready before the next starts. */
 export async function startStack(options: StackOptions): Promise<Stack> {
