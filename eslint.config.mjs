@@ -8,7 +8,16 @@ const IO_MODULES = ['bullmq', 'ioredis', 'express', 'undici', 'pino', 'prom-clie
 const NODE_IO = ['http', 'https', 'net', 'tls', 'dns', 'fs', 'fs/promises', 'child_process', 'cluster', 'dgram', 'worker_threads'];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'packages/config/src/generated/**', 'packages/analytics-go/**', 'bench/results/**', 'coverage/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      'packages/config/src/generated/**',
+      'packages/analytics-go/**',
+      'bench/results/**',
+      'coverage/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -17,7 +26,13 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': ['error', { selector: "MemberExpression[object.name='process'][property.name='env']", message: 'Read the environment only through loadEnv in the composition root.' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Read the environment only through loadEnv in the composition root.',
+        },
+      ],
     },
   },
   {
@@ -27,7 +42,10 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [...IO_MODULES, ...NODE_IO, ...NODE_IO.map((m) => `node:${m}`)].map((name) => ({ name, message: 'domain/ is pure: do I/O in adapters/ and pass results in.' })),
+          paths: [...IO_MODULES, ...NODE_IO, ...NODE_IO.map((m) => `node:${m}`)].map((name) => ({
+            name,
+            message: 'domain/ is pure: do I/O in adapters/ and pass results in.',
+          })),
           patterns: [{ group: ['**/adapters/**', '**/http/**'], message: 'domain/ must not depend on adapters or http.' }],
         },
       ],

@@ -15,11 +15,26 @@ const shared = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: 
 
 const config: Config = {
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts', '<rootDir>/test/repo/**/*.test.ts', '<rootDir>/bench/**/*.unit.test.ts'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: [
+        '<rootDir>/packages/*/src/**/*.test.ts',
+        '<rootDir>/services/*/src/**/*.test.ts',
+        '<rootDir>/test/repo/**/*.test.ts',
+        '<rootDir>/bench/**/*.unit.test.ts',
+      ],
+    },
     {
       ...shared,
       displayName: 'integration',
-      testMatch: ['<rootDir>/services/*/test/**/*.int.test.ts', '<rootDir>/packages/*/test/**/*.int.test.ts', '<rootDir>/test/e2e/**/*.test.ts', '<rootDir>/test/ops/**/*.test.ts', '<rootDir>/bench/**/*.int.test.ts'],
+      testMatch: [
+        '<rootDir>/services/*/test/**/*.int.test.ts',
+        '<rootDir>/packages/*/test/**/*.int.test.ts',
+        '<rootDir>/test/e2e/**/*.test.ts',
+        '<rootDir>/test/ops/**/*.test.ts',
+        '<rootDir>/bench/**/*.int.test.ts',
+      ],
       slowTestThreshold: 30,
     },
   ],

@@ -64,10 +64,18 @@ let redisUrl;
 try {
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   mkdirSync('.eventrelay/redis', { recursive: true });
-  const redis = await ensureRedis({ url, onUrlPort: true, aof: 'everysec', dir: path.resolve('.eventrelay/redis'), logFile: path.resolve('.eventrelay/redis/redis.log') });
+  const redis = await ensureRedis({
+    url,
+    onUrlPort: true,
+    aof: 'everysec',
+    dir: path.resolve('.eventrelay/redis'),
+    logFile: path.resolve('.eventrelay/redis/redis.log'),
+  });
   redisUrl = redis.url;
   if (redis.started) {
-    console.log(`[eventrelay] no Redis answered at ${url}: started redis-server on ${redis.url} (data in .eventrelay/redis, AOF on; stops with this script)`);
+    console.log(
+      `[eventrelay] no Redis answered at ${url}: started redis-server on ${redis.url} (data in .eventrelay/redis, AOF on; stops with this script)`,
+    );
     const handle = redis.started.process();
     track('redis', handle, () => redis.close());
   }
@@ -102,7 +110,8 @@ try {
   });
   const services = Object.entries(ports).map(([name, port]) => startService(name, env, { port, cwd: root, detached: true, echo: 'raw' }));
   const results = await Promise.allSettled([receiver, ...services]);
-  for (const [i, r] of results.entries()) if (r.status === 'fulfilled') track(i === 0 ? 'demo-receiver' : Object.keys(ports)[i - 1], r.value);
+  for (const [i, r] of results.entries())
+    if (r.status === 'fulfilled') track(i === 0 ? 'demo-receiver' : Object.keys(ports)[i - 1], r.value);
   const failed = results.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
 } catch (err) {

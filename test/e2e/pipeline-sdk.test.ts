@@ -20,12 +20,26 @@ const GRACE_MS = 2_000;
 const runId = Date.now().toString(36);
 const userId = `user-${runId}`;
 const anonymousId = `anon-${runId}`;
-const screenContext = { device: { model: 'Pixel 9', type: 'android' }, os: { name: 'Android', version: '15' }, app: { build: '4711', name: 'Pipeline App', version: '2.3.1' }, locale: 'de-CH' };
+const screenContext = {
+  device: { model: 'Pixel 9', type: 'android' },
+  os: { name: 'Android', version: '15' },
+  app: { build: '4711', name: 'Pipeline App', version: '2.3.1' },
+  locale: 'de-CH',
+};
 
 const messages: Record<CallType, Record<string, unknown>> = {
   identify: { userId, traits: { email: 'ada@example.com', plan: 'pro', logins: 3 } },
-  track: { userId, anonymousId, event: 'Order Completed', properties: { revenue: 19.99, currency: 'EUR', items: [{ sku: 'A-1', qty: 2 }] } },
-  page: { userId, name: 'Pricing', properties: { path: '/pricing', url: 'https://example.com/pricing', title: 'Pricing', referrer: 'https://example.com/', variant: 'b' } },
+  track: {
+    userId,
+    anonymousId,
+    event: 'Order Completed',
+    properties: { revenue: 19.99, currency: 'EUR', items: [{ sku: 'A-1', qty: 2 }] },
+  },
+  page: {
+    userId,
+    name: 'Pricing',
+    properties: { path: '/pricing', url: 'https://example.com/pricing', title: 'Pricing', referrer: 'https://example.com/', variant: 'b' },
+  },
   screen: { userId, name: 'Settings', properties: { section: 'privacy' }, context: screenContext },
   group: { userId, groupId: `group-${runId}`, traits: { name: 'Analytical Engines Ltd', employees: 42 } },
   alias: { userId, previousId: anonymousId },
@@ -54,8 +68,19 @@ describe('@segment/analytics-node → ingest → router → webhook-delivery →
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    pipeline = await startTestPipeline({ label: 'e2e-sdk', ingest: true, destinations: [webhookDestination('dest-e2e', [receiver.url], { sharedSecret: SECRET })] });
-    analytics = new Analytics({ writeKey: pipeline.writeKey, host: pipeline.ingestUrl, flushAt: 50, flushInterval: 10_000, maxRetries: 0, httpRequestTimeout: 5_000 });
+    pipeline = await startTestPipeline({
+      label: 'e2e-sdk',
+      ingest: true,
+      destinations: [webhookDestination('dest-e2e', [receiver.url], { sharedSecret: SECRET })],
+    });
+    analytics = new Analytics({
+      writeKey: pipeline.writeKey,
+      host: pipeline.ingestUrl,
+      flushAt: 50,
+      flushInterval: 10_000,
+      maxRetries: 0,
+      httpRequestTimeout: 5_000,
+    });
     analytics.on('error', (err) => sdkErrors.push(err.reason ?? err));
     const methods = analytics as unknown as Record<CallType, SdkMethod>;
     sentAt = Date.now();
@@ -63,7 +88,8 @@ describe('@segment/analytics-node → ingest → router → webhook-delivery →
       (type) =>
         new Promise<void>((resolve, reject) => {
           methods[type].call(analytics, structuredClone(messages[type]), (err, ctx) => {
-            if (err !== undefined) return reject(new Error(`${type}: the SDK reported ${err instanceof Error ? err.message : JSON.stringify(err)}`));
+            if (err !== undefined)
+              return reject(new Error(`${type}: the SDK reported ${err instanceof Error ? err.message : JSON.stringify(err)}`));
             const id = ctx?.event.messageId;
             if (!id) return reject(new Error(`${type}: the SDK reported no messageId`));
             sentIds.set(type, id);
@@ -144,7 +170,12 @@ describe('@segment/analytics-node → ingest → router → webhook-delivery →
   });
 
   it('track carries userId, anonymousId, event and properties', () => {
-    expect(deliveryOf('track').body).toMatchObject({ userId, anonymousId, event: 'Order Completed', properties: messages.track['properties'] });
+    expect(deliveryOf('track').body).toMatchObject({
+      userId,
+      anonymousId,
+      event: 'Order Completed',
+      properties: messages.track['properties'],
+    });
   });
 
   it('page carries userId and properties with path, referrer, title, url and the custom keys', () => {
@@ -169,8 +200,10 @@ describe('@segment/analytics-node → ingest → router → webhook-delivery →
 
   it('records one successful first attempt per call in the attempt log', async () => {
     const attempts = await pipeline.attempts('dest-e2e');
-    expect(attempts.map((a) => ({ messageId: a.messageId, outcome: a.outcome, attempt: a.attempt, status: a.status })).sort((a, b) => a.messageId.localeCompare(b.messageId))).toEqual(
-      [...sentIds.values()].sort().map((messageId) => ({ messageId, outcome: 'success', attempt: 1, status: 200 })),
-    );
+    expect(
+      attempts
+        .map((a) => ({ messageId: a.messageId, outcome: a.outcome, attempt: a.attempt, status: a.status }))
+        .sort((a, b) => a.messageId.localeCompare(b.messageId)),
+    ).toEqual([...sentIds.values()].sort().map((messageId) => ({ messageId, outcome: 'success', attempt: 1, status: 200 })));
   });
 });

@@ -23,7 +23,12 @@ function createHarness(host: string, writeKey: string, retryCount: number): SdkH
       new Promise<SdkOutcome>((resolve) => {
         client[type](message, (err, data) => {
           // The callback gets the whole batch it travelled in; this call is the item of its type and event.
-          const item = data?.batch.find((m) => m['type'] === type && m['event'] === message['event'] && (message['messageId'] === undefined || m['messageId'] === message['messageId']));
+          const item = data?.batch.find(
+            (m) =>
+              m['type'] === type &&
+              m['event'] === message['event'] &&
+              (message['messageId'] === undefined || m['messageId'] === message['messageId']),
+          );
           const messageId = item?.['messageId'];
           resolve({ ...(err ? { error: err } : {}), ...(typeof messageId === 'string' ? { messageId } : {}) });
         });

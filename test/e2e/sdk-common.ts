@@ -35,10 +35,26 @@ export function customIntegrations(): { All: boolean; Webhooks: boolean } {
   return { All: false, Webhooks: true };
 }
 
-export const userTraits = (): Record<string, unknown> => ({ email: 'ada@example.com', name: 'Ada Lovelace', plan: 'pro', logins: 3, address: { city: 'Zürich' } });
+export const userTraits = (): Record<string, unknown> => ({
+  email: 'ada@example.com',
+  name: 'Ada Lovelace',
+  plan: 'pro',
+  logins: 3,
+  address: { city: 'Zürich' },
+});
 export const groupTraits = (): Record<string, unknown> => ({ name: 'Analytical Engines Ltd', employees: 42, industry: 'computing' });
-export const trackProperties = (): Record<string, unknown> => ({ plan: 'pro', revenue: 19.99, currency: 'EUR', items: [{ sku: 'A-1', qty: 2 }] });
-export const pageProperties = (): Record<string, unknown> => ({ path: '/pricing', url: 'https://example.com/pricing', title: 'Pricing', referrer: 'https://example.com/' });
+export const trackProperties = (): Record<string, unknown> => ({
+  plan: 'pro',
+  revenue: 19.99,
+  currency: 'EUR',
+  items: [{ sku: 'A-1', qty: 2 }],
+});
+export const pageProperties = (): Record<string, unknown> => ({
+  path: '/pricing',
+  url: 'https://example.com/pricing',
+  title: 'Pricing',
+  referrer: 'https://example.com/',
+});
 export const screenProperties = (): Record<string, unknown> => ({ section: 'settings', variant: 'dark' });
 
 export async function queuedJobs(t: TestIngest): Promise<QueuedJob[]> {
@@ -53,7 +69,9 @@ export function callsOf(jobs: readonly QueuedJob[]): QueuedCall[] {
 export function onlyCallWithId(calls: readonly QueuedCall[], messageId: string | undefined): QueuedCall {
   const matches = calls.filter((c) => c.messageId === messageId);
   if (matches.length !== 1) {
-    throw new Error(`expected exactly one queued call with messageId ${String(messageId)}, found ${matches.length}; queued: ${calls.map((c) => `${c.type}:${c.messageId}`).join(', ')}`);
+    throw new Error(
+      `expected exactly one queued call with messageId ${String(messageId)}, found ${matches.length}; queued: ${calls.map((c) => `${c.type}:${c.messageId}`).join(', ')}`,
+    );
   }
   return matches[0] as QueuedCall;
 }

@@ -72,9 +72,22 @@ function standardMessages(runId: string): Record<CallType, Record<string, unknow
   const userId = `user-${runId}`;
   return {
     identify: { userId, traits: userTraits(), context: customContext(), integrations: customIntegrations() },
-    track: { userId, anonymousId: `anon-${runId}`, event: 'Order Completed', properties: trackProperties(), context: customContext(), integrations: customIntegrations() },
+    track: {
+      userId,
+      anonymousId: `anon-${runId}`,
+      event: 'Order Completed',
+      properties: trackProperties(),
+      context: customContext(),
+      integrations: customIntegrations(),
+    },
     // anonymous only: the intake must accept a call without userId
-    page: { anonymousId: `anon-${runId}`, name: 'Pricing', properties: pageProperties(), context: customContext(), integrations: customIntegrations() },
+    page: {
+      anonymousId: `anon-${runId}`,
+      name: 'Pricing',
+      properties: pageProperties(),
+      context: customContext(),
+      integrations: customIntegrations(),
+    },
     screen: { userId, name: 'Settings', properties: screenProperties(), context: customContext(), integrations: customIntegrations() },
     group: { userId, groupId: `group-${runId}`, traits: groupTraits(), context: customContext(), integrations: customIntegrations() },
     alias: { userId, previousId: `anon-${runId}`, context: customContext(), integrations: customIntegrations() },
@@ -86,14 +99,22 @@ const SETTLE_TIMEOUT_MS = 15_000;
 function withTimeout<T>(promise: Promise<T>, what: string, describeState: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${SETTLE_TIMEOUT_MS} ms; ${describeState()}`)), SETTLE_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not settle within ${SETTLE_TIMEOUT_MS} ms; ${describeState()}`)),
+      SETTLE_TIMEOUT_MS,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function describeExchanges(exchanges: readonly WireExchange[]): string {
   if (exchanges.length === 0) return 'no request reached the recorder';
-  return exchanges.map((e) => `${e.method} ${e.path} content-type=${String(e.headers['content-type'])} content-encoding=${String(e.headers['content-encoding'])} -> ${e.status} ${e.responseText}`).join('\n');
+  return exchanges
+    .map(
+      (e) =>
+        `${e.method} ${e.path} content-type=${String(e.headers['content-type'])} content-encoding=${String(e.headers['content-encoding'])} -> ${e.status} ${e.responseText}`,
+    )
+    .join('\n');
 }
 
 function pick(source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
@@ -107,7 +128,14 @@ export function describeSdkCompat(sdk: SdkCompatCase): void {
     const messages = standardMessages(runId);
     // Pristine copies: some SDKs write into the objects they are handed.
     const pristine = JSON.parse(JSON.stringify(messages)) as Record<CallType, Record<string, unknown>>;
-    const explicitMessage = { userId: `user-${runId}`, event: 'Explicit Id Checked', messageId: explicitMessageId, properties: { checked: true }, context: customContext(), integrations: customIntegrations() };
+    const explicitMessage = {
+      userId: `user-${runId}`,
+      event: 'Explicit Id Checked',
+      messageId: explicitMessageId,
+      properties: { checked: true },
+      context: customContext(),
+      integrations: customIntegrations(),
+    };
 
     let t: TestIngest | undefined;
     let wire: WireRecorder | undefined;
@@ -127,7 +155,9 @@ export function describeSdkCompat(sdk: SdkCompatCase): void {
       const w = wire;
       const settled = await withTimeout(Promise.all(pending), `${sdk.label} callbacks`, () => describeExchanges(w.exchanges));
       for (const [type, outcome] of settled) outcomes.set(type, outcome);
-      explicitOutcome = await withTimeout(explicit, `${sdk.label} callback of the explicit-messageId call`, () => describeExchanges(w.exchanges));
+      explicitOutcome = await withTimeout(explicit, `${sdk.label} callback of the explicit-messageId call`, () =>
+        describeExchanges(w.exchanges),
+      );
       jobs = await queuedJobs(t);
       calls = callsOf(jobs);
     });
@@ -141,7 +171,9 @@ export function describeSdkCompat(sdk: SdkCompatCase): void {
     it('gets 200 {"success": true} for every request and reports no delivery error', () => {
       const exchanges = wire!.exchanges;
       expect(exchanges.length).toBeGreaterThan(0);
-      expect(exchanges.map((e) => ({ status: e.status, body: e.responseText }))).toEqual(exchanges.map(() => ({ status: 200, body: JSON.stringify({ success: true }) })));
+      expect(exchanges.map((e) => ({ status: e.status, body: e.responseText }))).toEqual(
+        exchanges.map(() => ({ status: 200, body: JSON.stringify({ success: true }) })),
+      );
       const callbackErrors = [...outcomes.values(), explicitOutcome].map((o) => o?.error).filter((e) => e !== undefined);
       expect(callbackErrors.map(String)).toEqual([]);
       expect(harness!.errors.map(String)).toEqual([]);
@@ -173,15 +205,20 @@ export function describeSdkCompat(sdk: SdkCompatCase): void {
       expect(queued.messageId.length).toBeGreaterThan(0);
     });
 
-    it(sdk.exposesMessageId ? 'keeps the messageId the SDK reports for every call' : 'keeps the messageId the SDK put on the wire for every call (the SDK does not report it)', () => {
-      for (const type of sdk.types) {
-        const { item } = wireItemOf(wire!.exchanges, type, pristine[type]);
-        const wireId = item['messageId'];
-        expect(typeof wireId).toBe('string');
-        if (sdk.exposesMessageId) expect(outcomes.get(type)?.messageId).toBe(wireId);
-        expect(onlyCallWithId(calls, wireId as string).type).toBe(type);
-      }
-    });
+    it(
+      sdk.exposesMessageId
+        ? 'keeps the messageId the SDK reports for every call'
+        : 'keeps the messageId the SDK put on the wire for every call (the SDK does not report it)',
+      () => {
+        for (const type of sdk.types) {
+          const { item } = wireItemOf(wire!.exchanges, type, pristine[type]);
+          const wireId = item['messageId'];
+          expect(typeof wireId).toBe('string');
+          if (sdk.exposesMessageId) expect(outcomes.get(type)?.messageId).toBe(wireId);
+          expect(onlyCallWithId(calls, wireId as string).type).toBe(type);
+        }
+      },
+    );
 
     it('keeps a messageId chosen by the caller', () => {
       const queued = onlyCallWithId(calls, explicitMessageId);
@@ -204,7 +241,10 @@ export function describeSdkCompat(sdk: SdkCompatCase): void {
         const sdkSentAt = isoOf(item['sentAt']) ?? isoOf(envelope['sentAt']);
         expect(sdkTimestamp).toMatch(ISO_UTC_MS);
         expect(sdkSentAt).toMatch(ISO_UTC_MS);
-        expect({ originalTimestamp: queued.originalTimestamp, sentAt: queued.sentAt }).toEqual({ originalTimestamp: sdkTimestamp, sentAt: sdkSentAt });
+        expect({ originalTimestamp: queued.originalTimestamp, sentAt: queued.sentAt }).toEqual({
+          originalTimestamp: sdkTimestamp,
+          sentAt: sdkSentAt,
+        });
         expect(queued.receivedAt).toMatch(ISO_UTC_MS);
         expect(queued.timestamp).toMatch(ISO_UTC_MS);
         // one machine, one clock: the skew correction must land close to the SDK's own time
@@ -245,7 +285,12 @@ export function describeSdkCompat(sdk: SdkCompatCase): void {
       // ingest answered every attempt 200; the recorder turned the first answer into a 503
       expect(exchanges.map((e) => e.status)).toEqual(exchanges.map(() => 200));
       expect(exchanges.filter((e) => e.relayedStatus === 503)).toHaveLength(1);
-      expect(outcomes.map((o) => o.error).filter((e) => e !== undefined).map(String)).toEqual([]);
+      expect(
+        outcomes
+          .map((o) => o.error)
+          .filter((e) => e !== undefined)
+          .map(String),
+      ).toEqual([]);
       const wireIds = wireItems(exchanges).map((w) => w.item['messageId'] as string);
       const distinct = [...new Set(wireIds)].sort();
       expect(distinct).toHaveLength(2);
@@ -260,6 +305,7 @@ export function describeSdkCompat(sdk: SdkCompatCase): void {
 /** The wire item for one of the standard calls (matched on type and event, never on the explicit-id call). */
 function wireItemOf(exchanges: readonly WireExchange[], type: CallType, sent: Record<string, unknown>): { item: Record<string, unknown> } {
   const matches = wireItems(exchanges).filter((w) => w.item['type'] === type && w.item['event'] === sent['event']);
-  if (matches.length !== 1) throw new Error(`expected one ${type} item on the wire, found ${matches.length}:\n${describeExchanges(exchanges)}`);
+  if (matches.length !== 1)
+    throw new Error(`expected one ${type} item on the wire, found ${matches.length}:\n${describeExchanges(exchanges)}`);
   return matches[0] as { item: Record<string, unknown> };
 }

@@ -14,7 +14,14 @@ type LooseCall = (message: Record<string, unknown>, callback: (err?: unknown) =>
 
 function createHarness(host: string, writeKey: string, retryCount: number, logLevel = 'info'): SdkHarness {
   const errors: unknown[] = [];
-  const client = new RudderAnalytics(writeKey, { dataPlaneUrl: host, flushAt: 50, flushInterval: 10_000, retryCount, logLevel, errorHandler: (err) => errors.push(err) });
+  const client = new RudderAnalytics(writeKey, {
+    dataPlaneUrl: host,
+    flushAt: 50,
+    flushInterval: 10_000,
+    retryCount,
+    logLevel,
+    errorHandler: (err) => errors.push(err),
+  });
   // Its typings declare the callback as () => void, but it is called with the delivery error.
   const methods = client as unknown as Record<CallType, LooseCall>;
   const queue = (client as unknown as { queue: unknown[] }).queue;

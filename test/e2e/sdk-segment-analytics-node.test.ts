@@ -13,14 +13,19 @@ function createHarness(host: string, writeKey: string, maxRetries: number): SdkH
   const errors: unknown[] = [];
   const analytics = new Analytics({ writeKey, host, flushAt: 50, flushInterval: 10_000, maxRetries, httpRequestTimeout: 5_000 });
   analytics.on('error', (err) => errors.push(err.reason ?? err));
-  const methods = analytics as unknown as Record<CallType, (message: Record<string, unknown>, cb: (err?: unknown, ctx?: Context) => void) => void>;
+  const methods = analytics as unknown as Record<
+    CallType,
+    (message: Record<string, unknown>, cb: (err?: unknown, ctx?: Context) => void) => void
+  >;
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= analytics.closeAndFlush({ timeout: 10_000 }));
   return {
     errors,
     send: (type, message) =>
       new Promise<SdkOutcome>((resolve) => {
-        methods[type](message, (err, ctx) => resolve({ ...(err !== undefined ? { error: err } : {}), ...(ctx?.event.messageId ? { messageId: ctx.event.messageId } : {}) }));
+        methods[type](message, (err, ctx) =>
+          resolve({ ...(err !== undefined ? { error: err } : {}), ...(ctx?.event.messageId ? { messageId: ctx.event.messageId } : {}) }),
+        );
       }),
     flush: close,
     close,

@@ -70,7 +70,16 @@ export async function startWireRecorder(targetBaseUrl: string, options: WireReco
             const lose = toLose > 0;
             if (lose) toLose--;
             const relayedStatus = lose ? 503 : (up.statusCode ?? 502);
-            exchanges.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, status: up.statusCode ?? 0, responseHeaders: up.headers, responseText: text, relayedStatus });
+            exchanges.push({
+              method: req.method ?? '',
+              path: req.url ?? '',
+              headers: req.headers,
+              body,
+              status: up.statusCode ?? 0,
+              responseHeaders: up.headers,
+              responseText: text,
+              relayedStatus,
+            });
             if (lose) {
               res.writeHead(503, { 'content-type': 'application/json' });
               res.end(JSON.stringify({ success: false, code: 'service_unavailable', message: 'answer lost by the test recorder' }));
@@ -82,7 +91,16 @@ export async function startWireRecorder(targetBaseUrl: string, options: WireReco
         },
       );
       upstream.on('error', (err) => {
-        exchanges.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, status: 0, responseHeaders: {}, responseText: `upstream error: ${err.message}`, relayedStatus: 502 });
+        exchanges.push({
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          body,
+          status: 0,
+          responseHeaders: {},
+          responseText: `upstream error: ${err.message}`,
+          relayedStatus: 502,
+        });
         res.writeHead(502, { 'content-type': 'text/plain' });
         res.end(err.message);
       });
@@ -108,7 +126,8 @@ export async function startWireRecorder(targetBaseUrl: string, options: WireReco
 /** The request body as JSON, inflated first when the SDK declared a Content-Encoding. */
 export function decodeJsonBody(exchange: WireExchange): Record<string, unknown> {
   const encoding = String(exchange.headers['content-encoding'] ?? '').toLowerCase();
-  const bytes = encoding === 'gzip' ? zlib.gunzipSync(exchange.body) : encoding === 'deflate' ? zlib.inflateSync(exchange.body) : exchange.body;
+  const bytes =
+    encoding === 'gzip' ? zlib.gunzipSync(exchange.body) : encoding === 'deflate' ? zlib.inflateSync(exchange.body) : exchange.body;
   return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
 }
 
@@ -121,7 +140,9 @@ export function basicAuthUser(exchange: WireExchange): string | undefined {
 }
 
 /** Every batch item the SDK sent, in wire order, with the exchange it travelled in. */
-export function wireItems(exchanges: readonly WireExchange[]): Array<{ item: Record<string, unknown>; envelope: Record<string, unknown>; exchange: WireExchange }> {
+export function wireItems(
+  exchanges: readonly WireExchange[],
+): Array<{ item: Record<string, unknown>; envelope: Record<string, unknown>; exchange: WireExchange }> {
   return exchanges.flatMap((exchange) => {
     const envelope = decodeJsonBody(exchange);
     const batch = Array.isArray(envelope['batch']) ? (envelope['batch'] as Array<Record<string, unknown>>) : [];

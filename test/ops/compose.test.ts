@@ -7,7 +7,26 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { REPO_ROOT as ROOT, opsQueries, promqlSelectors } from './promql-names';
-import { NAMES, info, portVariable, entryPoint, loadFor, numberOf, read, isFile, isDir, seconds, ComposeService, loadCompose, composeEnv, bindMounts, namedVolumes, hostPathOf, publishedPorts, healthcheckUrl } from './deployment';
+import {
+  NAMES,
+  info,
+  portVariable,
+  entryPoint,
+  loadFor,
+  numberOf,
+  read,
+  isFile,
+  isDir,
+  seconds,
+  ComposeService,
+  loadCompose,
+  composeEnv,
+  bindMounts,
+  namedVolumes,
+  hostPathOf,
+  publishedPorts,
+  healthcheckUrl,
+} from './deployment';
 
 describe('docker-compose.yml', () => {
   const compose = loadCompose();
@@ -52,12 +71,21 @@ describe('docker-compose.yml', () => {
       const service = compose.services[name] as ComposeService;
       const env = loadFor(name, envOf(name));
       const url = healthcheckUrl(service);
-      expect({ service: name, path: url.pathname, port: Number(url.port) }).toEqual({ service: name, path: '/healthz', port: numberOf(env, portVariable(name)) });
+      expect({ service: name, path: url.pathname, port: Number(url.port) }).toEqual({
+        service: name,
+        path: '/healthz',
+        port: numberOf(env, portVariable(name)),
+      });
     }
-    expect(publishedPorts(compose.services['ingest'] as ComposeService)).toEqual([[8080, numberOf(loadFor('ingest', envOf('ingest')), 'INGEST_PORT')]]);
-    expect(publishedPorts(compose.services['admin'] as ComposeService)).toEqual([[8081, numberOf(loadFor('admin', envOf('admin')), 'ADMIN_PORT')]]);
+    expect(publishedPorts(compose.services['ingest'] as ComposeService)).toEqual([
+      [8080, numberOf(loadFor('ingest', envOf('ingest')), 'INGEST_PORT')],
+    ]);
+    expect(publishedPorts(compose.services['admin'] as ComposeService)).toEqual([
+      [8081, numberOf(loadFor('admin', envOf('admin')), 'ADMIN_PORT')],
+    ]);
     // The workers publish nothing (webhook-delivery runs two replicas: a fixed host port would collide).
-    for (const name of ['router', 'webhook-delivery', 'audiences']) expect(publishedPorts(compose.services[name] as ComposeService)).toEqual([]);
+    for (const name of ['router', 'webhook-delivery', 'audiences'])
+      expect(publishedPorts(compose.services[name] as ComposeService)).toEqual([]);
   });
 
   it('points every process at the redis service, started healthy first', () => {
@@ -105,7 +133,8 @@ describe('docker-compose.yml', () => {
 
   it('mounts files and directories that exist, and declares every named volume', () => {
     for (const [name, service] of Object.entries(compose.services)) {
-      for (const [source] of bindMounts(service)) expect({ service: name, source, exists: existsSync(path.resolve(ROOT, source)) }).toEqual({ service: name, source, exists: true });
+      for (const [source] of bindMounts(service))
+        expect({ service: name, source, exists: existsSync(path.resolve(ROOT, source)) }).toEqual({ service: name, source, exists: true });
       for (const volume of namedVolumes(service)) expect(Object.keys(compose.volumes ?? {})).toContain(volume);
     }
     const prometheus = compose.services['prometheus'] as ComposeService;
@@ -127,16 +156,24 @@ describe('docker-compose.yml', () => {
 
     const grafana = compose.services['grafana'] as ComposeService;
     const provisioning = hostPathOf(grafana, '/etc/grafana/provisioning') as string;
-    const providers = parse(readFileSync(path.join(provisioning, 'dashboards/eventrelay.yml'), 'utf8')) as { providers: { type: string; options: { path: string } }[] };
+    const providers = parse(readFileSync(path.join(provisioning, 'dashboards/eventrelay.yml'), 'utf8')) as {
+      providers: { type: string; options: { path: string } }[];
+    };
     const dashboardsDir = providers.providers[0]?.options.path as string;
     expect(hostPathOf(grafana, `${dashboardsDir}/eventrelay.json`)).toBe(path.join(ROOT, 'ops/grafana/eventrelay.json'));
-    const datasources = parse(readFileSync(path.join(provisioning, 'datasources/prometheus.yml'), 'utf8')) as { datasources: { type: string; url: string }[] };
+    const datasources = parse(readFileSync(path.join(provisioning, 'datasources/prometheus.yml'), 'utf8')) as {
+      datasources: { type: string; url: string }[];
+    };
     const ds = datasources.datasources[0];
     expect(ds?.type).toBe('prometheus');
     const dsUrl = new URL(ds?.url as string);
     expect(Object.keys(compose.services)).toContain(dsUrl.hostname);
     // Prometheus listens on its default 9090 unless told otherwise.
-    const listen = flags.find((f) => f.startsWith('--web.listen-address='))?.split(':').pop() ?? '9090';
+    const listen =
+      flags
+        .find((f) => f.startsWith('--web.listen-address='))
+        ?.split(':')
+        .pop() ?? '9090';
     expect(dsUrl.port).toBe(listen);
   });
 });
@@ -151,7 +188,11 @@ interface ScrapeConfig {
 }
 
 describe('ops/prometheus/prometheus.yml', () => {
-  const config = parse(read('ops/prometheus/prometheus.yml')) as { global?: { scrape_interval?: string }; rule_files?: string[]; scrape_configs: ScrapeConfig[] };
+  const config = parse(read('ops/prometheus/prometheus.yml')) as {
+    global?: { scrape_interval?: string };
+    rule_files?: string[];
+    scrape_configs: ScrapeConfig[];
+  };
   const compose = loadCompose();
 
   it('scrapes each process as job eventrelay-<name>, at the host and port compose runs it on', () => {
@@ -173,7 +214,9 @@ describe('ops/prometheus/prometheus.yml', () => {
   });
 
   it("matches Grafana's data source time interval to the scrape interval ($__rate_interval depends on it)", () => {
-    const datasources = parse(read('ops/grafana/provisioning/datasources/prometheus.yml')) as { datasources: { jsonData?: { timeInterval?: string } }[] };
+    const datasources = parse(read('ops/grafana/provisioning/datasources/prometheus.yml')) as {
+      datasources: { jsonData?: { timeInterval?: string } }[];
+    };
     const interval = config.global?.scrape_interval ?? '1m';
     expect(datasources.datasources[0]?.jsonData?.timeInterval).toBe(interval);
   });
@@ -194,11 +237,19 @@ describe('ops/prometheus/prometheus.yml', () => {
       for (const s of promqlSelectors(q.expr)) {
         for (const m of s.matchers.filter((x) => x.name === 'job')) {
           checked++;
-          if (m.op === '=') expect({ where: q.where, job: m.value, defined: jobs.includes(m.value) }).toEqual({ where: q.where, job: m.value, defined: true });
+          if (m.op === '=')
+            expect({ where: q.where, job: m.value, defined: jobs.includes(m.value) }).toEqual({
+              where: q.where,
+              job: m.value,
+              defined: true,
+            });
           if (m.op === '=~') {
             const re = new RegExp(`^(?:${m.value})$`);
             // job=~"eventrelay-.*" must take in every process and nothing else.
-            expect({ where: q.where, matched: jobs.filter((j) => re.test(j)).sort() }).toEqual({ where: q.where, matched: eventrelayJobs.sort() });
+            expect({ where: q.where, matched: jobs.filter((j) => re.test(j)).sort() }).toEqual({
+              where: q.where,
+              matched: eventrelayJobs.sort(),
+            });
           }
         }
       }

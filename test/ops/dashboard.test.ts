@@ -15,7 +15,11 @@ describe('ops/grafana/eventrelay.json', () => {
     links?: { url?: string }[];
     templating: { list: { name: string; type: string; query?: unknown; datasource?: { uid?: string } }[] };
   };
-  type PanelJson = ReturnType<typeof dashboardPanels>[number] & { gridPos?: Record<string, unknown>; datasource?: { type?: string; uid?: string }; targets?: { expr?: string; datasource?: { uid?: string } }[] };
+  type PanelJson = ReturnType<typeof dashboardPanels>[number] & {
+    gridPos?: Record<string, unknown>;
+    datasource?: { type?: string; uid?: string };
+    targets?: { expr?: string; datasource?: { uid?: string } }[];
+  };
   const panels = dashboardPanels(dashboard) as PanelJson[];
   const usesVariable = (uid: string | undefined) => uid === '${datasource}' || uid === '$datasource';
 
@@ -38,7 +42,9 @@ describe('ops/grafana/eventrelay.json', () => {
     expect(variable).toMatchObject({ type: 'datasource', query: 'prometheus' });
     for (const p of panels.filter((x) => x.type !== 'row')) {
       expect({ panel: p.title, uid: usesVariable(p.datasource?.uid) }).toEqual({ panel: p.title, uid: true });
-      for (const t of p.targets ?? []) if (t.datasource !== undefined) expect({ panel: p.title, uid: usesVariable(t.datasource.uid) }).toEqual({ panel: p.title, uid: true });
+      for (const t of p.targets ?? [])
+        if (t.datasource !== undefined)
+          expect({ panel: p.title, uid: usesVariable(t.datasource.uid) }).toEqual({ panel: p.title, uid: true });
     }
     for (const v of dashboard.templating.list.filter((x) => x.type === 'query')) expect(usesVariable(v.datasource?.uid)).toBe(true);
   });

@@ -74,38 +74,42 @@ export function seconds(duration: string): number {
  * ${VAR?error}, ${VAR:+alt}, ${VAR+alt}, applied to every string value.
  */
 function interpolate(value: string, vars: Readonly<Record<string, string | undefined>>, where: string): string {
-  return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, braced: string | undefined, op: string | undefined, arg: string | undefined, bare: string | undefined) => {
-    if (whole === '$$') return '$';
-    const name = (braced ?? bare) as string;
-    const v = vars[name];
-    const set = v !== undefined;
-    const nonEmpty = set && v !== '';
-    const alt = interpolate(arg ?? '', vars, where);
-    switch (op) {
-      case undefined:
-        return v ?? '';
-      case ':-':
-        return nonEmpty ? v : alt;
-      case '-':
-        return set ? v : alt;
-      case ':?':
-      case '?':
-        if (op === ':?' ? nonEmpty : set) return v as string;
-        throw new Error(`${where}: required variable ${name} is missing a value: ${alt}`);
-      case ':+':
-        return nonEmpty ? alt : '';
-      case '+':
-        return set ? alt : '';
-      default:
-        throw new Error(`${where}: unknown interpolation ${whole}`);
-    }
-  });
+  return value.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (whole, braced: string | undefined, op: string | undefined, arg: string | undefined, bare: string | undefined) => {
+      if (whole === '$$') return '$';
+      const name = (braced ?? bare) as string;
+      const v = vars[name];
+      const set = v !== undefined;
+      const nonEmpty = set && v !== '';
+      const alt = interpolate(arg ?? '', vars, where);
+      switch (op) {
+        case undefined:
+          return v ?? '';
+        case ':-':
+          return nonEmpty ? v : alt;
+        case '-':
+          return set ? v : alt;
+        case ':?':
+        case '?':
+          if (op === ':?' ? nonEmpty : set) return v as string;
+          throw new Error(`${where}: required variable ${name} is missing a value: ${alt}`);
+        case ':+':
+          return nonEmpty ? alt : '';
+        case '+':
+          return set ? alt : '';
+        default:
+          throw new Error(`${where}: unknown interpolation ${whole}`);
+      }
+    },
+  );
 }
 
 function interpolateAll(node: unknown, vars: Readonly<Record<string, string | undefined>>, where: string): unknown {
   if (typeof node === 'string') return interpolate(node, vars, where);
   if (Array.isArray(node)) return node.map((n, i) => interpolateAll(n, vars, `${where}[${i}]`));
-  if (node !== null && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, interpolateAll(v, vars, `${where}.${k}`)]));
+  if (node !== null && typeof node === 'object')
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, interpolateAll(v, vars, `${where}.${k}`)]));
   return node;
 }
 
@@ -146,7 +150,8 @@ export function composeEnv(service: ComposeService, where: string): Record<strin
   }
   for (const [key, value] of Object.entries(service.environment ?? {})) {
     // Compose refuses booleans in environment maps; null would mean "from the host".
-    if (typeof value === 'boolean' || value === null) throw new Error(`${where}: environment ${key} must be a string or a number, got ${String(value)}`);
+    if (typeof value === 'boolean' || value === null)
+      throw new Error(`${where}: environment ${key} must be a string or a number, got ${String(value)}`);
     env[key] = String(value);
   }
   return env;

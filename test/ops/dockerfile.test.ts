@@ -80,7 +80,9 @@ function dockerIgnored(text: string): (file: string) => boolean {
     .map((l) => {
       const negate = l.startsWith('!');
       const pattern = path.posix.normalize((negate ? l.slice(1) : l).replace(/^\/+/, ''));
-      const re = new RegExp(`^${pattern.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*\*\/|\*\*|\*|\?/g, (w) => ({ '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*', '?': '[^/]' })[w] as string)}$`);
+      const re = new RegExp(
+        `^${pattern.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*\*\/|\*\*|\*|\?/g, (w) => ({ '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*', '?': '[^/]' })[w] as string)}$`,
+      );
       return { negate, re };
     });
   return (file) => {
@@ -106,7 +108,8 @@ function sourceFiles(dir: string): string[] {
 /** Module specifiers a file loads at run time (type-only imports and exports are erased). */
 function runtimeImports(source: string): string[] {
   const specs: string[] = [];
-  for (const m of source.matchAll(/^\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm)) if (!m[2]) specs.push(m[3] as string);
+  for (const m of source.matchAll(/^\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm))
+    if (!m[2]) specs.push(m[3] as string);
   for (const m of source.matchAll(/\b(?:require|import)\(\s*['"]([^'"]+)['"]\s*\)/g)) specs.push(m[1] as string);
   return specs;
 }
@@ -128,7 +131,10 @@ describe('Dockerfile', () => {
   });
 
   it('runs Node with the young-generation size that the local run and the benches use too', () => {
-    const env = final.instructions.filter((i) => i.keyword === 'ENV').map((i) => i.args).join(' ');
+    const env = final.instructions
+      .filter((i) => i.keyword === 'ENV')
+      .map((i) => i.args)
+      .join(' ');
     const flag = /NODE_OPTIONS=(--max-semi-space-size=\d+)/.exec(env)?.[1];
     expect(flag).toBe('--max-semi-space-size=32');
     // The harness starts the services for the tests, the benches and the quick start alike.
@@ -186,7 +192,10 @@ describe('Dockerfile', () => {
     const sources = stages.flatMap((s) => s.instructions).filter((i) => i.keyword === 'COPY' && !/--from=/.test(i.args));
     const files: string[] = [];
     for (const ins of sources) {
-      for (const src of ins.args.split(/\s+/).filter((a) => !a.startsWith('--')).slice(0, -1)) {
+      for (const src of ins.args
+        .split(/\s+/)
+        .filter((a) => !a.startsWith('--'))
+        .slice(0, -1)) {
         const abs = path.join(ROOT, src);
         expect({ source: src, exists: existsSync(abs) }).toEqual({ source: src, exists: true });
         if (isFile(abs)) files.push(src);
@@ -198,10 +207,11 @@ describe('Dockerfile', () => {
     expect(files.length).toBeGreaterThan(NAMES.length);
     expect(files.filter(ignored)).toEqual([]);
     // and the host's build output or dependencies never are
-    for (const p of ['node_modules/x/index.js', 'services/ingest/dist/index.js', 'services/ingest/node_modules/x']) expect(ignored(p)).toBe(true);
+    for (const p of ['node_modules/x/index.js', 'services/ingest/dist/index.js', 'services/ingest/node_modules/x'])
+      expect(ignored(p)).toBe(true);
   });
 
-  it("declares every package the shipped code imports as a production dependency (the image has no devDependencies)", () => {
+  it('declares every package the shipped code imports as a production dependency (the image has no devDependencies)', () => {
     const missing: string[] = [];
     for (const dir of [...NAMES.map((n) => `services/${n}`), 'packages/config', 'packages/runtime', 'packages/stores']) {
       const manifest = JSON.parse(read(`${dir}/package.json`)) as { dependencies?: Record<string, string> };
@@ -218,7 +228,9 @@ describe('Dockerfile', () => {
   });
 
   it('exposes the port every process listens on by default', () => {
-    const exposed = final.instructions.filter((i) => i.keyword === 'EXPOSE').flatMap((i) => i.args.split(/\s+/).map((p) => Number(p.replace(/\/(tcp|udp)$/, ''))));
+    const exposed = final.instructions
+      .filter((i) => i.keyword === 'EXPOSE')
+      .flatMap((i) => i.args.split(/\s+/).map((p) => Number(p.replace(/\/(tcp|udp)$/, ''))));
     for (const name of NAMES) {
       const defaults = loadFor(name, name === 'admin' ? { ADMIN_TOKEN: TEST_TOKEN } : {});
       expect(exposed).toContain(numberOf(defaults, portVariable(name)));

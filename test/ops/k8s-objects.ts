@@ -14,7 +14,12 @@ interface Probe {
 interface EnvEntry {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string }; configMapKeyRef?: { name: string; key: string }; fieldRef?: unknown; resourceFieldRef?: unknown };
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string };
+    configMapKeyRef?: { name: string; key: string };
+    fieldRef?: unknown;
+    resourceFieldRef?: unknown;
+  };
 }
 
 export interface Container {
@@ -36,21 +41,43 @@ export interface Container {
 
 interface PodTemplate {
   metadata: { labels: Record<string, string> };
-  spec: { containers: Container[]; initContainers?: Container[]; terminationGracePeriodSeconds?: number; securityContext?: { runAsNonRoot?: boolean; runAsUser?: number } };
+  spec: {
+    containers: Container[];
+    initContainers?: Container[];
+    terminationGracePeriodSeconds?: number;
+    securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+  };
 }
 
 export interface Workload extends Manifest {
-  spec: { replicas?: number; selector: { matchLabels: Record<string, string> }; template: PodTemplate; volumeClaimTemplates?: { metadata: { name: string } }[] };
+  spec: {
+    replicas?: number;
+    selector: { matchLabels: Record<string, string> };
+    template: PodTemplate;
+    volumeClaimTemplates?: { metadata: { name: string } }[];
+  };
 }
 
 export interface Service extends Manifest {
   spec: { selector: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[]; clusterIP?: string };
 }
 
-export const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'PersistentVolume', 'StorageClass', 'PriorityClass', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'APIService']);
+export const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'PersistentVolume',
+  'StorageClass',
+  'PriorityClass',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+  'APIService',
+]);
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);
 
-export const matchesLabels = (selector: Record<string, string>, labels: Record<string, string>) => Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+export const matchesLabels = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 /** Kubernetes quantities in bytes: 512Mi, 1Gi, 1G, 1000. */
 export function bytes(quantity: string): number {
@@ -131,7 +158,8 @@ export class Rendered {
   variableNames(container: Container): string[] {
     const names = (container.env ?? []).map((e) => e.name);
     for (const from of container.envFrom ?? []) {
-      if (from.configMapRef) names.push(...Object.keys(this.one<Manifest & { data?: Record<string, string> }>('ConfigMap', from.configMapRef.name).data ?? {}));
+      if (from.configMapRef)
+        names.push(...Object.keys(this.one<Manifest & { data?: Record<string, string> }>('ConfigMap', from.configMapRef.name).data ?? {}));
     }
     return names;
   }
@@ -144,11 +172,11 @@ export class Rendered {
 /** The containerPort a probe or Service names, by number or by the container port's name. */
 export function resolvePort(container: Container, port: number | string | undefined, where: string): number {
   if (typeof port === 'number') {
-    if (!(container.ports ?? []).some((p) => p.containerPort === port)) throw new Error(`${where}: port ${port} is not a containerPort of ${container.name}`);
+    if (!(container.ports ?? []).some((p) => p.containerPort === port))
+      throw new Error(`${where}: port ${port} is not a containerPort of ${container.name}`);
     return port;
   }
   const named = (container.ports ?? []).find((p) => p.name === port);
   if (!named) throw new Error(`${where}: ${container.name} has no port named ${String(port)}`);
   return named.containerPort;
 }
-

@@ -7,8 +7,32 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { renderKustomization, type Manifest } from '../support/kustomize';
 import { REPO_ROOT as ROOT } from './promql-names';
-import { Container, Workload, Service, CLUSTER_SCOPED, matchesLabels, bytes, redisBytes, expandK8s, splitImage, Rendered, resolvePort } from './k8s-objects';
-import { NAMES, info, portVariable, entryPoint, loadFor, numberOf, read, isFile, ComposeService, loadCompose, composeEnv } from './deployment';
+import {
+  Container,
+  Workload,
+  Service,
+  CLUSTER_SCOPED,
+  matchesLabels,
+  bytes,
+  redisBytes,
+  expandK8s,
+  splitImage,
+  Rendered,
+  resolvePort,
+} from './k8s-objects';
+import {
+  NAMES,
+  info,
+  portVariable,
+  entryPoint,
+  loadFor,
+  numberOf,
+  read,
+  isFile,
+  ComposeService,
+  loadCompose,
+  composeEnv,
+} from './deployment';
 
 const RENDERS: [string, string][] = [
   ['k8s/base', 'k8s/base'],
@@ -19,14 +43,20 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
   const r = new Rendered(renderKustomization(path.join(ROOT, dir)));
 
   it('has one Deployment and one Service per process, each selecting its own pods', () => {
-    expect(r.all('Deployment').map((d) => d.metadata.name).sort()).toEqual(NAMES.map((n) => `eventrelay-${n}`).sort());
+    expect(
+      r
+        .all('Deployment')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(NAMES.map((n) => `eventrelay-${n}`).sort());
     for (const name of NAMES) {
       const d = r.deployment(name);
       expect(matchesLabels(d.spec.selector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
       const svc = r.one<Service>('Service', `eventrelay-${name}`);
       expect(matchesLabels(svc.spec.selector, d.spec.template.metadata.labels)).toBe(true);
       // and no other process's pods
-      for (const other of NAMES.filter((n) => n !== name)) expect(matchesLabels(svc.spec.selector, r.deployment(other).spec.template.metadata.labels)).toBe(false);
+      for (const other of NAMES.filter((n) => n !== name))
+        expect(matchesLabels(svc.spec.selector, r.deployment(other).spec.template.metadata.labels)).toBe(false);
     }
   });
 
@@ -53,7 +83,8 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
     expect(token).toHaveLength(1);
     expect(token[0]?.value).toBeUndefined();
     expect(token[0]?.valueFrom?.secretKeyRef).toEqual({ name: expect.any(String), key: expect.any(String) });
-    for (const cm of r.all<Manifest & { data?: Record<string, string> }>('ConfigMap')) expect(Object.keys(cm.data ?? {})).not.toContain('ADMIN_TOKEN');
+    for (const cm of r.all<Manifest & { data?: Record<string, string> }>('ConfigMap'))
+      expect(Object.keys(cm.data ?? {})).not.toContain('ADMIN_TOKEN');
   });
 
   it('points every process at the Redis Service, all under the prefix compose uses', () => {
@@ -91,14 +122,20 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
     for (const w of r.workloads()) {
       for (const c of [...w.spec.template.spec.containers, ...(w.spec.template.spec.initContainers ?? [])]) {
         const where = `${w.kind} ${w.metadata.name} container ${c.name}`;
-        expect({ where, requests: Object.keys(c.resources?.requests ?? {}).sort(), limits: Object.keys(c.resources?.limits ?? {}).sort() }).toEqual({ where, requests: ['cpu', 'memory'], limits: ['cpu', 'memory'] });
+        expect({
+          where,
+          requests: Object.keys(c.resources?.requests ?? {}).sort(),
+          limits: Object.keys(c.resources?.limits ?? {}).sort(),
+        }).toEqual({ where, requests: ['cpu', 'memory'], limits: ['cpu', 'memory'] });
         expect(bytes(c.resources?.requests?.['memory'] as string)).toBeLessThanOrEqual(bytes(c.resources?.limits?.['memory'] as string));
       }
     }
   });
 
   it("has a PodDisruptionBudget selecting each Deployment's pods and no other's", () => {
-    const pdbs = r.all<Manifest & { spec: { selector: { matchLabels: Record<string, string> }; maxUnavailable?: unknown; minAvailable?: unknown } }>('PodDisruptionBudget');
+    const pdbs = r.all<
+      Manifest & { spec: { selector: { matchLabels: Record<string, string> }; maxUnavailable?: unknown; minAvailable?: unknown } }
+    >('PodDisruptionBudget');
     expect(pdbs.every((p) => p.apiVersion === 'policy/v1')).toBe(true);
     for (const name of NAMES) {
       const labels = r.deployment(name).spec.template.metadata.labels;
@@ -106,13 +143,25 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
       expect({ process: name, pdbs: mine.length }).toEqual({ process: name, pdbs: 1 });
       const pdb = mine[0] as (typeof pdbs)[number];
       expect(pdb.spec.maxUnavailable ?? pdb.spec.minAvailable).toBeDefined();
-      for (const other of NAMES.filter((n) => n !== name)) expect(matchesLabels(pdb.spec.selector.matchLabels, r.deployment(other).spec.template.metadata.labels)).toBe(false);
+      for (const other of NAMES.filter((n) => n !== name))
+        expect(matchesLabels(pdb.spec.selector.matchLabels, r.deployment(other).spec.template.metadata.labels)).toBe(false);
     }
   });
 
   it('scales webhook-delivery with an autoscaling/v2 HorizontalPodAutoscaler on CPU, and the Deployment leaves replicas to it', () => {
-    const hpas = r.all<Manifest & { spec: { scaleTargetRef: { apiVersion: string; kind: string; name: string }; minReplicas: number; maxReplicas: number; metrics: { type: string; resource?: { name: string } }[] } }>('HorizontalPodAutoscaler');
-    const hpa = hpas.filter((h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === 'eventrelay-webhook-delivery');
+    const hpas = r.all<
+      Manifest & {
+        spec: {
+          scaleTargetRef: { apiVersion: string; kind: string; name: string };
+          minReplicas: number;
+          maxReplicas: number;
+          metrics: { type: string; resource?: { name: string } }[];
+        };
+      }
+    >('HorizontalPodAutoscaler');
+    const hpa = hpas.filter(
+      (h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === 'eventrelay-webhook-delivery',
+    );
     expect(hpa).toHaveLength(1);
     expect(hpa[0]?.apiVersion).toBe('autoscaling/v2');
     expect(hpa[0]?.spec.scaleTargetRef.apiVersion).toBe('apps/v1');
@@ -125,7 +174,9 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
   });
 
   it('runs Redis as a StatefulSet with AOF fsynced every second, noeviction, maxmemory under its limit, and its dir on a volumeClaimTemplate', () => {
-    const sts = r.all<Workload>('StatefulSet').filter((s) => s.spec.template.spec.containers.some((c) => splitImage(c.image).name === 'redis'));
+    const sts = r
+      .all<Workload>('StatefulSet')
+      .filter((s) => s.spec.template.spec.containers.some((c) => splitImage(c.image).name === 'redis'));
     expect(sts).toHaveLength(1);
     const redis = sts[0] as Workload;
     const c = redis.spec.template.spec.containers.find((x) => splitImage(x.image).name === 'redis') as Container;
@@ -150,7 +201,10 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
 
   it('gives every process a grace period longer than its shutdown', () => {
     const delivery = r.deployment('webhook-delivery');
-    const timeoutMs = numberOf(loadFor('webhook-delivery', r.environment(r.container('webhook-delivery'), 'webhook-delivery')), 'DELIVERY_TIMEOUT_MS');
+    const timeoutMs = numberOf(
+      loadFor('webhook-delivery', r.environment(r.container('webhook-delivery'), 'webhook-delivery')),
+      'DELIVERY_TIMEOUT_MS',
+    );
     expect(delivery.spec.template.spec.terminationGracePeriodSeconds ?? 30).toBeGreaterThan(timeoutMs / 1000 + 5);
     // Each of its two shutdown steps may take DELIVERY_TIMEOUT_MS + 5 s (docs/deployment.md).
     expect(delivery.spec.template.spec.terminationGracePeriodSeconds ?? 30).toBeGreaterThanOrEqual(2 * (timeoutMs / 1000 + 5));
@@ -165,20 +219,34 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
   });
 
   it('has a ServiceMonitor selecting every eventrelay Service by its labels, scraping /metrics on a port each Service names', () => {
-    const monitors = r.all<Manifest & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path?: string }[]; namespaceSelector?: unknown } }>('ServiceMonitor');
+    const monitors = r.all<
+      Manifest & {
+        spec: {
+          selector: { matchLabels: Record<string, string> };
+          endpoints: { port: string; path?: string }[];
+          namespaceSelector?: unknown;
+        };
+      }
+    >('ServiceMonitor');
     expect(monitors).toHaveLength(1);
     const monitor = monitors[0] as (typeof monitors)[number];
     const endpointPorts = monitor.spec.endpoints.map((e) => e.port);
     for (const e of monitor.spec.endpoints) expect(e.path ?? '/metrics').toBe('/metrics');
     const services = NAMES.map((n) => r.one<Service>('Service', `eventrelay-${n}`));
     for (const svc of services) {
-      expect({ service: svc.metadata.name, selected: matchesLabels(monitor.spec.selector.matchLabels, svc.metadata.labels ?? {}) }).toEqual({ service: svc.metadata.name, selected: true });
-      expect({ service: svc.metadata.name, scraped: svc.spec.ports.filter((p) => p.name !== undefined && endpointPorts.includes(p.name)).length }).toEqual({ service: svc.metadata.name, scraped: 1 });
+      expect({ service: svc.metadata.name, selected: matchesLabels(monitor.spec.selector.matchLabels, svc.metadata.labels ?? {}) }).toEqual(
+        { service: svc.metadata.name, selected: true },
+      );
+      expect({
+        service: svc.metadata.name,
+        scraped: svc.spec.ports.filter((p) => p.name !== undefined && endpointPorts.includes(p.name)).length,
+      }).toEqual({ service: svc.metadata.name, scraped: 1 });
     }
     // Every endpoint's port name is one of the Services'.
     for (const port of endpointPorts) expect(services.some((s) => s.spec.ports.some((p) => p.name === port))).toBe(true);
     // Only eventrelay Services: Redis exports no /metrics.
-    for (const svc of r.all<Service>('Service').filter((s) => !services.includes(s))) expect(matchesLabels(monitor.spec.selector.matchLabels, svc.metadata.labels ?? {})).toBe(false);
+    for (const svc of r.all<Service>('Service').filter((s) => !services.includes(s)))
+      expect(matchesLabels(monitor.spec.selector.matchLabels, svc.metadata.labels ?? {})).toBe(false);
   });
 
   it('runs every pod as a non-root user', () => {
@@ -187,7 +255,11 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
       for (const c of pod.containers) {
         const nonRoot = c.securityContext?.runAsNonRoot ?? pod.securityContext?.runAsNonRoot;
         const uid = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
-        expect({ where: `${w.metadata.name}/${c.name}`, nonRoot, rootUid: uid === 0 }).toEqual({ where: `${w.metadata.name}/${c.name}`, nonRoot: true, rootUid: false });
+        expect({ where: `${w.metadata.name}/${c.name}`, nonRoot, rootUid: uid === 0 }).toEqual({
+          where: `${w.metadata.name}/${c.name}`,
+          nonRoot: true,
+          rootUid: false,
+        });
       }
     }
   });
@@ -204,7 +276,11 @@ describe('k8s/overlays/prod', () => {
 
   it('puts every namespaced object in namespace eventrelay', () => {
     expect(overlay.namespace).toBe('eventrelay');
-    for (const o of prod.objects.filter((x) => !CLUSTER_SCOPED.has(x.kind))) expect({ object: `${o.kind}/${o.metadata.name}`, namespace: o.metadata.namespace }).toEqual({ object: `${o.kind}/${o.metadata.name}`, namespace: 'eventrelay' });
+    for (const o of prod.objects.filter((x) => !CLUSTER_SCOPED.has(x.kind)))
+      expect({ object: `${o.kind}/${o.metadata.name}`, namespace: o.metadata.namespace }).toEqual({
+        object: `${o.kind}/${o.metadata.name}`,
+        namespace: 'eventrelay',
+      });
   });
 
   it("replaces the images as the overlay's images say", () => {
@@ -223,7 +299,10 @@ describe('k8s/overlays/prod', () => {
           const name = entry.newName ?? ref.name;
           expected = entry.digest ? `${name}@${entry.digest}` : `${name}:${entry.newTag ?? ref.tag}`;
         }
-        expect({ container: `${w.metadata.name}/${c.name}`, image }).toEqual({ container: `${w.metadata.name}/${c.name}`, image: expected });
+        expect({ container: `${w.metadata.name}/${c.name}`, image }).toEqual({
+          container: `${w.metadata.name}/${c.name}`,
+          image: expected,
+        });
       });
     }
     // An entry whose name matches no image of the base would silently change nothing.

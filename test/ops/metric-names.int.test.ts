@@ -17,7 +17,8 @@ const PROCESSES: readonly ProcessName[] = ['ingest', 'router', 'webhook-delivery
 /** Base name → type, from the `# TYPE` lines of a Prometheus text exposition. */
 function declaredMetrics(text: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const m of text.matchAll(/^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/gm)) out.set(m[1] as string, m[2] as string);
+  for (const m of text.matchAll(/^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/gm))
+    out.set(m[1] as string, m[2] as string);
   return out;
 }
 
@@ -87,13 +88,37 @@ describe('metric names', () => {
     await p?.close();
   });
 
-  const exportedBy = (name: ProcessName): Set<string> => new Set([...(declared.get(name) ?? new Map<string, string>())].flatMap(([n, type]) => seriesNames(n, type)));
+  const exportedBy = (name: ProcessName): Set<string> =>
+    new Set([...(declared.get(name) ?? new Map<string, string>())].flatMap(([n, type]) => seriesNames(n, type)));
 
   it('reads metric names out of PromQL', () => {
-    expect(promqlMetricNames('sum by (destination, le) (rate(eventrelay_a_bucket{outcome!="success", x=~"a|{b}"}[5m] offset 1h)) / on (job) group_left (service) max_over_time(b_total[$__rate_interval]) > bool 0.5')).toEqual(['b_total', 'eventrelay_a_bucket']);
-    expect(promqlMetricNames('up{job=~"eventrelay-.*"} == 0 or absent(up{job="x"}) unless {__name__="named", a="b"} and histogram_quantile(0.99, sum(rate(h_bucket[1h30m]))) * 1e3')).toEqual(['h_bucket', 'named', 'up']);
-    expect(promqlSelectors('rate(m_total{a="1", b!~"x|y"}[5m])')).toEqual([{ metric: 'm_total', matchers: [{ name: 'a', op: '=', value: '1' }, { name: 'b', op: '!~', value: 'x|y' }], text: 'm_total{a="1", b!~"x|y"}' }]);
-    expect(dashboardQueries({ templating: { list: [{ name: 'destination', type: 'query', query: { query: 'label_values(eventrelay_delivery_attempts_total, destination)' } }] } })).toEqual([{ where: 'variable destination', expr: 'eventrelay_delivery_attempts_total' }]);
+    expect(
+      promqlMetricNames(
+        'sum by (destination, le) (rate(eventrelay_a_bucket{outcome!="success", x=~"a|{b}"}[5m] offset 1h)) / on (job) group_left (service) max_over_time(b_total[$__rate_interval]) > bool 0.5',
+      ),
+    ).toEqual(['b_total', 'eventrelay_a_bucket']);
+    expect(
+      promqlMetricNames(
+        'up{job=~"eventrelay-.*"} == 0 or absent(up{job="x"}) unless {__name__="named", a="b"} and histogram_quantile(0.99, sum(rate(h_bucket[1h30m]))) * 1e3',
+      ),
+    ).toEqual(['h_bucket', 'named', 'up']);
+    expect(promqlSelectors('rate(m_total{a="1", b!~"x|y"}[5m])')).toEqual([
+      {
+        metric: 'm_total',
+        matchers: [
+          { name: 'a', op: '=', value: '1' },
+          { name: 'b', op: '!~', value: 'x|y' },
+        ],
+        text: 'm_total{a="1", b!~"x|y"}',
+      },
+    ]);
+    expect(
+      dashboardQueries({
+        templating: {
+          list: [{ name: 'destination', type: 'query', query: { query: 'label_values(eventrelay_delivery_attempts_total, destination)' } }],
+        },
+      }),
+    ).toEqual([{ where: 'variable destination', expr: 'eventrelay_delivery_attempts_total' }]);
   });
 
   it('finds the queries of the dashboard and the alerts', () => {
@@ -126,24 +151,37 @@ describe('metric names', () => {
   });
 
   it('exports the counters whose label values are known in advance at start, before any event (docs/metrics.md)', () => {
-    const values = (proc: ProcessName, metric: string, label: string) => [...new Set((samples.get(proc) ?? []).filter((s) => s.name === metric).map((s) => s.labels[label]))].sort();
+    const values = (proc: ProcessName, metric: string, label: string) =>
+      [...new Set((samples.get(proc) ?? []).filter((s) => s.name === metric).map((s) => s.labels[label]))].sort();
     for (const proc of PROCESSES) {
       const errors = (samples.get(proc) ?? []).filter((s) => s.name === 'eventrelay_redis_errors_total');
       const connections = [...new Set(errors.map((s) => s.labels['connection']))];
       expect(connections.length).toBeGreaterThan(0);
-      for (const connection of connections) expect(errors.filter((s) => s.labels['connection'] === connection).map((s) => s.labels['kind']).sort()).toEqual(['command', 'connection']);
+      for (const connection of connections)
+        expect(
+          errors
+            .filter((s) => s.labels['connection'] === connection)
+            .map((s) => s.labels['kind'])
+            .sort(),
+        ).toEqual(['command', 'connection']);
     }
     expect(values('router', 'eventrelay_router_calls_total', 'result')).toEqual(['routed', 'suppressed', 'unrouted']);
     expect(values('router', 'eventrelay_router_filtered_total', 'reason')).toEqual(['integrations', 'suppression']);
     expect(values('audiences', 'eventrelay_audiences_profile_calls_total', 'result')).toEqual(['applied', 'repeated']);
     expect(values('audiences', 'eventrelay_audiences_membership_changes_total', 'change')).toEqual(['entered', 'left']);
     expect(values('audiences', 'eventrelay_audiences_passes_total', 'kind')).toEqual(['backfill', 'periodic']);
-    expect(values('audiences', 'eventrelay_audiences_regulation_subjects_total', 'regulation_type')).toEqual(['DELETE', 'SUPPRESS', 'SUPPRESS_WITH_DELETE']);
+    expect(values('audiences', 'eventrelay_audiences_regulation_subjects_total', 'regulation_type')).toEqual([
+      'DELETE',
+      'SUPPRESS',
+      'SUPPRESS_WITH_DELETE',
+    ]);
   });
 
   it('documents every eventrelay metric a process exports', () => {
     const doc = new Set([...documentedMetrics(readFileSync(path.join(REPO_ROOT, 'docs/metrics.md'), 'utf8')).values()].flat());
-    const undocumented = PROCESSES.flatMap((proc) => [...(declared.get(proc)?.keys() ?? [])].filter((n) => n.startsWith('eventrelay_') && !doc.has(n)).map((n) => `${n} from ${proc}`));
+    const undocumented = PROCESSES.flatMap((proc) =>
+      [...(declared.get(proc)?.keys() ?? [])].filter((n) => n.startsWith('eventrelay_') && !doc.has(n)).map((n) => `${n} from ${proc}`),
+    );
     expect(undocumented).toEqual([]);
   });
 });

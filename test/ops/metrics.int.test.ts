@@ -47,12 +47,18 @@ describe('metrics of a running pipeline', () => {
       { writeKey: p.writeKey },
     );
     expect(batch.status).toBe(200);
-    expect(await post(p.ingestUrl, '/v1/track', { event: 'A', messageId: 'm-1', ...base }, { writeKey: p.writeKey })).toMatchObject({ status: 200 });
+    expect(await post(p.ingestUrl, '/v1/track', { event: 'A', messageId: 'm-1', ...base }, { writeKey: p.writeKey })).toMatchObject({
+      status: 200,
+    });
     expect(await post(p.ingestUrl, '/v1/t', { event: 'C', ...base }, { writeKey: 'no-such-key' })).toMatchObject({ status: 401 });
     // m-1, m-2, m-3 reach both destinations; m-6 neither.
     await eventually(() => expect(ok.requests).toHaveLength(3));
     await eventually(() => expect(failing.requests).toHaveLength(3));
-    await eventually(async () => expect(total(await scrape(`http://127.0.0.1:${p.delivery!.port}`), 'eventrelay_delivery_messages_total', { result: 'retry_scheduled' })).toBe(3));
+    await eventually(async () =>
+      expect(
+        total(await scrape(`http://127.0.0.1:${p.delivery!.port}`), 'eventrelay_delivery_messages_total', { result: 'retry_scheduled' }),
+      ).toBe(3),
+    );
     ingest = await scrape(p.ingestUrl);
     router = await scrape(`http://127.0.0.1:${p.router.port}`);
     delivery = await scrape(`http://127.0.0.1:${p.delivery!.port}`);
@@ -93,7 +99,9 @@ describe('metrics of a running pipeline', () => {
 
   it('counts attempts and messages by destination, outcome and status class', () => {
     expect(total(delivery, 'eventrelay_delivery_attempts_total', { destination: 'd-ok', outcome: 'success', status_class: '2xx' })).toBe(3);
-    expect(total(delivery, 'eventrelay_delivery_attempts_total', { destination: 'd-bad', outcome: 'retryable', status_class: '5xx' })).toBe(3);
+    expect(total(delivery, 'eventrelay_delivery_attempts_total', { destination: 'd-bad', outcome: 'retryable', status_class: '5xx' })).toBe(
+      3,
+    );
     expect(total(delivery, 'eventrelay_delivery_messages_total', { destination: 'd-ok', result: 'delivered' })).toBe(3);
     expect(total(delivery, 'eventrelay_delivery_messages_total', { destination: 'd-bad', result: 'retry_scheduled' })).toBe(3);
     expect(total(delivery, 'eventrelay_delivery_end_to_end_seconds_count')).toBe(3);
@@ -106,7 +114,12 @@ describe('metrics of a running pipeline', () => {
   it('reports each queue by state from every worker process, and the retries as delayed', () => {
     for (const samples of [router, delivery]) {
       for (const queue of ['route', 'deliver', 'profile', 'audience', 'regulation']) {
-        expect(samples.filter((s) => s.name === 'eventrelay_queue_jobs' && s.labels['queue'] === queue).map((s) => s.labels['state']).sort()).toEqual(['active', 'delayed', 'failed', 'waiting']);
+        expect(
+          samples
+            .filter((s) => s.name === 'eventrelay_queue_jobs' && s.labels['queue'] === queue)
+            .map((s) => s.labels['state'])
+            .sort(),
+        ).toEqual(['active', 'delayed', 'failed', 'waiting']);
         expect(samples.some((s) => s.name === 'eventrelay_queue_oldest_waiting_seconds' && s.labels['queue'] === queue)).toBe(true);
       }
       // d-bad's three calls came in one request, so they wait for their retry in one job.
@@ -123,7 +136,13 @@ describe('metrics of a running pipeline', () => {
       [delivery, 'webhook-delivery'],
     ] as const) {
       expect(samples.every((s) => s.labels['service'] === service)).toBe(true);
-      for (const name of ['process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes']) expect(samples.some((s) => s.name === name)).toBe(true);
+      for (const name of [
+        'process_resident_memory_bytes',
+        'process_cpu_seconds_total',
+        'nodejs_eventloop_lag_p99_seconds',
+        'nodejs_heap_size_used_bytes',
+      ])
+        expect(samples.some((s) => s.name === name)).toBe(true);
     }
   });
 });

@@ -58,14 +58,27 @@ describe('a real Prometheus scraping the running processes', () => {
     const config = {
       global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
       rule_files: [path.join(REPO_ROOT, 'ops/prometheus/alerts.yml')],
-      scrape_configs: PROCESSES.map((name) => ({ job_name: `eventrelay-${name}`, metrics_path: '/metrics', static_configs: [{ targets: [`127.0.0.1:${targets[name]}`] }] })),
+      scrape_configs: PROCESSES.map((name) => ({
+        job_name: `eventrelay-${name}`,
+        metrics_path: '/metrics',
+        static_configs: [{ targets: [`127.0.0.1:${targets[name]}`] }],
+      })),
     };
     writeFileSync(path.join(dir, 'prometheus.yml'), stringify(config));
     const port = await freePort();
     promUrl = `http://127.0.0.1:${port}`;
-    const child = spawn(PROMETHEUS, [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      PROMETHEUS,
+      [
+        `--config.file=${path.join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     prometheus = child;
     child.stdout?.on('data', (d: Buffer) => (prometheusLog += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (prometheusLog += d.toString()));
@@ -98,7 +111,11 @@ describe('a real Prometheus scraping the running processes', () => {
         label: 'prometheus',
         ingest: true,
         audiences: true,
-        destinations: [webhookDestination('d-ok', [ok.url]), webhookDestination('d-retry', [failing.url]), webhookDestination('d-permanent', [refusing.url])],
+        destinations: [
+          webhookDestination('d-ok', [ok.url]),
+          webhookDestination('d-retry', [failing.url]),
+          webhookDestination('d-permanent', [refusing.url]),
+        ],
         // Retries far away: each call to d-retry is attempted once during the test.
         deliveryEnv: { DELIVERY_RETRY_BASE_MS: '600000' },
         // The depth guard answers 503 once 5 route jobs wait (filled on purpose at the end).
@@ -106,7 +123,13 @@ describe('a real Prometheus scraping the running processes', () => {
       }),
     );
     admin = track(await startTestAdmin({ prefix: p.prefix }));
-    await startPrometheus({ ingest: p.ingest!.port, router: p.router.port, 'webhook-delivery': p.delivery!.port, audiences: p.audiences!.port, admin: Number(new URL(admin.url).port) });
+    await startPrometheus({
+      ingest: p.ingest!.port,
+      router: p.router.port,
+      'webhook-delivery': p.delivery!.port,
+      audiences: p.audiences!.port,
+      admin: Number(new URL(admin.url).port),
+    });
 
     // ---- intake: every call type, rejected items, a duplicate, a 401
     const user = { userId: 'u-1' };
@@ -129,12 +152,20 @@ describe('a real Prometheus scraping the running processes', () => {
       { writeKey: p.writeKey },
     );
     expect(batch.status).toBe(200);
-    expect((await post(p.ingestUrl, '/v1/track', { event: 'Signed Up', messageId: 'm-1', ...user }, { writeKey: p.writeKey })).status).toBe(200);
-    expect((await post(p.ingestUrl, '/v1/identify', { traits: { plan: 'pro' }, userId: 'u-2' }, { writeKey: p.writeKey })).status).toBe(200);
+    expect((await post(p.ingestUrl, '/v1/track', { event: 'Signed Up', messageId: 'm-1', ...user }, { writeKey: p.writeKey })).status).toBe(
+      200,
+    );
+    expect((await post(p.ingestUrl, '/v1/identify', { traits: { plan: 'pro' }, userId: 'u-2' }, { writeKey: p.writeKey })).status).toBe(
+      200,
+    );
     expect((await post(p.ingestUrl, '/v1/track', { event: 'X', ...user }, { writeKey: 'no-such-write-key' })).status).toBe(401);
 
     // ---- delivery: 2xx, 5xx (retry scheduled), 4xx (dead-lettered), and a deleted destination (dropped)
-    await p.deliverQueue.add(queueCatalog.deliver.jobName, { destinationId: 'd-deleted', calls: [{ sourceId: p.source.id, call: trackCall('m-dropped') }] }, { jobId: 'prometheus-dropped-1' });
+    await p.deliverQueue.add(
+      queueCatalog.deliver.jobName,
+      { destinationId: 'd-deleted', calls: [{ sourceId: p.source.id, call: trackCall('m-dropped') }] },
+      { jobId: 'prometheus-dropped-1' },
+    );
     const deliveryUrl = `http://127.0.0.1:${p.delivery!.port}`;
     await eventually(async () => {
       const d = await scrape(deliveryUrl);
@@ -145,24 +176,44 @@ describe('a real Prometheus scraping the running processes', () => {
     }, 15_000);
 
     // ---- audiences: a new audience runs a backfill pass; admin API requests, one unauthorized
-    const created = await admin.call('POST', '/audiences', { name: 'Trial users', sourceIds: [p.source.id], destinationIds: ['d-ok'], condition: { trait: { key: 'plan', equals: 'trial' } } });
+    const created = await admin.call('POST', '/audiences', {
+      name: 'Trial users',
+      sourceIds: [p.source.id],
+      destinationIds: ['d-ok'],
+      condition: { trait: { key: 'plan', equals: 'trial' } },
+    });
     expect(created.status).toBe(201);
-    await eventually(async () => expect((await admin.call('GET', `/audiences/${created.body.id as string}`)).body.membership.status).toBe('ready'), 15_000);
-    await eventually(async () => expect(total(await scrape(`http://127.0.0.1:${p.audiences!.port}`), 'eventrelay_audiences_pass_seconds_count', { kind: 'backfill' })).toBeGreaterThan(0));
+    await eventually(
+      async () => expect((await admin.call('GET', `/audiences/${created.body.id as string}`)).body.membership.status).toBe('ready'),
+      15_000,
+    );
+    await eventually(async () =>
+      expect(
+        total(await scrape(`http://127.0.0.1:${p.audiences!.port}`), 'eventrelay_audiences_pass_seconds_count', { kind: 'backfill' }),
+      ).toBeGreaterThan(0),
+    );
     expect((await admin.call('GET', '/sources')).status).toBe(200);
     expect((await admin.call('GET', '/sources', undefined, { token: 'not-the-admin-token-000000' })).status).toBe(401);
 
     // ---- intake 5xx: with the route queue paused, 5 waiting jobs put the depth guard over its limit
     await p.routeQueue.pause();
     for (let i = 0; i < 5; i++) await p.route([trackCall(`fill-${i}`)], `fill-${i}`);
-    await eventually(async () => expect((await post(p.ingestUrl, '/v1/track', { event: 'Over', ...user }, { writeKey: p.writeKey })).status).toBe(503), 5000, 100);
+    await eventually(
+      async () => expect((await post(p.ingestUrl, '/v1/track', { event: 'Over', ...user }, { writeKey: p.writeKey })).status).toBe(503),
+      5000,
+      100,
+    );
     await p.routeQueue.resume();
 
     // ---- Prometheus: every target up
     await eventually(
       async () => {
-        const { activeTargets } = await api<{ activeTargets: { labels: { job: string }; health: string; lastError: string }[] }>('/api/v1/targets');
-        expect(activeTargets.map((t) => `${t.labels.job} ${t.health} ${t.lastError}`).sort()).toEqual(PROCESSES.map((n) => `eventrelay-${n} up `).sort());
+        const { activeTargets } = await api<{ activeTargets: { labels: { job: string }; health: string; lastError: string }[] }>(
+          '/api/v1/targets',
+        );
+        expect(activeTargets.map((t) => `${t.labels.job} ${t.health} ${t.lastError}`).sort()).toEqual(
+          PROCESSES.map((n) => `eventrelay-${n} up `).sort(),
+        );
       },
       15_000,
       200,
@@ -176,7 +227,8 @@ describe('a real Prometheus scraping the running processes', () => {
   });
 
   /** The series of a selector (a `match[]` of /api/v1/series). */
-  const series = (selector: string) => api<Record<string, string>[]>(`/api/v1/series?${new URLSearchParams({ 'match[]': selector }).toString()}`);
+  const series = (selector: string) =>
+    api<Record<string, string>[]>(`/api/v1/series?${new URLSearchParams({ 'match[]': selector }).toString()}`);
 
   it('has a series of every metric the dashboard and the alerts query', async () => {
     const wanted = [...opsMetricNames().keys()];
@@ -244,7 +296,9 @@ describe('a real Prometheus scraping the running processes', () => {
     expect(alerts.length).toBeGreaterThan(0);
     await eventually(
       async () => {
-        const { groups } = await api<{ groups: { rules: { name: string; type: string; health: string; lastError?: string }[] }[] }>('/api/v1/rules');
+        const { groups } = await api<{ groups: { rules: { name: string; type: string; health: string; lastError?: string }[] }[] }>(
+          '/api/v1/rules',
+        );
         const rules = groups.flatMap((g) => g.rules).filter((r) => r.type === 'alerting');
         expect(rules.map((r) => `${r.name} ${r.health} ${r.lastError ?? ''}`).sort()).toEqual(alerts.map((a) => `${a} ok `).sort());
       },

@@ -13,13 +13,94 @@ export const REPO_ROOT = path.resolve(__dirname, '../..');
 
 /** PromQL functions (Prometheus 2.x), including the experimental ones. */
 const FUNCTIONS = new Set([
-  'abs', 'absent', 'absent_over_time', 'acos', 'acosh', 'asin', 'asinh', 'atan', 'atanh', 'avg_over_time', 'ceil', 'changes', 'clamp', 'clamp_max', 'clamp_min', 'cos', 'cosh',
-  'count_over_time', 'day_of_month', 'day_of_week', 'day_of_year', 'days_in_month', 'deg', 'delta', 'deriv', 'exp', 'floor', 'histogram_count', 'histogram_fraction',
-  'histogram_quantile', 'histogram_sum', 'histogram_stddev', 'histogram_stdvar', 'holt_winters', 'hour', 'idelta', 'increase', 'irate', 'label_join', 'label_replace', 'last_over_time', 'ln', 'log10', 'log2',
-  'mad_over_time', 'max_over_time', 'min_over_time', 'minute', 'month', 'pi', 'predict_linear', 'present_over_time', 'quantile_over_time', 'rad', 'rate', 'resets', 'round', 'scalar', 'sgn', 'sin', 'sinh',
-  'sort', 'sort_desc', 'sqrt', 'stddev_over_time', 'stdvar_over_time', 'sum_over_time', 'tan', 'tanh', 'time', 'timestamp', 'vector', 'year',
+  'abs',
+  'absent',
+  'absent_over_time',
+  'acos',
+  'acosh',
+  'asin',
+  'asinh',
+  'atan',
+  'atanh',
+  'avg_over_time',
+  'ceil',
+  'changes',
+  'clamp',
+  'clamp_max',
+  'clamp_min',
+  'cos',
+  'cosh',
+  'count_over_time',
+  'day_of_month',
+  'day_of_week',
+  'day_of_year',
+  'days_in_month',
+  'deg',
+  'delta',
+  'deriv',
+  'exp',
+  'floor',
+  'histogram_count',
+  'histogram_fraction',
+  'histogram_quantile',
+  'histogram_sum',
+  'histogram_stddev',
+  'histogram_stdvar',
+  'holt_winters',
+  'hour',
+  'idelta',
+  'increase',
+  'irate',
+  'label_join',
+  'label_replace',
+  'last_over_time',
+  'ln',
+  'log10',
+  'log2',
+  'mad_over_time',
+  'max_over_time',
+  'min_over_time',
+  'minute',
+  'month',
+  'pi',
+  'predict_linear',
+  'present_over_time',
+  'quantile_over_time',
+  'rad',
+  'rate',
+  'resets',
+  'round',
+  'scalar',
+  'sgn',
+  'sin',
+  'sinh',
+  'sort',
+  'sort_desc',
+  'sqrt',
+  'stddev_over_time',
+  'stdvar_over_time',
+  'sum_over_time',
+  'tan',
+  'tanh',
+  'time',
+  'timestamp',
+  'vector',
+  'year',
 ]);
-const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile']);
+const AGGREGATIONS = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'group',
+  'stddev',
+  'stdvar',
+  'count',
+  'count_values',
+  'bottomk',
+  'topk',
+  'quantile',
+]);
 /** Keywords whose parenthesized list holds label names, not series. */
 const LABEL_LIST_KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
 const KEYWORDS = new Set([...LABEL_LIST_KEYWORDS, 'bool', 'offset', 'and', 'or', 'unless', 'inf', 'nan']);
@@ -72,7 +153,7 @@ function skipString(expr: string, at: number): number {
 /** Index just past the bracket group opened at `at`, strings inside it skipped. */
 function skipGroup(expr: string, at: number, open: string, close: string): number {
   let depth = 0;
-  for (let i = at; i < expr.length; ) {
+  for (let i = at; i < expr.length;) {
     const c = expr[i] as string;
     if (c === '"' || c === "'" || c === '`') {
       i = skipString(expr, i);
@@ -187,10 +268,15 @@ export function dashboardPanels(dashboard: { panels?: Panel[] }): Panel[] {
  * Every PromQL query of a Grafana dashboard: the panels' target expressions and the queries of
  * its Prometheus template variables (`label_values(<selector>, <label>)`: the selector part).
  */
-export function dashboardQueries(dashboard: { panels?: Panel[]; templating?: { list?: { name?: string; type?: string; query?: unknown; definition?: string }[] } }): OpsQuery[] {
+export function dashboardQueries(dashboard: {
+  panels?: Panel[];
+  templating?: { list?: { name?: string; type?: string; query?: unknown; definition?: string }[] };
+}): OpsQuery[] {
   const out: OpsQuery[] = [];
   for (const p of dashboardPanels(dashboard)) {
-    for (const t of p.targets ?? []) if (typeof t.expr === 'string' && t.expr.trim() !== '') out.push({ where: `panel ${p.id} "${p.title}" target ${t.refId}`, expr: t.expr });
+    for (const t of p.targets ?? [])
+      if (typeof t.expr === 'string' && t.expr.trim() !== '')
+        out.push({ where: `panel ${p.id} "${p.title}" target ${t.refId}`, expr: t.expr });
   }
   for (const v of dashboard.templating?.list ?? []) {
     if (v.type !== 'query') continue;

@@ -110,17 +110,26 @@ describe('alert rules and their promtool unit tests', () => {
   it('give every alert a severity, a summary, a description and a runbook section that exists', () => {
     const anchors = githubAnchors(readFileSync(path.join(REPO_ROOT, 'docs/runbook.md'), 'utf8'));
     for (const alert of alerts) {
-      expect({ alert: alert.alert, severity: alert.labels?.['severity'] }).toEqual({ alert: alert.alert, severity: expect.stringMatching(/^(page|ticket|critical|warning|info)$/) });
+      expect({ alert: alert.alert, severity: alert.labels?.['severity'] }).toEqual({
+        alert: alert.alert,
+        severity: expect.stringMatching(/^(page|ticket|critical|warning|info)$/),
+      });
       expect((alert.annotations?.['summary'] ?? '').trim()).not.toBe('');
       expect((alert.annotations?.['description'] ?? '').trim()).not.toBe('');
       const url = alert.annotations?.['runbook_url'] ?? '';
       const m = /^https:\/\/\S+\/docs\/runbook\.md#(\S+)$/.exec(url);
       expect({ alert: alert.alert, url, anchored: m !== null }).toEqual({ alert: alert.alert, url, anchored: true });
-      expect({ alert: alert.alert, anchor: m?.[1], exists: anchors.includes(m?.[1] ?? '') }).toEqual({ alert: alert.alert, anchor: m?.[1], exists: true });
+      expect({ alert: alert.alert, anchor: m?.[1], exists: anchors.includes(m?.[1] ?? '') }).toEqual({
+        alert: alert.alert,
+        anchor: m?.[1],
+        exists: true,
+      });
     }
   });
 
   it('compute GitHub anchors as GitHub does', () => {
-    expect(githubAnchors('# Runbook\n## Before you start\n```bash\n# not a heading\n```\n### `EventrelayX` fires!\n## Scaling\n## Scaling\n')).toEqual(['runbook', 'before-you-start', 'eventrelayx-fires', 'scaling', 'scaling-1']);
+    expect(
+      githubAnchors('# Runbook\n## Before you start\n```bash\n# not a heading\n```\n### `EventrelayX` fires!\n## Scaling\n## Scaling\n'),
+    ).toEqual(['runbook', 'before-you-start', 'eventrelayx-fires', 'scaling', 'scaling-1']);
   });
 });

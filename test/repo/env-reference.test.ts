@@ -28,7 +28,9 @@ describe('docs/reference/env.md', () => {
   const services = serviceEnvs();
 
   it('finds the spec of every service', () => {
-    const packages = readdirSync(path.join(ROOT, 'services')).filter((name) => existsSync(path.join(ROOT, 'services', name, 'package.json')));
+    const packages = readdirSync(path.join(ROOT, 'services')).filter((name) =>
+      existsSync(path.join(ROOT, 'services', name, 'package.json')),
+    );
     expect(packages.length).toBeGreaterThanOrEqual(5);
     expect(services.map((s) => s.name)).toEqual(packages.sort());
   });

@@ -24,13 +24,30 @@ export interface TestAdmin {
   readonly running: RunningAdmin;
   /** A request to `/admin/v1<path>` with the test token (pass `token: null` for none). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read answers freely
-  call<T = any>(method: string, path: string, body?: unknown, options?: { token?: string | null; rawBody?: string }): Promise<AdminAnswer<T>>;
+  call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options?: { token?: string | null; rawBody?: string },
+  ): Promise<AdminAnswer<T>>;
   close(): Promise<void>;
 }
 
 export async function startTestAdmin(options: { prefix: string; env?: Record<string, string>; clock?: () => number }): Promise<TestAdmin> {
-  const env = loadAdminEnv({ REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: options.prefix, LOG_LEVEL: 'silent', ADMIN_PORT: '0', ADMIN_HOST: '127.0.0.1', ADMIN_TOKEN: ADMIN_TEST_TOKEN, ...options.env });
-  const running = await startAdmin(env, { logger: pino({ level: 'silent' }), registry: createMetricsRegistry('admin'), ...(options.clock ? { clock: options.clock } : {}) });
+  const env = loadAdminEnv({
+    REDIS_URL: SHARED_REDIS_URL,
+    EVENTRELAY_PREFIX: options.prefix,
+    LOG_LEVEL: 'silent',
+    ADMIN_PORT: '0',
+    ADMIN_HOST: '127.0.0.1',
+    ADMIN_TOKEN: ADMIN_TEST_TOKEN,
+    ...options.env,
+  });
+  const running = await startAdmin(env, {
+    logger: pino({ level: 'silent' }),
+    registry: createMetricsRegistry('admin'),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const url = `http://127.0.0.1:${running.port}`;
   return {
     url,

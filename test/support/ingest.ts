@@ -43,14 +43,31 @@ export interface TestIngestOptions {
 export async function startTestIngest(options: TestIngestOptions = {}): Promise<TestIngest> {
   const redisUrl = options.redisUrl ?? SHARED_REDIS_URL;
   const prefix = uniquePrefix(options.label ?? 'ingest');
-  const source: Source = { id: 'src-test', name: 'Test source', type: 'server', writeKey: `wk_${prefix.replace(/\W/g, '')}`, ...options.source };
+  const source: Source = {
+    id: 'src-test',
+    name: 'Test source',
+    type: 'server',
+    writeKey: `wk_${prefix.replace(/\W/g, '')}`,
+    ...options.source,
+  };
   const admin = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const store = new ConfigStore(admin, prefix);
   await store.apply({ sources: [source], destinations: [], audiences: [] });
-  const env = loadEnv({ REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, INGEST_PORT: '0', INGEST_HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...options.env });
+  const env = loadEnv({
+    REDIS_URL: redisUrl,
+    EVENTRELAY_PREFIX: prefix,
+    INGEST_PORT: '0',
+    INGEST_HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
   let ingest: RunningIngest;
   try {
-    ingest = await startIngest(env, { logger: pino({ level: 'silent' }), registry: createMetricsRegistry('ingest'), ...(options.clock ? { clock: options.clock } : {}) });
+    ingest = await startIngest(env, {
+      logger: pino({ level: 'silent' }),
+      registry: createMetricsRegistry('ingest'),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
   } catch (err) {
     admin.disconnect();
     throw err;

@@ -51,7 +51,17 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
-const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'labels', 'commonLabels', 'images', 'replicas', 'patches']);
+const SUPPORTED_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'resources',
+  'namespace',
+  'labels',
+  'commonLabels',
+  'images',
+  'replicas',
+  'patches',
+]);
 
 /** Renders the kustomization in `dir` (a directory holding kustomization.yaml). */
 export function renderKustomization(dir: string): Manifest[] {
@@ -63,10 +73,15 @@ function render(dir: string, stack: readonly string[]): Manifest[] {
   const file = kustomizationFile(dir);
   const k = parseSingle(file);
   for (const key of Object.keys(k)) {
-    if (!SUPPORTED_FIELDS.has(key)) throw new Error(`${file}: unsupported kustomization field "${key}" (test/support/kustomize.ts renders ${[...SUPPORTED_FIELDS].join(', ')})`);
+    if (!SUPPORTED_FIELDS.has(key))
+      throw new Error(
+        `${file}: unsupported kustomization field "${key}" (test/support/kustomize.ts renders ${[...SUPPORTED_FIELDS].join(', ')})`,
+      );
   }
-  if (k['apiVersion'] !== undefined && k['apiVersion'] !== 'kustomize.config.k8s.io/v1beta1') throw new Error(`${file}: unsupported apiVersion ${JSON.stringify(k['apiVersion'])}`);
-  if (k['kind'] !== undefined && k['kind'] !== 'Kustomization') throw new Error(`${file}: kind must be Kustomization, got ${JSON.stringify(k['kind'])}`);
+  if (k['apiVersion'] !== undefined && k['apiVersion'] !== 'kustomize.config.k8s.io/v1beta1')
+    throw new Error(`${file}: unsupported apiVersion ${JSON.stringify(k['apiVersion'])}`);
+  if (k['kind'] !== undefined && k['kind'] !== 'Kustomization')
+    throw new Error(`${file}: kind must be Kustomization, got ${JSON.stringify(k['kind'])}`);
 
   let objects: Manifest[] = [];
   for (const entry of list(k['resources'], file, 'resources')) {
@@ -82,12 +97,16 @@ function render(dir: string, stack: readonly string[]): Manifest[] {
 
   for (const entry of list(k['patches'], file, 'patches')) objects = applyPatch(objects, entry, dir, file);
   if (k['namespace'] !== undefined) applyNamespace(objects, k['namespace'], file);
-  if (k['commonLabels'] !== undefined) applyLabels(objects, stringMap(k['commonLabels'], file, 'commonLabels'), { selectors: true, templates: true });
+  if (k['commonLabels'] !== undefined)
+    applyLabels(objects, stringMap(k['commonLabels'], file, 'commonLabels'), { selectors: true, templates: true });
   for (const entry of list(k['labels'], file, 'labels')) {
     const spec = object(entry, file, 'labels entry');
     only(spec, ['pairs', 'includeSelectors', 'includeTemplates'], file, 'labels entry');
     const selectors = bool(spec['includeSelectors'], file, 'includeSelectors');
-    applyLabels(objects, stringMap(spec['pairs'], file, 'labels pairs'), { selectors, templates: selectors || bool(spec['includeTemplates'], file, 'includeTemplates') });
+    applyLabels(objects, stringMap(spec['pairs'], file, 'labels pairs'), {
+      selectors,
+      templates: selectors || bool(spec['includeTemplates'], file, 'includeTemplates'),
+    });
   }
   for (const entry of list(k['replicas'], file, 'replicas')) applyReplicas(objects, entry, file);
   for (const entry of list(k['images'], file, 'images')) applyImage(objects, entry, file);
@@ -145,7 +164,12 @@ function parseManifests(file: string): Manifest[] {
 
 function asManifest(obj: JsonObject, file: string): Manifest {
   const metadata = obj['metadata'];
-  if (typeof obj['apiVersion'] !== 'string' || typeof obj['kind'] !== 'string' || !isObject(metadata) || typeof metadata['name'] !== 'string') {
+  if (
+    typeof obj['apiVersion'] !== 'string' ||
+    typeof obj['kind'] !== 'string' ||
+    !isObject(metadata) ||
+    typeof metadata['name'] !== 'string'
+  ) {
     throw new Error(`${file}: every object needs apiVersion, kind and metadata.name`);
   }
   return obj as unknown as Manifest;
@@ -182,7 +206,8 @@ function applyPatch(objects: Manifest[], entry: Json, dir: string, file: string)
   if (typeof spec['path'] !== 'string') throw new Error(`${file}: a patches entry needs a path`);
   const patchFile = path.resolve(dir, spec['path']);
   const docs = parseDocuments(patchFile);
-  if (docs.length !== 1 || Array.isArray(docs[0])) throw new Error(`${patchFile}: a patch file holds one strategic-merge patch object (JSON 6902 patches are not supported)`);
+  if (docs.length !== 1 || Array.isArray(docs[0]))
+    throw new Error(`${patchFile}: a patch file holds one strategic-merge patch object (JSON 6902 patches are not supported)`);
   const patch = asManifest(object(docs[0] ?? null, patchFile, 'patch'), patchFile);
 
   let matches: (o: Manifest) => boolean;
@@ -191,10 +216,17 @@ function applyPatch(objects: Manifest[], entry: Json, dir: string, file: string)
     only(target, ['group', 'version', 'kind', 'name', 'namespace'], file, 'patch target (no labelSelector or annotationSelector)');
     const want = (key: string, actual: string | undefined) => target[key] === undefined || target[key] === (actual ?? '');
     matches = (o) =>
-      want('group', group(o.apiVersion)) && want('version', version(o.apiVersion)) && want('kind', o.kind) && want('name', o.metadata.name) && want('namespace', o.metadata.namespace);
+      want('group', group(o.apiVersion)) &&
+      want('version', version(o.apiVersion)) &&
+      want('kind', o.kind) &&
+      want('name', o.metadata.name) &&
+      want('namespace', o.metadata.namespace);
   } else {
     matches = (o) =>
-      o.kind === patch.kind && group(o.apiVersion) === group(patch.apiVersion) && o.metadata.name === patch.metadata.name && (o.metadata.namespace ?? '') === (patch.metadata.namespace ?? '');
+      o.kind === patch.kind &&
+      group(o.apiVersion) === group(patch.apiVersion) &&
+      o.metadata.name === patch.metadata.name &&
+      (o.metadata.namespace ?? '') === (patch.metadata.namespace ?? '');
     if (!objects.some(matches)) throw new Error(`${patchFile}: no resource matches the patch for ${patch.kind} ${patch.metadata.name}`);
   }
 
@@ -205,7 +237,9 @@ function applyPatch(objects: Manifest[], entry: Json, dir: string, file: string)
   const meta = body['metadata'] as JsonObject;
   delete meta['name'];
   delete meta['namespace'];
-  return objects.map((o) => (matches(o) ? (mergeObject(o as unknown as JsonObject, body, schemaFor(o), patchFile) as unknown as Manifest) : o));
+  return objects.map((o) =>
+    matches(o) ? (mergeObject(o as unknown as JsonObject, body, schemaFor(o), patchFile) as unknown as Manifest) : o,
+  );
 }
 
 /** Where the built-in kinds have keyed lists: `key` merges a list by that field of its items. */
@@ -215,7 +249,14 @@ interface Schema {
   readonly items?: Schema;
 }
 
-const CONTAINER: Schema = { fields: { ports: { key: 'containerPort' }, env: { key: 'name' }, volumeMounts: { key: 'mountPath' }, volumeDevices: { key: 'devicePath' } } };
+const CONTAINER: Schema = {
+  fields: {
+    ports: { key: 'containerPort' },
+    env: { key: 'name' },
+    volumeMounts: { key: 'mountPath' },
+    volumeDevices: { key: 'devicePath' },
+  },
+};
 const POD_SPEC: Schema = {
   fields: {
     containers: { key: 'name', items: CONTAINER },
@@ -259,7 +300,8 @@ function mergeObject(original: JsonObject, patch: JsonObject, schema: Schema, fi
 
 function mergeValue(original: Json | undefined, patch: Json, schema: Schema, file: string): Json {
   if (isObject(patch) && isObject(original)) return mergeObject(original, patch, schema, file);
-  if (Array.isArray(patch) && Array.isArray(original) && schema.key) return mergeKeyedList(original, patch, schema.key, schema.items ?? {}, file);
+  if (Array.isArray(patch) && Array.isArray(original) && schema.key)
+    return mergeKeyedList(original, patch, schema.key, schema.items ?? {}, file);
   return withoutNulls(patch, file);
 }
 
@@ -314,7 +356,14 @@ const CLUSTER_SCOPED = new Set([
   'ValidatingAdmissionPolicyBinding',
 ]);
 /** Kinds whose fields beyond metadata.namespace kustomize's namespace step rewrites: not implemented. */
-const NAMESPACE_SPECIAL = new Set(['RoleBinding', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'APIService', 'CustomResourceDefinition']);
+const NAMESPACE_SPECIAL = new Set([
+  'RoleBinding',
+  'ClusterRoleBinding',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+  'APIService',
+  'CustomResourceDefinition',
+]);
 
 function applyNamespace(objects: Manifest[], namespace: Json, file: string): void {
   if (typeof namespace !== 'string' || namespace === '') throw new Error(`${file}: namespace must be a name`);
@@ -345,11 +394,17 @@ const AFFINITY = [
 /** kustomize's pod-template label fields (includeTemplates, and with includeSelectors). */
 function templateSpecs(o: Manifest): FieldSpec[] {
   const g = group(o.apiVersion);
-  if ((g === '' && o.kind === 'ReplicationController') || ['Deployment', 'ReplicaSet', 'DaemonSet'].includes(o.kind) || (g === 'batch' && o.kind === 'Job')) {
+  if (
+    (g === '' && o.kind === 'ReplicationController') ||
+    ['Deployment', 'ReplicaSet', 'DaemonSet'].includes(o.kind) ||
+    (g === 'batch' && o.kind === 'Job')
+  ) {
     return [field('spec/template/metadata/labels', true)];
   }
-  if (g === 'apps' && o.kind === 'StatefulSet') return [field('spec/template/metadata/labels', true), field('spec/volumeClaimTemplates/[]/metadata/labels', true)];
-  if (g === 'batch' && o.kind === 'CronJob') return [field('spec/jobTemplate/metadata/labels', true), field('spec/jobTemplate/spec/template/metadata/labels', true)];
+  if (g === 'apps' && o.kind === 'StatefulSet')
+    return [field('spec/template/metadata/labels', true), field('spec/volumeClaimTemplates/[]/metadata/labels', true)];
+  if (g === 'batch' && o.kind === 'CronJob')
+    return [field('spec/jobTemplate/metadata/labels', true), field('spec/jobTemplate/spec/template/metadata/labels', true)];
   return [];
 }
 
@@ -364,14 +419,22 @@ function selectorSpecs(o: Manifest): FieldSpec[] {
   if (g === 'batch' && o.kind === 'CronJob') return [field('spec/jobTemplate/spec/selector/matchLabels', false)];
   if (g === 'policy' && o.kind === 'PodDisruptionBudget') return [field('spec/selector/matchLabels', false)];
   if (g === 'networking.k8s.io' && o.kind === 'NetworkPolicy') {
-    return [field('spec/podSelector/matchLabels', false), field('spec/ingress/[]/from/[]/podSelector/matchLabels', false), field('spec/egress/[]/to/[]/podSelector/matchLabels', false)];
+    return [
+      field('spec/podSelector/matchLabels', false),
+      field('spec/ingress/[]/from/[]/podSelector/matchLabels', false),
+      field('spec/egress/[]/to/[]/podSelector/matchLabels', false),
+    ];
   }
   return [];
 }
 
 function applyLabels(objects: Manifest[], pairs: Record<string, string>, scope: { selectors: boolean; templates: boolean }): void {
   for (const o of objects) {
-    const specs = [field('metadata/labels', true), ...(scope.templates ? templateSpecs(o) : []), ...(scope.selectors ? selectorSpecs(o) : [])];
+    const specs = [
+      field('metadata/labels', true),
+      ...(scope.templates ? templateSpecs(o) : []),
+      ...(scope.selectors ? selectorSpecs(o) : []),
+    ];
     for (const s of specs) forEachField(o as unknown as JsonObject, s.path, s.create, (map) => Object.assign(map, pairs));
   }
 }
@@ -404,9 +467,11 @@ function applyReplicas(objects: Manifest[], entry: Json, file: string): void {
   const r = object(entry, file, 'replicas entry');
   only(r, ['name', 'count'], file, 'replicas entry');
   const count = r['count'];
-  if (typeof r['name'] !== 'string' || typeof count !== 'number' || !Number.isInteger(count) || count < 0) throw new Error(`${file}: replicas entries need a name and a whole count`);
+  if (typeof r['name'] !== 'string' || typeof count !== 'number' || !Number.isInteger(count) || count < 0)
+    throw new Error(`${file}: replicas entries need a name and a whole count`);
   const targets = objects.filter((o) => SCALABLE.has(o.kind) && o.metadata.name === r['name']);
-  if (targets.length === 0) throw new Error(`${file}: replicas: no Deployment, StatefulSet, ReplicaSet or ReplicationController named ${r['name']}`);
+  if (targets.length === 0)
+    throw new Error(`${file}: replicas: no Deployment, StatefulSet, ReplicaSet or ReplicationController named ${r['name']}`);
   for (const o of targets) {
     const spec = isObject(o['spec'] as Json) ? (o['spec'] as JsonObject) : {};
     spec['replicas'] = count;
@@ -434,7 +499,8 @@ function applyImage(objects: Manifest[], entry: Json, file: string): void {
   const img = object(entry, file, 'images entry');
   only(img, ['name', 'newName', 'newTag', 'digest'], file, 'images entry');
   for (const key of ['name', 'newName', 'newTag', 'digest']) {
-    if (img[key] !== undefined && typeof img[key] !== 'string') throw new Error(`${file}: images ${key} must be a string (quote tags such as "1.0")`);
+    if (img[key] !== undefined && typeof img[key] !== 'string')
+      throw new Error(`${file}: images ${key} must be a string (quote tags such as "1.0")`);
   }
   const name = img['name'] as string | undefined;
   if (!name) throw new Error(`${file}: an images entry needs a name`);
@@ -489,6 +555,7 @@ function bool(value: Json | undefined, file: string, what: string): boolean {
 
 function stringMap(value: Json | undefined, file: string, what: string): Record<string, string> {
   const map = object(value ?? null, file, what);
-  for (const [k, v] of Object.entries(map)) if (typeof v !== 'string') throw new Error(`${file}: ${what}: the value of ${k} must be a string (quote it)`);
+  for (const [k, v] of Object.entries(map))
+    if (typeof v !== 'string') throw new Error(`${file}: ${what}: the value of ${k} must be a string (quote it)`);
   return map as Record<string, string>;
 }

@@ -7,7 +7,16 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { queueCatalog, type DeadLetter, type DeliverJob, type DeliveryAttempt, type Destination, type NormalizedCall, type RouteJob, type Source } from '@eventrelay/config';
+import {
+  queueCatalog,
+  type DeadLetter,
+  type DeliverJob,
+  type DeliveryAttempt,
+  type Destination,
+  type NormalizedCall,
+  type RouteJob,
+  type Source,
+} from '@eventrelay/config';
 import { createMetricsRegistry, execAll, queueJobAdd, transactionsOn, type Registry } from '@eventrelay/runtime';
 import { AttemptLog, CallBatches, ConfigStore, DeadLetterStore } from '@eventrelay/stores';
 import { loadEnv as loadIngestEnv } from '../../services/ingest/src/env';
@@ -71,7 +80,11 @@ export interface TestPipeline {
   close(): Promise<void>;
 }
 
-export function webhookDestination(id: string, urls: (string | { url: string; headers?: Record<string, string> })[], extra: Partial<Destination> & { sharedSecret?: string } = {}): Destination {
+export function webhookDestination(
+  id: string,
+  urls: (string | { url: string; headers?: Record<string, string> })[],
+  extra: Partial<Destination> & { sharedSecret?: string } = {},
+): Destination {
   const { sharedSecret, ...rest } = extra;
   return {
     id,
@@ -97,25 +110,44 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
   const deliveryRegistry = createMetricsRegistry('webhook-delivery');
   const started: { close(): Promise<void> }[] = [];
   try {
-    const router = await startRouter(loadRouterEnv({ ...common, ROUTER_METRICS_PORT: '0', ...options.routerEnv }), { logger: silent, registry: createMetricsRegistry('router'), ...(options.clock ? { clock: options.clock } : {}) });
+    const router = await startRouter(loadRouterEnv({ ...common, ROUTER_METRICS_PORT: '0', ...options.routerEnv }), {
+      logger: silent,
+      registry: createMetricsRegistry('router'),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
     started.push(router);
     const delivery =
       options.delivery === false
         ? undefined
-        : await startDelivery(loadDeliveryEnv({ ...common, DELIVERY_METRICS_PORT: '0', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128', ...options.deliveryEnv }), {
-            logger: silent,
-            registry: deliveryRegistry,
-            ...(options.clock ? { clock: options.clock } : {}),
-            ...(options.random ? { random: options.random } : {}),
-            ...(options.resolver ? { resolver: options.resolver } : {}),
-          });
+        : await startDelivery(
+            loadDeliveryEnv({
+              ...common,
+              DELIVERY_METRICS_PORT: '0',
+              WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
+              ...options.deliveryEnv,
+            }),
+            {
+              logger: silent,
+              registry: deliveryRegistry,
+              ...(options.clock ? { clock: options.clock } : {}),
+              ...(options.random ? { random: options.random } : {}),
+              ...(options.resolver ? { resolver: options.resolver } : {}),
+            },
+          );
     if (delivery) started.push(delivery);
     const ingest = options.ingest
-      ? await startIngest(loadIngestEnv({ ...common, INGEST_PORT: '0', INGEST_HOST: '127.0.0.1', ...options.ingestEnv }), { logger: silent, registry: createMetricsRegistry('ingest') })
+      ? await startIngest(loadIngestEnv({ ...common, INGEST_PORT: '0', INGEST_HOST: '127.0.0.1', ...options.ingestEnv }), {
+          logger: silent,
+          registry: createMetricsRegistry('ingest'),
+        })
       : undefined;
     if (ingest) started.push(ingest);
     const audiences = options.audiences
-      ? await startAudiences(loadAudiencesEnv({ ...common, AUDIENCES_METRICS_PORT: '0', ...options.audiencesEnv }), { logger: silent, registry: createMetricsRegistry('audiences'), ...((options.audiencesClock ?? options.clock) ? { clock: options.audiencesClock ?? options.clock } : {}) })
+      ? await startAudiences(loadAudiencesEnv({ ...common, AUDIENCES_METRICS_PORT: '0', ...options.audiencesEnv }), {
+          logger: silent,
+          registry: createMetricsRegistry('audiences'),
+          ...((options.audiencesClock ?? options.clock) ? { clock: options.audiencesClock ?? options.clock } : {}),
+        })
       : undefined;
     if (audiences) started.push(audiences);
     const routeQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: admin, prefix });
@@ -153,7 +185,10 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
       async route(calls, batchId, sourceId = source.id) {
         const id = batchId ?? `b-${++batchSeq}-${Date.now().toString(36)}`;
         const tx = transaction();
-        batches.queueIntake(tx, id, [{ sourceId, ratePerSecond: 1_000_000_000, calls, callsJson: JSON.stringify(calls) }], { second: Math.floor(Date.now() / 1000), dedupeTtlS: 3600 });
+        batches.queueIntake(tx, id, [{ sourceId, ratePerSecond: 1_000_000_000, calls, callsJson: JSON.stringify(calls) }], {
+          second: Math.floor(Date.now() / 1000),
+          dedupeTtlS: 3600,
+        });
         queueJobAdd(tx, routeQueue, { batchId: id }, id);
         await execAll(tx);
       },

@@ -3,9 +3,26 @@
  * come from @eventrelay/testkit): bad start-up input stops it with a message naming what is wrong,
  * and once ready it serves the ops endpoints and exits 0 on SIGTERM.
  */
-import { SHARED_REDIS_URL, buildServices, deletePrefix, freePort, runServiceToExit, spawnChild, SERVICE_NODE_FLAGS, distEntry, uniquePrefix, waitForOk, type ServiceName } from '@eventrelay/testkit';
+import {
+  SHARED_REDIS_URL,
+  buildServices,
+  deletePrefix,
+  freePort,
+  runServiceToExit,
+  spawnChild,
+  SERVICE_NODE_FLAGS,
+  distEntry,
+  uniquePrefix,
+  waitForOk,
+  type ServiceName,
+} from '@eventrelay/testkit';
 
-export function describeWorkerProcess(name: ServiceName, opsPortVariable: string, badEnv: Record<string, string>, namedInError: string[]): void {
+export function describeWorkerProcess(
+  name: ServiceName,
+  opsPortVariable: string,
+  badEnv: Record<string, string>,
+  namedInError: string[],
+): void {
   describe(`the ${name} process`, () => {
     const prefix = uniquePrefix('proc');
     beforeAll(() => buildServices(name), 120_000);
@@ -18,7 +35,12 @@ export function describeWorkerProcess(name: ServiceName, opsPortVariable: string
     });
 
     it('refuses to start on a config file that does not exist, naming it', async () => {
-      const result = await runServiceToExit(name, { REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, EVENTRELAY_CONFIG: '/nonexistent/eventrelay.json', [opsPortVariable]: '0' });
+      const result = await runServiceToExit(name, {
+        REDIS_URL: SHARED_REDIS_URL,
+        EVENTRELAY_PREFIX: prefix,
+        EVENTRELAY_CONFIG: '/nonexistent/eventrelay.json',
+        [opsPortVariable]: '0',
+      });
       expect(result.code).toBe(1);
       expect(result.output).toContain('EVENTRELAY_CONFIG');
       expect(result.output).toContain('/nonexistent/eventrelay.json');

@@ -12,7 +12,8 @@ export function parsePromText(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)/.exec(line);
     if (!match) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key as string] = (value as string).replace(/\\(.)/g, (_m, c: string) => (c === 'n' ? '\n' : c));
+    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[key as string] = (value as string).replace(/\\(.)/g, (_m, c: string) => (c === 'n' ? '\n' : c));
     samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
   }
   return samples;
@@ -20,7 +21,9 @@ export function parsePromText(text: string): Sample[] {
 
 /** Sum of the samples of `name` whose labels include `where`. */
 export function total(samples: readonly Sample[], name: string, where: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+  return samples
+    .filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
 }
 
 export async function scrape(baseUrl: string): Promise<Sample[]> {

@@ -28,7 +28,8 @@ const index = {
 };
 const ts = await compile(index, 'Contracts', {
   cwd: schemaDir,
-  bannerComment: '/* Generated from schemas/*.schema.json by scripts/gen-types.mjs. Do not edit: change a schema and run pnpm gen:types. */',
+  bannerComment:
+    '/* Generated from schemas/*.schema.json by scripts/gen-types.mjs. Do not edit: change a schema and run pnpm gen:types. */',
   additionalProperties: false,
   ignoreMinAndMaxItems: true,
   style: { singleQuote: true },

@@ -46,18 +46,25 @@ export function planUpsert(snapshot: ConfigSnapshot, config: ValidConfig): Confi
   const holders = new Map([...snapshot.sources.values()].map((s) => [s.writeKey, s]));
   const conflicts = config.sources.flatMap((s) => {
     const holder = holders.get(s.writeKey);
-    return holder && holder.id !== s.id && !incoming.has(holder.id) ? [`source "${s.id}": its writeKey already belongs to source "${holder.id}"`] : [];
+    return holder && holder.id !== s.id && !incoming.has(holder.id)
+      ? [`source "${s.id}": its writeKey already belongs to source "${holder.id}"`]
+      : [];
   });
   if (conflicts.length > 0) throw new ConfigError('invalid_config', conflicts.join('; '));
   return [
     ...config.sources.map((source): ConfigChange => {
       const previous = snapshot.sources.get(source.id)?.writeKey;
-      return previous !== undefined && previous !== source.writeKey ? { kind: 'put-source', source, previousWriteKey: previous } : { kind: 'put-source', source };
+      return previous !== undefined && previous !== source.writeKey
+        ? { kind: 'put-source', source, previousWriteKey: previous }
+        : { kind: 'put-source', source };
     }),
     ...config.destinations.map((destination): ConfigChange => {
       const storedSecret = snapshot.destinations.get(destination.id)?.settings.sharedSecret;
       const keep = destination.settings.sharedSecret === undefined && storedSecret !== undefined;
-      return { kind: 'put-destination', destination: keep ? { ...destination, settings: { ...destination.settings, sharedSecret: storedSecret } } : destination };
+      return {
+        kind: 'put-destination',
+        destination: keep ? { ...destination, settings: { ...destination.settings, sharedSecret: storedSecret } } : destination,
+      };
     }),
     ...config.audiences.map((audience): ConfigChange => ({ kind: 'put-audience', audience })),
   ];

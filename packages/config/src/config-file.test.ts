@@ -8,16 +8,39 @@ const REPO_ROOT = path.resolve(__dirname, '../../..');
 type Json = Record<string, unknown>;
 const source = (id: string, writeKey: string, extra: Json = {}): Json => ({ id, name: `Source ${id}`, type: 'server', writeKey, ...extra });
 const webhook = (url: string, headers?: Record<string, string>): Json => (headers ? { url, headers } : { url });
-const destination = (id: string, sourceIds: string[], webhooks: Json[], extra: Json = {}): Json => ({ id, name: 'Webhooks', enabled: true, sourceIds, settings: { webhooks }, ...extra });
+const destination = (id: string, sourceIds: string[], webhooks: Json[], extra: Json = {}): Json => ({
+  id,
+  name: 'Webhooks',
+  enabled: true,
+  sourceIds,
+  settings: { webhooks },
+  ...extra,
+});
 
 const valid = (): Json => ({
   sources: [source('web', 'write-key-web-0001'), source('api', 'write-key-api-0001', { rateLimitPerSecond: 50 })],
   destinations: [
-    destination('hooks', ['web', 'api'], [webhook('https://hooks.example.com/in', { Authorization: 'Bearer abc', 'X-Team': 'growth' }), webhook('http://10.0.0.5:8080/events')], {
-      settings: { webhooks: [webhook('https://hooks.example.com/in', { Authorization: 'Bearer abc' })], sharedSecret: 'whsec_1' },
-    }),
+    destination(
+      'hooks',
+      ['web', 'api'],
+      [
+        webhook('https://hooks.example.com/in', { Authorization: 'Bearer abc', 'X-Team': 'growth' }),
+        webhook('http://10.0.0.5:8080/events'),
+      ],
+      {
+        settings: { webhooks: [webhook('https://hooks.example.com/in', { Authorization: 'Bearer abc' })], sharedSecret: 'whsec_1' },
+      },
+    ),
   ],
-  audiences: [{ id: 'trial', name: 'Trial Users', sourceIds: ['web'], destinationIds: ['hooks'], condition: { trait: { key: 'plan', equals: 'trial' } } }],
+  audiences: [
+    {
+      id: 'trial',
+      name: 'Trial Users',
+      sourceIds: ['web'],
+      destinationIds: ['hooks'],
+      condition: { trait: { key: 'plan', equals: 'trial' } },
+    },
+  ],
 });
 
 function rejection(config: unknown): ConfigError {
@@ -128,7 +151,13 @@ describe('parseConfigText', () => {
 
     it('refuses an audience that references an unknown source or destination', () => {
       const config = valid();
-      (config['audiences'] as Json[])[0] = { id: 'a', name: 'A', sourceIds: ['nope'], destinationIds: ['hooks', 'gone'], condition: { event: { name: 'Signed Up' } } };
+      (config['audiences'] as Json[])[0] = {
+        id: 'a',
+        name: 'A',
+        sourceIds: ['nope'],
+        destinationIds: ['hooks', 'gone'],
+        condition: { event: { name: 'Signed Up' } },
+      };
       const message = problems(config);
       expect(message).toContain('audiences[0].sourceIds[0] names no source ("nope")');
       expect(message).toContain('audiences[0].destinationIds[1] names no destination ("gone")');
@@ -145,7 +174,11 @@ describe('parseConfigText', () => {
   describe('webhooks', () => {
     const withHeaders = (headers: Record<string, string>) => {
       const config = valid();
-      (config['destinations'] as Json[])[0] = destination('hooks', ['web'], [webhook('https://a.example.com'), webhook('https://b.example.com', headers)]);
+      (config['destinations'] as Json[])[0] = destination(
+        'hooks',
+        ['web'],
+        [webhook('https://a.example.com'), webhook('https://b.example.com', headers)],
+      );
       return config;
     };
 
@@ -172,11 +205,14 @@ describe('parseConfigText', () => {
       );
     });
 
-    it.each([['a\r\nX-Injected: 1'], ['line\nbreak'], ['carriage\rreturn'], ['nul\0'], ['euro €'], ['bell\u0007']])('refuses the header value %j', (value) => {
-      expect(problems(withHeaders({ 'X-Team': value }))).toBe(
-        'eventrelay.config.json: destinations[0].settings.webhooks[1].headers.X-Team may hold only printable Latin-1 text (no control characters such as CR or LF, nor characters beyond U+00FF)',
-      );
-    });
+    it.each([['a\r\nX-Injected: 1'], ['line\nbreak'], ['carriage\rreturn'], ['nul\0'], ['euro €'], ['bell\u0007']])(
+      'refuses the header value %j',
+      (value) => {
+        expect(problems(withHeaders({ 'X-Team': value }))).toBe(
+          'eventrelay.config.json: destinations[0].settings.webhooks[1].headers.X-Team may hold only printable Latin-1 text (no control characters such as CR or LF, nor characters beyond U+00FF)',
+        );
+      },
+    );
 
     it('accepts tabs and Latin-1 in header values', () => {
       expect(() => parseConfigText(JSON.stringify(withHeaders({ 'X-Team': 'caf\u00e9\tteam' })), 'x.json')).not.toThrow();
@@ -191,11 +227,15 @@ describe('parseConfigText', () => {
     });
 
     it.each([['Bad Header'], ['X-Ünicode'], ['colon:'], ['']])('refuses the header name %j', (name) => {
-      expect(problems(withHeaders({ [name]: 'v' }))).toContain(`destinations[0].settings.webhooks[1].headers.${name} is not a valid HTTP header name`);
+      expect(problems(withHeaders({ [name]: 'v' }))).toContain(
+        `destinations[0].settings.webhooks[1].headers.${name} is not a valid HTTP header name`,
+      );
     });
 
     it('accepts ordinary static headers', () => {
-      expect(() => parseConfigText(JSON.stringify(withHeaders({ Authorization: 'Basic abc', 'X-Api-Key': 'k', 'X-Signature-Extra': 'ok' })), 'x.json')).not.toThrow();
+      expect(() =>
+        parseConfigText(JSON.stringify(withHeaders({ Authorization: 'Basic abc', 'X-Api-Key': 'k', 'X-Signature-Extra': 'ok' })), 'x.json'),
+      ).not.toThrow();
     });
 
     it('accepts five webhooks and refuses six', () => {
@@ -214,21 +254,30 @@ describe('parseConfigText', () => {
       expect(problems(config)).toContain('destinations[0].settings.webhooks must NOT have fewer than 1 items');
     });
 
-    it.each([['ftp://files.example.com/in'], ['file:///etc/passwd'], ['hooks.example.com/in'], ['/relative'], ['javascript:alert(1)']])('refuses the URL %s', (url) => {
-      const config = valid();
-      (config['destinations'] as Json[])[0] = destination('hooks', ['web'], [webhook(url)]);
-      expect(problems(config)).toContain('destinations[0].settings.webhooks[0].url');
-    });
+    it.each([['ftp://files.example.com/in'], ['file:///etc/passwd'], ['hooks.example.com/in'], ['/relative'], ['javascript:alert(1)']])(
+      'refuses the URL %s',
+      (url) => {
+        const config = valid();
+        (config['destinations'] as Json[])[0] = destination('hooks', ['web'], [webhook(url)]);
+        expect(problems(config)).toContain('destinations[0].settings.webhooks[0].url');
+      },
+    );
 
     it('refuses an http URL that does not parse, naming it', () => {
       const config = valid();
       (config['destinations'] as Json[])[0] = destination('hooks', ['web'], [webhook('https://ok.example.com'), webhook('http://[::1')]);
-      expect(problems(config)).toBe('eventrelay.config.json: destinations[0].settings.webhooks[1].url must be an absolute http or https URL');
+      expect(problems(config)).toBe(
+        'eventrelay.config.json: destinations[0].settings.webhooks[1].url must be an absolute http or https URL',
+      );
     });
 
     it('accepts http and https in any case', () => {
       const config = valid();
-      (config['destinations'] as Json[])[0] = destination('hooks', ['web'], [webhook('HTTPS://A.EXAMPLE.COM/x'), webhook('Http://127.0.0.1:9000')]);
+      (config['destinations'] as Json[])[0] = destination(
+        'hooks',
+        ['web'],
+        [webhook('HTTPS://A.EXAMPLE.COM/x'), webhook('Http://127.0.0.1:9000')],
+      );
       expect(() => parseConfigText(JSON.stringify(config), 'x.json')).not.toThrow();
     });
   });

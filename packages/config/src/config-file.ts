@@ -33,7 +33,9 @@ export function checkConfig(value: unknown, origin: string): ValidConfig {
   const config: ValidConfig = { sources: value.sources ?? [], destinations: value.destinations ?? [], audiences: value.audiences ?? [] };
   const problems = [...uniqueness(config), ...references(config)];
   // The settings rules belong to the destination's catalog type (the schema has checked the name).
-  config.destinations.forEach((d, i) => problems.push(...(destinationType(d.name)?.settingsProblems(d.settings, `destinations[${i}].settings`) ?? []).map(describeProblem)));
+  config.destinations.forEach((d, i) =>
+    problems.push(...(destinationType(d.name)?.settingsProblems(d.settings, `destinations[${i}].settings`) ?? []).map(describeProblem)),
+  );
   if (problems.length > 0) throw new ConfigError('invalid_config', `${origin}: ${problems.join('; ')}`);
   return config;
 }

@@ -25,8 +25,12 @@ describe('renderEnvReference', () => {
   });
 
   it('gives default, whether required, values and description, readable durations and escaped pipes', () => {
-    expect(rowOf(doc, 'DEMO_PORT')).toBe('| `DEMO_PORT` | `9100` | no | port, 0 to 65535 (0 picks a free one) | port of the ops endpoints |');
-    expect(rowOf(doc, 'DEMO_WINDOW_MS')).toBe('| `DEMO_WINDOW_MS` | `14400000` (4 h) | no | integer, 1,000 to 86,400,000 | how long \\| it waits |');
+    expect(rowOf(doc, 'DEMO_PORT')).toBe(
+      '| `DEMO_PORT` | `9100` | no | port, 0 to 65535 (0 picks a free one) | port of the ops endpoints |',
+    );
+    expect(rowOf(doc, 'DEMO_WINDOW_MS')).toBe(
+      '| `DEMO_WINDOW_MS` | `14400000` (4 h) | no | integer, 1,000 to 86,400,000 | how long \\| it waits |',
+    );
     expect(rowOf(doc, 'DEMO_WINDOW_S')).toBe('| `DEMO_WINDOW_S` | `86400` (1 day) | no | integer, 0 to 864,000 | one day |');
     expect(rowOf(doc, 'DEMO_MODE')).toBe('| `DEMO_MODE` | `a` | no | one of a, b | which mode |');
     expect(rowOf(doc, 'DEMO_TOKEN')).toBe('| `DEMO_TOKEN` (secret) | — | **yes** | a token | the token |');
@@ -35,7 +39,9 @@ describe('renderEnvReference', () => {
   });
 
   it('lists a service table when a service redefines a shared variable', () => {
-    const redefined = renderEnvReference([{ name: 'demo', spec: { ...spec, LOG_LEVEL: oneOf(['info'], { default: 'info', describe: 'only info' }) } }]);
+    const redefined = renderEnvReference([
+      { name: 'demo', spec: { ...spec, LOG_LEVEL: oneOf(['info'], { default: 'info', describe: 'only info' }) } },
+    ]);
     expect(redefined.split('\n## ')[2]).toContain('| `LOG_LEVEL` | `info` | no | one of info | only info |');
   });
 });
@@ -49,15 +55,28 @@ describe('envReferenceDrift', () => {
 
   it('names a variable added to a spec, one removed and one whose description changed', () => {
     const { DEMO_MODE: _removed, ...rest } = spec;
-    const changed = renderEnvReference([{ name: 'demo', spec: { ...rest, DEMO_NAME: required(text({ describe: 'reworded' })), DEMO_NEW: integer({ default: 1, min: 0, max: 2, describe: 'new one' }) } }]);
+    const changed = renderEnvReference([
+      {
+        name: 'demo',
+        spec: {
+          ...rest,
+          DEMO_NAME: required(text({ describe: 'reworded' })),
+          DEMO_NEW: integer({ default: 1, min: 0, max: 2, describe: 'new one' }),
+        },
+      },
+    ]);
     const drift = envReferenceDrift(doc, changed);
     expect(drift).toHaveLength(3);
-    expect(drift[0]).toMatch(/^demo\/DEMO_NAME: the committed row differs from the spec\n {2}committed: .*a name that must be set \|\n {2}spec: .*reworded \|$/);
+    expect(drift[0]).toMatch(
+      /^demo\/DEMO_NAME: the committed row differs from the spec\n {2}committed: .*a name that must be set \|\n {2}spec: .*reworded \|$/,
+    );
     expect(drift[1]).toBe('demo/DEMO_NEW: in the spec, missing from the committed reference');
     expect(drift[2]).toBe('demo/DEMO_MODE: in the committed reference, in no spec');
   });
 
   it('reports a change outside the tables', () => {
-    expect(envReferenceDrift(doc.replace('# Environment variables', '# Env'), doc)).toEqual(['the text around the tables differs from what the generator writes']);
+    expect(envReferenceDrift(doc.replace('# Environment variables', '# Env'), doc)).toEqual([
+      'the text around the tables differs from what the generator writes',
+    ]);
   });
 });

@@ -41,7 +41,13 @@ function row(name: string, variable: EnvVar<unknown>): string {
   const { doc } = variable;
   const duration = doc.default === undefined ? undefined : readableDuration(name, doc.default);
   const fallback = doc.default === undefined || doc.default === '' ? '—' : `\`${doc.default}\`${duration ? ` (${duration})` : ''}`;
-  const cells = [`\`${name}\`${variable.secret ? ' (secret)' : ''}`, fallback, doc.required ? '**yes**' : 'no', cell(doc.type), cell(variable.describe)];
+  const cells = [
+    `\`${name}\`${variable.secret ? ' (secret)' : ''}`,
+    fallback,
+    doc.required ? '**yes**' : 'no',
+    cell(doc.type),
+    cell(variable.describe),
+  ];
   return `| ${cells.join(' | ')} |`;
 }
 

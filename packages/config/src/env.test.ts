@@ -22,7 +22,9 @@ describe('loadEnvFrom with the common variables', () => {
   });
 
   it('treats blank values as unset', () => {
-    expect(loadEnvFrom(commonEnv, { REDIS_URL: '', EVENTRELAY_PREFIX: '  ', LOG_LEVEL: '', EVENTRELAY_CONFIG: ' ' })).toEqual(loadEnvFrom(commonEnv, {}));
+    expect(loadEnvFrom(commonEnv, { REDIS_URL: '', EVENTRELAY_PREFIX: '  ', LOG_LEVEL: '', EVENTRELAY_CONFIG: ' ' })).toEqual(
+      loadEnvFrom(commonEnv, {}),
+    );
   });
 
   it('reads the values that are set', () => {
@@ -50,7 +52,12 @@ describe('loadEnvFrom with the common variables', () => {
   });
 
   it('ignores variables it does not declare', () => {
-    expect(Object.keys(loadEnvFrom(commonEnv, { PATH: '/bin', HOME: '/root' })).sort()).toEqual(['EVENTRELAY_CONFIG', 'EVENTRELAY_PREFIX', 'LOG_LEVEL', 'REDIS_URL']);
+    expect(Object.keys(loadEnvFrom(commonEnv, { PATH: '/bin', HOME: '/root' })).sort()).toEqual([
+      'EVENTRELAY_CONFIG',
+      'EVENTRELAY_PREFIX',
+      'LOG_LEVEL',
+      'REDIS_URL',
+    ]);
   });
 
   it('reports every bad variable by name in one ConfigError', () => {
@@ -71,11 +78,14 @@ describe('loadEnvFrom with the common variables', () => {
       expect(loadEnvFrom(commonEnv, { EVENTRELAY_PREFIX: prefix }).EVENTRELAY_PREFIX).toBe(prefix);
     });
 
-    it.each([['a:b'], ['{eventrelay}:x'], ['with space'], ['slash/no'], ['x'.repeat(65)], ['*'], [' eventrelay']])('rejects %j naming the variable', (prefix) => {
-      const err = loadError(commonEnv, { EVENTRELAY_PREFIX: prefix });
-      expect(err.code).toBe('invalid_env');
-      expect(err.message).toContain('EVENTRELAY_PREFIX');
-    });
+    it.each([['a:b'], ['{eventrelay}:x'], ['with space'], ['slash/no'], ['x'.repeat(65)], ['*'], [' eventrelay']])(
+      'rejects %j naming the variable',
+      (prefix) => {
+        const err = loadError(commonEnv, { EVENTRELAY_PREFIX: prefix });
+        expect(err.code).toBe('invalid_env');
+        expect(err.message).toContain('EVENTRELAY_PREFIX');
+      },
+    );
   });
 
   describe('REDIS_URL', () => {
@@ -83,9 +93,12 @@ describe('loadEnvFrom with the common variables', () => {
       expect(loadEnvFrom(commonEnv, { REDIS_URL: url }).REDIS_URL).toBe(url);
     });
 
-    it.each([['localhost:6379'], ['not a url'], ['https://redis.example.com'], ['unix:///tmp/redis.sock']])('rejects %j naming the variable', (url) => {
-      expect(loadError(commonEnv, { REDIS_URL: url }).message).toContain('REDIS_URL');
-    });
+    it.each([['localhost:6379'], ['not a url'], ['https://redis.example.com'], ['unix:///tmp/redis.sock']])(
+      'rejects %j naming the variable',
+      (url) => {
+        expect(loadError(commonEnv, { REDIS_URL: url }).message).toContain('REDIS_URL');
+      },
+    );
   });
 });
 
@@ -130,7 +143,15 @@ describe('variable kinds', () => {
 
   it('lets an unexpected error through instead of reporting it as a bad value', () => {
     const boom = new Error('defect');
-    const broken = { X: { describe: 'x', doc: { type: 'text', required: false }, parse: () => { throw boom; } } };
+    const broken = {
+      X: {
+        describe: 'x',
+        doc: { type: 'text', required: false },
+        parse: () => {
+          throw boom;
+        },
+      },
+    };
     expect(() => loadEnvFrom(broken, {})).toThrow(boom);
   });
 });

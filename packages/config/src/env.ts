@@ -71,12 +71,17 @@ export function text(opts: TextOptions): EnvVar<string | undefined>;
 export function text(opts: TextOptions): EnvVar<string | undefined> {
   return {
     describe: opts.describe,
-    doc: { type: opts.type ?? opts.hint ?? (opts.pattern ? `text of the form ${opts.pattern}` : 'text'), default: opts.default, required: false },
+    doc: {
+      type: opts.type ?? opts.hint ?? (opts.pattern ? `text of the form ${opts.pattern}` : 'text'),
+      default: opts.default,
+      required: false,
+    },
     secret: opts.secret,
     parse(raw, name) {
       if (blank(raw)) return opts.default;
       // A secret's value is never echoed: start-up errors end up in log collectors.
-      if (opts.pattern && !opts.pattern.test(raw)) return bad(name, `must be ${opts.hint ?? `of the form ${opts.pattern}`}${opts.secret ? '' : `, got "${raw}"`}`);
+      if (opts.pattern && !opts.pattern.test(raw))
+        return bad(name, `must be ${opts.hint ?? `of the form ${opts.pattern}`}${opts.secret ? '' : `, got "${raw}"`}`);
       return raw;
     },
   };
@@ -120,7 +125,8 @@ function redisUrl(opts: { default: string; describe: string }): EnvVar<string> {
         // Not echoed: the value may hold a password.
         return bad(name, 'must be a redis:// or rediss:// URL (redis://[:password@]host[:port][/db])');
       }
-      if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return bad(name, `must use redis:// or rediss://, got "${url.protocol}"`);
+      if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+        return bad(name, `must use redis:// or rediss://, got "${url.protocol}"`);
       return value;
     },
   };
@@ -197,15 +203,26 @@ function redact(name: string, value: string): string {
 
 /** The variables every process reads (docs/spec.md §1). */
 export const commonEnv = {
-  REDIS_URL: redisUrl({ default: 'redis://127.0.0.1:6379', describe: 'the Redis (6.2 or newer; rediss:// for TLS) that holds the queues, the config and the dedupe state' }),
+  REDIS_URL: redisUrl({
+    default: 'redis://127.0.0.1:6379',
+    describe: 'the Redis (6.2 or newer; rediss:// for TLS) that holds the queues, the config and the dedupe state',
+  }),
   EVENTRELAY_PREFIX: required(
     text({
       default: 'eventrelay',
       pattern: /^[A-Za-z0-9_{}.-]{1,64}$/,
       hint: 'letters, digits, _ . - and a {hash tag}, without ":" (1 to 64 characters)',
-      describe: 'prefix of every Redis key and queue, the same for every process; a hash tag such as {eventrelay} on Redis Cluster. Changing it later strands what is already in Redis',
+      describe:
+        'prefix of every Redis key and queue, the same for every process; a hash tag such as {eventrelay} on Redis Cluster. Changing it later strands what is already in Redis',
     }),
   ),
-  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info', describe: 'level of the JSON log lines on stdout (pino); silent writes none' }),
-  EVENTRELAY_CONFIG: text({ type: 'file path', describe: 'declarative config file (sources, destinations, audiences) applied at start as an idempotent upsert; checked whole before anything is written' }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
+    default: 'info',
+    describe: 'level of the JSON log lines on stdout (pino); silent writes none',
+  }),
+  EVENTRELAY_CONFIG: text({
+    type: 'file path',
+    describe:
+      'declarative config file (sources, destinations, audiences) applied at start as an idempotent upsert; checked whole before anything is written',
+  }),
 } as const;

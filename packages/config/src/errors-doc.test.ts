@@ -45,7 +45,9 @@ describe('docs/errors.md', () => {
 
   it('gives each code the status and retryable flag of the registry', () => {
     const fromDoc = Object.fromEntries(rows.map((r) => [r.code, { httpStatus: r.httpStatus, retryable: r.retryable }]));
-    const fromCode = Object.fromEntries(Object.entries(errorCodes).map(([code, e]) => [code, { httpStatus: e.httpStatus, retryable: e.retryable }]));
+    const fromCode = Object.fromEntries(
+      Object.entries(errorCodes).map(([code, e]) => [code, { httpStatus: e.httpStatus, retryable: e.retryable }]),
+    );
     expect(fromDoc).toStrictEqual(fromCode);
   });
 
@@ -55,7 +57,8 @@ describe('docs/errors.md', () => {
 });
 
 describe('parseErrorTable', () => {
-  const table = (...rows: string[]) => ['# Errors', '', '| code | HTTP status | retryable | meaning |', '|---|---|---|---|', ...rows, '', 'after'].join('\n');
+  const table = (...rows: string[]) =>
+    ['# Errors', '', '| code | HTTP status | retryable | meaning |', '|---|---|---|---|', ...rows, '', 'after'].join('\n');
 
   it('reads codes, statuses and flags', () => {
     expect(parseErrorTable(table('| `a_b` | 429 | yes | Slow down now. |', '| `c` | — | no | Start-up only. |'))).toEqual([
@@ -65,7 +68,9 @@ describe('parseErrorTable', () => {
   });
 
   it('fails on a malformed row instead of skipping it', () => {
-    expect(() => parseErrorTable(table('| `a` | 400 | no | ok row |', '| a | 400 | maybe | bad row |'))).toThrow('does not match the format');
+    expect(() => parseErrorTable(table('| `a` | 400 | no | ok row |', '| a | 400 | maybe | bad row |'))).toThrow(
+      'does not match the format',
+    );
   });
 
   it('fails when the table is missing', () => {

@@ -6,20 +6,55 @@
 import type { FieldProblem } from './field-problems.js';
 
 export const errorCodes = {
-  invalid_request: { retryable: false, httpStatus: 400, summary: 'The request body is not a JSON object of the expected shape (invalid JSON, invalid UTF-8, `batch` not an array, nesting too deep, unknown encoding), or an admin API request has a bad field (listed under `fields`).' },
-  invalid_event: { retryable: false, httpStatus: 400, summary: 'A call is missing a required field or has a field of the wrong type; the message names the field.' },
-  payload_too_large: { retryable: false, httpStatus: 400, summary: 'A single call over 32 KB, a batch over 500 KB or over 2500 items (sizes measured after inflation).' },
+  invalid_request: {
+    retryable: false,
+    httpStatus: 400,
+    summary:
+      'The request body is not a JSON object of the expected shape (invalid JSON, invalid UTF-8, `batch` not an array, nesting too deep, unknown encoding), or an admin API request has a bad field (listed under `fields`).',
+  },
+  invalid_event: {
+    retryable: false,
+    httpStatus: 400,
+    summary: 'A call is missing a required field or has a field of the wrong type; the message names the field.',
+  },
+  payload_too_large: {
+    retryable: false,
+    httpStatus: 400,
+    summary: 'A single call over 32 KB, a batch over 500 KB or over 2500 items (sizes measured after inflation).',
+  },
   missing_write_key: { retryable: false, httpStatus: 400, summary: 'No write key in HTTP Basic auth nor in the body.' },
   unknown_write_key: { retryable: false, httpStatus: 401, summary: 'The write key names no source.' },
-  rate_limited: { retryable: true, httpStatus: 429, summary: "Over the source's requests-per-second limit; retry after `Retry-After` seconds." },
-  service_unavailable: { retryable: true, httpStatus: 503, summary: 'Redis is unreachable or the router queue is over its depth limit; the calls may not have been stored; retry after `Retry-After` seconds (repeats are deduplicated).' },
+  rate_limited: {
+    retryable: true,
+    httpStatus: 429,
+    summary: "Over the source's requests-per-second limit; retry after `Retry-After` seconds.",
+  },
+  service_unavailable: {
+    retryable: true,
+    httpStatus: 503,
+    summary:
+      'Redis is unreachable or the router queue is over its depth limit; the calls may not have been stored; retry after `Retry-After` seconds (repeats are deduplicated).',
+  },
   unauthorized: { retryable: false, httpStatus: 401, summary: 'An admin API request without a valid `Authorization: Bearer` token.' },
   not_found: { retryable: false, httpStatus: 404, summary: 'No route at that path, or no source or destination with that id.' },
   method_not_allowed: { retryable: false, httpStatus: 405, summary: 'The path exists but not for that HTTP method.' },
-  conflict: { retryable: false, httpStatus: 409, summary: 'The admin API request contradicts the current state: an id already taken, or a replay while the destination is disabled.' },
+  conflict: {
+    retryable: false,
+    httpStatus: 409,
+    summary: 'The admin API request contradicts the current state: an id already taken, or a replay while the destination is disabled.',
+  },
   internal_error: { retryable: true, httpStatus: 500, summary: 'A defect in eventrelay; the request may be retried.' },
-  invalid_env: { retryable: false, httpStatus: undefined, summary: 'An environment variable has a bad value; the process stops and names it.' },
-  invalid_config: { retryable: false, httpStatus: undefined, summary: 'The declarative config file (EVENTRELAY_CONFIG) is unreadable or invalid; the message names the path and field. Nothing is applied.' },
+  invalid_env: {
+    retryable: false,
+    httpStatus: undefined,
+    summary: 'An environment variable has a bad value; the process stops and names it.',
+  },
+  invalid_config: {
+    retryable: false,
+    httpStatus: undefined,
+    summary:
+      'The declarative config file (EVENTRELAY_CONFIG) is unreadable or invalid; the message names the path and field. Nothing is applied.',
+  },
 } as const satisfies Record<string, { retryable: boolean; httpStatus: number | undefined; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -1,5 +1,27 @@
-export { AuthError, ConfigError, EventrelayError, RequestError, UnavailableError, ValidationError, errorCodes, type ErrorCode } from './errors.js';
-export { EnvProblem, commonEnv, custom, describeEnv, integer, loadEnvFrom, oneOf, port, text, type EnvOf, type EnvSource, type EnvVar } from './env.js';
+export {
+  AuthError,
+  ConfigError,
+  EventrelayError,
+  RequestError,
+  UnavailableError,
+  ValidationError,
+  errorCodes,
+  type ErrorCode,
+} from './errors.js';
+export {
+  EnvProblem,
+  commonEnv,
+  custom,
+  describeEnv,
+  integer,
+  loadEnvFrom,
+  oneOf,
+  port,
+  text,
+  type EnvOf,
+  type EnvSource,
+  type EnvVar,
+} from './env.js';
 export { queueCatalog, type PayloadOf, type QueueKey } from './queues.js';
 export { adminBodyValidator, adminQueryValidator, contractSchemas, schemaProblems, type AdminApiDefinition } from './schemas.js';
 export { checkConfig, parseConfigText, type ValidConfig } from './config-file.js';

@@ -1,6 +1,13 @@
 import { heldFromLegacyDeliverJob, legacyRouteJob } from './legacy-jobs.js';
 
-const call = { type: 'track' as const, messageId: 'm-1', userId: 'u', event: 'E', timestamp: '2026-11-21T09:30:00.000Z', receivedAt: '2026-11-21T09:30:00.000Z' };
+const call = {
+  type: 'track' as const,
+  messageId: 'm-1',
+  userId: 'u',
+  event: 'E',
+  timestamp: '2026-11-21T09:30:00.000Z',
+  receivedAt: '2026-11-21T09:30:00.000Z',
+};
 
 describe('jobs of the shapes written before jobs carried batches', () => {
   it('reads a legacy route job, and leaves a current one alone', () => {
@@ -12,8 +19,16 @@ describe('jobs of the shapes written before jobs carried batches', () => {
 
   it('turns a legacy delivery job into a job holding its call, retry state and rounds kept', () => {
     const retry = { firstAttemptAt: 1, attempt: 3, urls: { 'https://a': { lastError: 'HTTP 500', notBefore: 5 } } };
-    expect(heldFromLegacyDeliverJob({ sourceId: 's', destinationId: 'd', call, retry })).toEqual({ destinationId: 'd', calls: [{ sourceId: 's', call, retry }], runs: 3 });
-    expect(heldFromLegacyDeliverJob({ sourceId: 's', destinationId: 'd', call })).toEqual({ destinationId: 'd', calls: [{ sourceId: 's', call }], runs: 0 });
+    expect(heldFromLegacyDeliverJob({ sourceId: 's', destinationId: 'd', call, retry })).toEqual({
+      destinationId: 'd',
+      calls: [{ sourceId: 's', call, retry }],
+      runs: 3,
+    });
+    expect(heldFromLegacyDeliverJob({ sourceId: 's', destinationId: 'd', call })).toEqual({
+      destinationId: 'd',
+      calls: [{ sourceId: 's', call }],
+      runs: 0,
+    });
   });
 
   it('leaves current delivery jobs alone', () => {

@@ -30,7 +30,12 @@ export function legacyRouteJob(data: unknown): LegacyRouteJob | undefined {
 export function heldFromLegacyDeliverJob(data: unknown): HeldDeliverJob | undefined {
   if (data === null || typeof data !== 'object' || 'batch' in data || 'calls' in data) return undefined;
   const d = data as { sourceId?: unknown; destinationId?: unknown; call?: unknown; retry?: RetryState };
-  if (typeof d.sourceId !== 'string' || typeof d.destinationId !== 'string' || d.call === null || typeof d.call !== 'object') return undefined;
+  if (typeof d.sourceId !== 'string' || typeof d.destinationId !== 'string' || d.call === null || typeof d.call !== 'object')
+    return undefined;
   const call = d.call as NormalizedCall | DeleteNotice;
-  return { destinationId: d.destinationId, calls: [{ sourceId: d.sourceId, call, ...(d.retry ? { retry: d.retry } : {}) }], runs: d.retry?.attempt ?? 0 };
+  return {
+    destinationId: d.destinationId,
+    calls: [{ sourceId: d.sourceId, call, ...(d.retry ? { retry: d.retry } : {}) }],
+    runs: d.retry?.attempt ?? 0,
+  };
 }

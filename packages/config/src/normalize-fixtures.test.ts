@@ -53,7 +53,14 @@ describe.each(files)('%s', (file) => {
 });
 
 describe('validateNormalizedCall', () => {
-  const ok = { type: 'track', messageId: 'm1', event: 'E', userId: 'u1', receivedAt: '2026-11-21T09:30:00.000Z', timestamp: '2026-11-21T09:30:00.000Z' };
+  const ok = {
+    type: 'track',
+    messageId: 'm1',
+    event: 'E',
+    userId: 'u1',
+    receivedAt: '2026-11-21T09:30:00.000Z',
+    timestamp: '2026-11-21T09:30:00.000Z',
+  };
 
   it('accepts a minimal call and unknown keys', () => {
     expect(validateNormalizedCall(ok)).toBe(true);

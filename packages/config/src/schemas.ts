@@ -19,7 +19,21 @@ import { describeProblem, type FieldProblem } from './field-problems.js';
 import type { EventrelayConfig, NormalizedCall, RouteEntry } from './generated/contracts.js';
 
 /** Every schema file, in no particular order; `$ref`s between them use their `$id`s. */
-export const contractSchemas = [normalizedCallSchema, routeJobSchema, callBatchSchema, webhookSettingsSchema, configSchema, deliverJobSchema, deliveryAttemptSchema, deadLetterSchema, adminApiSchema, audienceConditionSchema, profileJobSchema, audienceJobSchema, regulationJobSchema] as const;
+export const contractSchemas = [
+  normalizedCallSchema,
+  routeJobSchema,
+  callBatchSchema,
+  webhookSettingsSchema,
+  configSchema,
+  deliverJobSchema,
+  deliveryAttemptSchema,
+  deadLetterSchema,
+  adminApiSchema,
+  audienceConditionSchema,
+  profileJobSchema,
+  audienceJobSchema,
+  regulationJobSchema,
+] as const;
 
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
 ajv.addSchema([...contractSchemas]);
@@ -54,7 +68,12 @@ export const validateConfigShape = validator<EventrelayConfig>('eventrelay-confi
 /** Ajv errors as field problems, e.g. `{field: 'sources[0].writeKey', message: 'must match ...'}`. */
 export function schemaProblems(errors: ErrorObject[] | null | undefined, root = ''): FieldProblem[] {
   return (errors ?? []).map((e) => {
-    const at = root + e.instancePath.replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.').replace(/^\./, root ? '.' : '');
+    const at =
+      root +
+      e.instancePath
+        .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
+        .replace(/\//g, '.')
+        .replace(/^\./, root ? '.' : '');
     switch (e.keyword) {
       case 'required':
         return { field: `${at === '' ? '' : `${at}.`}${String(e.params.missingProperty)}`, message: 'is required' };
@@ -63,13 +82,19 @@ export function schemaProblems(errors: ErrorObject[] | null | undefined, root = 
       case 'pattern': {
         // A pattern means little to people; the schema's description says what it asks for.
         const description = (e.parentSchema as { description?: unknown } | undefined)?.description;
-        return { field: at === '' ? '(root)' : at, message: typeof description === 'string' ? `must be ${description}` : (e.message ?? 'is invalid') };
+        return {
+          field: at === '' ? '(root)' : at,
+          message: typeof description === 'string' ? `must be ${description}` : (e.message ?? 'is invalid'),
+        };
       }
       case 'minProperties':
       case 'maxProperties':
         return { field: at === '' ? '(root)' : at, message: propertyCountMessage(e) };
       case 'enum':
-        return { field: at === '' ? '(root)' : at, message: `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+        return {
+          field: at === '' ? '(root)' : at,
+          message: `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+        };
       default:
         return { field: at === '' ? '(root)' : at, message: e.message ?? 'is invalid' };
     }
@@ -78,10 +103,12 @@ export function schemaProblems(errors: ErrorObject[] | null | undefined, root = 
 
 // Objects of "exactly one of these keys" (audience conditions) say so instead of counting properties.
 function propertyCountMessage(e: ErrorObject): string {
-  const schema = e.parentSchema as { minProperties?: number; maxProperties?: number; required?: string[]; properties?: Record<string, unknown> } | undefined;
+  const schema = e.parentSchema as
+    { minProperties?: number; maxProperties?: number; required?: string[]; properties?: Record<string, unknown> } | undefined;
   const required = schema?.required ?? [];
   const choices = Object.keys(schema?.properties ?? {}).filter((k) => !required.includes(k));
-  if (schema?.minProperties === undefined || schema.minProperties !== schema.maxProperties || schema.minProperties !== required.length + 1) return e.message ?? 'is invalid';
+  if (schema?.minProperties === undefined || schema.minProperties !== schema.maxProperties || schema.minProperties !== required.length + 1)
+    return e.message ?? 'is invalid';
   return `must have ${required.map((k) => `${k} and `).join('')}exactly one of ${choices.join(', ')}`;
 }
 

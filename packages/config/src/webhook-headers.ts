@@ -35,10 +35,15 @@ export function webhookHeaderProblems(headers: Readonly<Record<string, string>> 
   for (const [name, value] of Object.entries(headers ?? {})) {
     const field = `${at}.headers.${name}`;
     const lower = name.toLowerCase();
-    if (!TOKEN.test(name)) problems.push({ field, message: 'is not a valid HTTP header name (letters, digits and !#$%&\'*+.^_`|~- only)' });
-    else if (RESERVED_WEBHOOK_HEADERS.has(lower) || lower.startsWith(OWN_HEADER_PREFIX)) problems.push({ field, message: 'may not be set: eventrelay or the HTTP connection controls that header' });
+    if (!TOKEN.test(name)) problems.push({ field, message: "is not a valid HTTP header name (letters, digits and !#$%&'*+.^_`|~- only)" });
+    else if (RESERVED_WEBHOOK_HEADERS.has(lower) || lower.startsWith(OWN_HEADER_PREFIX))
+      problems.push({ field, message: 'may not be set: eventrelay or the HTTP connection controls that header' });
     // What HTTP/1.1 allows in a field value: tab, visible ASCII, space and obs-text (Latin-1).
-    if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) problems.push({ field, message: 'may hold only printable Latin-1 text (no control characters such as CR or LF, nor characters beyond U+00FF)' });
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(value))
+      problems.push({
+        field,
+        message: 'may hold only printable Latin-1 text (no control characters such as CR or LF, nor characters beyond U+00FF)',
+      });
   }
   return problems;
 }

@@ -33,7 +33,12 @@ export function handleOps(deps: OpsDeps, req: http.IncomingMessage, res: http.Se
   }
   if (path === '/readyz') {
     void readiness(deps.readiness).then((failures) =>
-      send(res, failures.length === 0 ? 200 : 503, 'application/json', JSON.stringify(failures.length === 0 ? { status: 'ready' } : { status: 'not_ready', failures })),
+      send(
+        res,
+        failures.length === 0 ? 200 : 503,
+        'application/json',
+        JSON.stringify(failures.length === 0 ? { status: 'ready' } : { status: 'not_ready', failures }),
+      ),
     );
     return true;
   }
@@ -121,7 +126,8 @@ export function closeServer(server: http.Server): Promise<void> {
  */
 export async function startOpsServer(port: number, host: string, deps: OpsDeps): Promise<{ server: http.Server; port: number }> {
   const server = http.createServer((req, res) => {
-    if (!handleOps(deps, req, res)) send(res, 404, 'application/json', '{"error":{"code":"not_found","message":"the ops server serves /healthz, /readyz and /metrics"}}');
+    if (!handleOps(deps, req, res))
+      send(res, 404, 'application/json', '{"error":{"code":"not_found","message":"the ops server serves /healthz, /readyz and /metrics"}}');
   });
   await listen(server, port, host);
   const address = server.address();

@@ -54,7 +54,12 @@ function jobKey(job: Job): string {
 }
 
 /** One round trip for the counts of every queue, one more for the jobs at the front of the lines. */
-export async function readQueues(redis: Redis, prefix: string, keys: readonly QueueKey[], now: number): Promise<Map<QueueKey, QueueSnapshot>> {
+export async function readQueues(
+  redis: Redis,
+  prefix: string,
+  keys: readonly QueueKey[],
+  now: number,
+): Promise<Map<QueueKey, QueueSnapshot>> {
   const base = (key: QueueKey) => `${prefix}:${queueCatalog[key].name}`;
   const counting = redis.pipeline();
   for (const key of keys) {
@@ -65,7 +70,10 @@ export async function readQueues(redis: Redis, prefix: string, keys: readonly Qu
   }
   const counted = await execAll(counting);
   const per = 7;
-  const fronts = keys.map((_key, i) => ({ waitingId: counted[i * per + 5] as string | null, firstDelayed: counted[i * per + 6] as string[] }));
+  const fronts = keys.map((_key, i) => ({
+    waitingId: counted[i * per + 5] as string | null,
+    firstDelayed: counted[i * per + 6] as string[],
+  }));
 
   const reading = redis.pipeline();
   keys.forEach((key, i) => {
@@ -127,7 +135,8 @@ export function registerQueueMetrics(registry: Registry, redis: Redis, prefix: s
     registers: [registry],
     async collect() {
       const snapshots = await read();
-      for (const [key, s] of snapshots ?? []) for (const state of STATES) this.set({ queue: queueCatalog[key].name, state }, s.counts[state]);
+      for (const [key, s] of snapshots ?? [])
+        for (const state of STATES) this.set({ queue: queueCatalog[key].name, state }, s.counts[state]);
     },
   });
   new Gauge({

@@ -3,7 +3,12 @@ import { Job, Queue } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { queueCatalog, type PayloadOf, type QueueKey } from '@eventrelay/config';
 
-export function openQueue<K extends QueueKey>(key: K, connection: Redis, prefix: string, onError: (err: Error) => void): Queue<PayloadOf<K>> {
+export function openQueue<K extends QueueKey>(
+  key: K,
+  connection: Redis,
+  prefix: string,
+  onError: (err: Error) => void,
+): Queue<PayloadOf<K>> {
   const def = queueCatalog[key];
   const queue = new Queue<PayloadOf<K>>(def.name, { connection, prefix, defaultJobOptions: def.defaultJobOptions });
   queue.on('error', onError);
@@ -28,7 +33,12 @@ export async function transactionsOn(queue: Queue): Promise<() => ChainableComma
  * options and the given id. BullMQ enqueues the command synchronously; the add happens at EXEC.
  * As with Queue.add, a job whose id is still in the queue is not added again.
  */
-export function queueJobAdd<K extends QueueKey>(tx: ChainableCommander, queue: Queue<PayloadOf<K>>, data: PayloadOf<K>, jobId: string): void {
+export function queueJobAdd<K extends QueueKey>(
+  tx: ChainableCommander,
+  queue: Queue<PayloadOf<K>>,
+  data: PayloadOf<K>,
+  jobId: string,
+): void {
   const job = new Job(queue, jobNameOf(queue.name), data, { ...queue.defaultJobOptions, jobId }, jobId);
   // The promise settles with the transaction; its outcome is read from EXEC's answers.
   job.addJob(tx as never).catch(() => undefined);

@@ -39,7 +39,12 @@ function redisOptions(role: RedisRole): RedisOptions {
  */
 export function createRedis(url: string, role: RedisRole, name: string, registry?: Registry): Redis {
   const client = new Redis(url, { ...redisOptions(role), connectionName: name });
-  const errors = registry ? startAtZero(redisErrors(registry), [{ connection: name, kind: 'connection' }, { connection: name, kind: 'command' }]) : undefined;
+  const errors = registry
+    ? startAtZero(redisErrors(registry), [
+        { connection: name, kind: 'connection' },
+        { connection: name, kind: 'command' },
+      ])
+    : undefined;
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash the process.
   client.on('error', () => errors?.inc({ connection: name, kind: 'connection' }));
   if (errors) {
@@ -63,7 +68,12 @@ function redisErrors(registry: Registry): Counter<'connection' | 'kind'> {
   const name = 'eventrelay_redis_errors_total';
   return (
     (registry.getSingleMetric(name) as Counter<'connection' | 'kind'> | undefined) ??
-    new Counter({ name, help: 'Redis errors by connection and kind: connection (failed or dropped), command (answered an error or cut off)', labelNames: ['connection', 'kind'] as const, registers: [registry] })
+    new Counter({
+      name,
+      help: 'Redis errors by connection and kind: connection (failed or dropped), command (answered an error or cut off)',
+      labelNames: ['connection', 'kind'] as const,
+      registers: [registry],
+    })
   );
 }
 

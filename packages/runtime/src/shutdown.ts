@@ -15,10 +15,20 @@ function runSteps(steps: readonly ShutdownStep[], logger: Logger, stepTimeoutMs:
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), stepTimeoutMs)));
-    const outcome = await Promise.race([step.run().then(() => 'done' as const, (err: unknown) => err), timeout]);
+    const outcome = await Promise.race([
+      step.run().then(
+        () => 'done' as const,
+        (err: unknown) => err,
+      ),
+      timeout,
+    ]);
     clearTimeout(timer);
     if (outcome === 'done') logger.info({ step: step.name, ms: Date.now() - started }, 'shutdown.step');
-    else logger.warn({ step: step.name, err: outcome === 'timeout' ? `gave up after ${stepTimeoutMs} ms` : String(outcome) }, 'shutdown.step_failed');
+    else
+      logger.warn(
+        { step: step.name, err: outcome === 'timeout' ? `gave up after ${stepTimeoutMs} ms` : String(outcome) },
+        'shutdown.step_failed',
+      );
   }, Promise.resolve());
 }
 
@@ -27,7 +37,11 @@ function runSteps(steps: readonly ShutdownStep[], logger: Logger, stepTimeoutMs:
  * before start-up finishes: a signal during start-up (say, while waiting for Redis) then exits 0
  * at once, as nothing was accepted yet.
  */
-export function onShutdownSignal(steps: () => readonly ShutdownStep[], logger: Logger, options: { stepTimeoutMs?: number; exit?: (code: number) => void } = {}): void {
+export function onShutdownSignal(
+  steps: () => readonly ShutdownStep[],
+  logger: Logger,
+  options: { stepTimeoutMs?: number; exit?: (code: number) => void } = {},
+): void {
   const exit = options.exit ?? ((code: number) => process.exit(code));
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {

@@ -77,7 +77,8 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
     await releaseAll();
     throw err;
   }
-  for (const w of workers) w.run().catch((err: unknown) => logger.error({ queue: w.name, err: String(err) }, `${parts.name}_worker.stopped`));
+  for (const w of workers)
+    w.run().catch((err: unknown) => logger.error({ queue: w.name, err: String(err) }, `${parts.name}_worker.stopped`));
   logger.info({ port: ops.port, concurrency: Object.fromEntries(workers.map((w) => [w.name, w.concurrency])) }, `${parts.name}.started`);
 
   const shutdownSteps: ShutdownStep[] = [
@@ -90,7 +91,10 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
         await closeWorkers();
       },
     },
-    { name: 'release queues and Redis, close the ops server', run: async () => void (await Promise.all([releaseAll(), closeServer(ops.server)])) },
+    {
+      name: 'release queues and Redis, close the ops server',
+      run: async () => void (await Promise.all([releaseAll(), closeServer(ops.server)])),
+    },
   ];
   return {
     port: ops.port,

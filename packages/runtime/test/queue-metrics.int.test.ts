@@ -54,9 +54,9 @@ describe('queue metrics', () => {
     await queue.add('route', routeJob('c'), { jobId: 'c' });
     await queue.add('route', routeJob('later'), { jobId: 'later', delay: 60_000 });
     const worker = manualWorker();
-    const active = (await worker.getNextJob('tok-1'));
+    const active = await worker.getNextJob('tok-1');
     expect(active.id).toBe('a');
-    const failing = (await worker.getNextJob('tok-2'));
+    const failing = await worker.getNextJob('tok-2');
     await failing.moveToFailed(new Error('defect'), 'tok-2', false);
     const jobC = await queue.getJob('c');
 
@@ -71,10 +71,13 @@ describe('queue metrics', () => {
     await queue.add('route', routeJob('r'), { jobId: 'r' });
     await sleep(300);
     const worker = manualWorker();
-    const job = (await worker.getNextJob('tok'));
+    const job = await worker.getNextJob('tok');
     const due = Date.now() + 50;
     await putJobBack(redis, job, due, 'tok');
-    expect((await readQueues(redis, prefix, ['route'], due - 10)).get('route')).toEqual({ counts: { waiting: 0, active: 0, delayed: 1, failed: 0 }, oldestWaitingSeconds: 0 });
+    expect((await readQueues(redis, prefix, ['route'], due - 10)).get('route')).toEqual({
+      counts: { waiting: 0, active: 0, delayed: 1, failed: 0 },
+      oldestWaitingSeconds: 0,
+    });
     // Overdue and not yet promoted (no worker fetched): counted from its due time.
     expect((await readQueues(redis, prefix, ['route'], due + 2000)).get('route')?.oldestWaitingSeconds).toBeCloseTo(2, 3);
     await sleep(80);
@@ -103,8 +106,15 @@ describe('queue metrics', () => {
       const samples = parsePromText(await registry.metrics());
       expect(total(samples, 'eventrelay_queue_jobs', { queue: 'route', state: 'waiting' })).toBe(1);
       expect(total(samples, 'eventrelay_queue_jobs', { queue: 'deliver', state: 'waiting' })).toBe(0);
-      expect(Number.isFinite(samples.find((x) => x.name === 'eventrelay_queue_oldest_waiting_seconds' && x.labels['queue'] === 'route')?.value)).toBe(true);
-      expect(samples.filter((s) => s.name === 'eventrelay_queue_oldest_waiting_seconds').map((s) => s.labels['queue']).sort()).toEqual(['audience', 'deliver', 'profile', 'regulation', 'route']);
+      expect(
+        Number.isFinite(samples.find((x) => x.name === 'eventrelay_queue_oldest_waiting_seconds' && x.labels['queue'] === 'route')?.value),
+      ).toBe(true);
+      expect(
+        samples
+          .filter((s) => s.name === 'eventrelay_queue_oldest_waiting_seconds')
+          .map((s) => s.labels['queue'])
+          .sort(),
+      ).toEqual(['audience', 'deliver', 'profile', 'regulation', 'route']);
     } finally {
       control.disconnect();
     }
@@ -117,7 +127,11 @@ describe('eventrelay_redis_errors_total', () => {
     const client = createRedis(SHARED_REDIS_URL, 'control', 'test-commands', registry);
     try {
       await expect(client.call('NO-SUCH-COMMAND')).rejects.toThrow(/unknown command/i);
-      const results = await client.pipeline().set(`${uniquePrefix('re')}:k`, 'v').call('NO-SUCH-COMMAND').exec();
+      const results = await client
+        .pipeline()
+        .set(`${uniquePrefix('re')}:k`, 'v')
+        .call('NO-SUCH-COMMAND')
+        .exec();
       expect(results?.[1]?.[0]).toBeInstanceOf(Error);
       await client.ping();
       const samples = parsePromText(await registry.metrics());
@@ -133,7 +147,14 @@ describe('eventrelay_redis_errors_total', () => {
     const port = await freePort();
     const client = createRedis(`redis://127.0.0.1:${port}`, 'control', 'test-nowhere', registry);
     try {
-      await eventually(async () => expect(total(parsePromText(await registry.metrics()), 'eventrelay_redis_errors_total', { connection: 'test-nowhere', kind: 'connection' })).toBeGreaterThanOrEqual(2));
+      await eventually(async () =>
+        expect(
+          total(parsePromText(await registry.metrics()), 'eventrelay_redis_errors_total', {
+            connection: 'test-nowhere',
+            kind: 'connection',
+          }),
+        ).toBeGreaterThanOrEqual(2),
+      );
     } finally {
       client.disconnect();
     }

@@ -200,7 +200,12 @@ export class CallBatches {
    * request in the order given, from the second one's answer. `second`: the rate window;
    * `dedupeTtlS` 0 turns dedupe off.
    */
-  queueIntake(tx: ChainableCommander, batchId: string, requests: readonly FlushRequest[], options: { second: number; dedupeTtlS: number }): (answer: unknown) => IntakeVerdict[] {
+  queueIntake(
+    tx: ChainableCommander,
+    batchId: string,
+    requests: readonly FlushRequest[],
+    options: { second: number; dedupeTtlS: number },
+  ): (answer: unknown) => IntakeVerdict[] {
     const key = this.key(batchId);
     const groups = groupBySource(requests);
     // The object form: BullMQ's MULTIs (route jobs are added on them) take HSET's fields only so.
@@ -217,7 +222,8 @@ export class CallBatches {
     (tx as unknown as QueuedBatchCommands).intakeBatch(keys.length, ...keys, ...args);
     return (answer) => {
       const raw = answer as (number | number[])[];
-      if (!Array.isArray(raw) || raw.length !== requests.length) throw new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
+      if (!Array.isArray(raw) || raw.length !== requests.length)
+        throw new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
       const verdicts: IntakeVerdict[] = new Array<IntakeVerdict>(requests.length);
       let k = 0;
       for (const g of groups) {

@@ -58,7 +58,12 @@ export async function readCapped<T>(redis: Redis, listKey: string, options: Read
   let scanned = 0;
   for (;;) {
     const chunk = Math.min(Math.max(options.limit - items.length, 200), scanLimit - scanned);
-    const [counter, start, length, entries] = (await redis.eval(READ_PAGE, 2, keys.list, keys.seq, cursor, chunk)) as [number, number, number, string[]];
+    const [counter, start, length, entries] = (await redis.eval(READ_PAGE, 2, keys.list, keys.seq, cursor, chunk)) as [
+      number,
+      number,
+      number,
+      string[],
+    ];
     scanned += entries.length;
     for (let i = 0; i < entries.length; i++) {
       const entry = JSON.parse(entries[i] as string) as T;
@@ -130,7 +135,12 @@ export class BatchedCappedLog<T> {
     const serialize = this.options.serialize ?? ((e: T) => JSON.stringify(e));
     const tx = this.redis.multi();
     for (const [listKey, entries] of batch) pushCapped(tx, listKey, entries.map(serialize), this.options.max);
-    this.flushing = this.flushing.then(() => tx.exec().then(() => undefined, (err: unknown) => this.options.onError?.(err)));
+    this.flushing = this.flushing.then(() =>
+      tx.exec().then(
+        () => undefined,
+        (err: unknown) => this.options.onError?.(err),
+      ),
+    );
     return this.flushing;
   }
 

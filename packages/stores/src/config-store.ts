@@ -6,7 +6,19 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
-import { ConfigError, parseConfigText, planUpsert, type Audience, type AuditEntry, type ConfigChange, type ConfigPlan, type ConfigSnapshot, type Destination, type Source, type ValidConfig } from '@eventrelay/config';
+import {
+  ConfigError,
+  parseConfigText,
+  planUpsert,
+  type Audience,
+  type AuditEntry,
+  type ConfigChange,
+  type ConfigPlan,
+  type ConfigSnapshot,
+  type Destination,
+  type Source,
+  type ValidConfig,
+} from '@eventrelay/config';
 import { execAll, type Logger } from '@eventrelay/runtime';
 import { cappedLogKeys } from './capped-log.js';
 import { deliveryKeys } from './delivery-records.js';
@@ -91,7 +103,9 @@ export class ConfigStore {
 
   /** Everything at one version (one MULTI). */
   async snapshot(): Promise<ConfigSnapshot> {
-    const [version, sources, destinations, audiences] = await execAll(this.redis.multi().get(this.keys.version).hgetall(this.keys.sources).hgetall(this.keys.destinations).hgetall(this.keys.audiences));
+    const [version, sources, destinations, audiences] = await execAll(
+      this.redis.multi().get(this.keys.version).hgetall(this.keys.sources).hgetall(this.keys.destinations).hgetall(this.keys.audiences),
+    );
     // By id, so whatever iterates a snapshot (plans, audit details, lists) does so in a stable order.
     const parse = <T extends { id: string }>(hash: unknown) =>
       new Map(
@@ -100,7 +114,12 @@ export class ConfigStore {
           .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
           .map((x) => [x.id, x]),
       );
-    return { version: Number(version ?? 0), sources: parse<Source>(sources), destinations: parse<Destination>(destinations), audiences: parse<Audience>(audiences) };
+    return {
+      version: Number(version ?? 0),
+      sources: parse<Source>(sources),
+      destinations: parse<Destination>(destinations),
+      audiences: parse<Audience>(audiences),
+    };
   }
 
   /**
@@ -113,7 +132,8 @@ export class ConfigStore {
         const snapshot = await this.snapshot();
         const planned = plan(snapshot);
         if ((await this.commit(snapshot.version, planned.changes, planned.audit ?? [])) !== undefined) return planned.result;
-        if (attempt >= MAX_WRITE_TRIES) throw new Error(`config store: ${MAX_WRITE_TRIES} writes in a row lost a race with other writers; giving up`);
+        if (attempt >= MAX_WRITE_TRIES)
+          throw new Error(`config store: ${MAX_WRITE_TRIES} writes in a row lost a race with other writers; giving up`);
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
       }
     };
@@ -162,7 +182,14 @@ export class ConfigStore {
         case 'delete-destination': {
           ops.push('HDEL', index(this.keys.destinations), change.id, '-');
           const attempts = cappedLogKeys(records.attempts(change.id));
-          for (const key of [attempts.list, attempts.seq, records.deadIndex(change.id), records.deadData(change.id), records.deadByMessage(change.id)]) ops.push('DEL', index(key), '-', '-');
+          for (const key of [
+            attempts.list,
+            attempts.seq,
+            records.deadIndex(change.id),
+            records.deadData(change.id),
+            records.deadByMessage(change.id),
+          ])
+            ops.push('DEL', index(key), '-', '-');
           break;
         }
         case 'put-audience':
@@ -177,7 +204,17 @@ export class ConfigStore {
       }
     }
     const entries = audit.map((a) => JSON.stringify(a));
-    const result = await this.redis.eval(COMMIT, keys.length, ...keys, expectedVersion, this.auditMax, entries.length, ...entries, ...unmap, ...ops);
+    const result = await this.redis.eval(
+      COMMIT,
+      keys.length,
+      ...keys,
+      expectedVersion,
+      this.auditMax,
+      entries.length,
+      ...entries,
+      ...unmap,
+      ...ops,
+    );
     return Number(result) < 0 ? undefined : Number(result);
   }
 }
@@ -202,7 +239,11 @@ export async function readConfigFile(path: string | undefined): Promise<ConfigFi
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError('invalid_config', `EVENTRELAY_CONFIG: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    throw new ConfigError(
+      'invalid_config',
+      `EVENTRELAY_CONFIG: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { cause: err },
+    );
   }
   return { path, config: parseConfigText(text, path) };
 }

@@ -69,9 +69,17 @@ export class AttemptLog {
   }
 
   /** One page, newest first, optionally only attempts with the given outcome. */
-  page(destinationId: string, options: { limit: number; cursor?: string | undefined; status?: AttemptFilter | undefined }): Promise<CappedPage<DeliveryAttempt>> {
+  page(
+    destinationId: string,
+    options: { limit: number; cursor?: string | undefined; status?: AttemptFilter | undefined },
+  ): Promise<CappedPage<DeliveryAttempt>> {
     const status = options.status;
-    const match = status === undefined ? undefined : status === 'failed' ? (a: DeliveryAttempt) => a.outcome !== 'success' : (a: DeliveryAttempt) => a.outcome === status;
+    const match =
+      status === undefined
+        ? undefined
+        : status === 'failed'
+          ? (a: DeliveryAttempt) => a.outcome !== 'success'
+          : (a: DeliveryAttempt) => a.outcome === status;
     return readCapped(this.redis, this.keys.attempts(destinationId), { limit: options.limit, cursor: options.cursor, match });
   }
 }
@@ -173,7 +181,14 @@ export class DeadLetterStore {
   }
 
   private addArgs(letter: DeadLetter): (string | number)[] {
-    return [...this.keysOf(letter.job.destinationId), letter.jobId, Date.parse(letter.deadAt), JSON.stringify(letter), this.maxPerDestination, letter.job.call.messageId];
+    return [
+      ...this.keysOf(letter.job.destinationId),
+      letter.jobId,
+      Date.parse(letter.deadAt),
+      JSON.stringify(letter),
+      this.maxPerDestination,
+      letter.job.call.messageId,
+    ];
   }
 
   /** Newest first. */
@@ -184,17 +199,41 @@ export class DeadLetterStore {
   /** One page, newest first; the cursor names the last letter of the previous page. */
   async page(destinationId: string, options: { limit: number; cursor?: string | undefined }): Promise<CappedPage<DeadLetter>> {
     const [score, jobId] = options.cursor === undefined ? ['0', ''] : splitCursor(options.cursor);
-    const [page, letters] = (await this.redis.eval(PAGE_DEAD_LETTERS, 2, this.keys.deadIndex(destinationId), this.keys.deadData(destinationId), jobId, score, options.limit)) as [string[], string[]];
-    const items = letters.slice(0, options.limit).filter((l) => l !== '').map((l) => JSON.parse(l) as DeadLetter);
+    const [page, letters] = (await this.redis.eval(
+      PAGE_DEAD_LETTERS,
+      2,
+      this.keys.deadIndex(destinationId),
+      this.keys.deadData(destinationId),
+      jobId,
+      score,
+      options.limit,
+    )) as [string[], string[]];
+    const items = letters
+      .slice(0, options.limit)
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as DeadLetter);
     const last = page[2 * options.limit - 2];
     const lastScore = page[2 * options.limit - 1];
     // One more than the limit was read: it tells whether a next page exists.
-    return { items, nextCursor: letters.length > options.limit && last !== undefined && lastScore !== undefined ? `${lastScore}_${last}` : null };
+    return {
+      items,
+      nextCursor: letters.length > options.limit && last !== undefined && lastScore !== undefined ? `${lastScore}_${last}` : null,
+    };
   }
 
   /** Oldest first, those that died between `sinceMs` and `untilMs` (inclusive). */
-  async oldest(destinationId: string, options: { limit: number; sinceMs?: number | undefined; untilMs?: number | undefined }): Promise<DeadLetter[]> {
-    const ids = await this.redis.zrangebyscore(this.keys.deadIndex(destinationId), options.sinceMs ?? '-inf', options.untilMs ?? '+inf', 'LIMIT', 0, options.limit);
+  async oldest(
+    destinationId: string,
+    options: { limit: number; sinceMs?: number | undefined; untilMs?: number | undefined },
+  ): Promise<DeadLetter[]> {
+    const ids = await this.redis.zrangebyscore(
+      this.keys.deadIndex(destinationId),
+      options.sinceMs ?? '-inf',
+      options.untilMs ?? '+inf',
+      'LIMIT',
+      0,
+      options.limit,
+    );
     return this.read(destinationId, ids);
   }
 
@@ -202,7 +241,10 @@ export class DeadLetterStore {
   async byMessageIds(destinationId: string, messageIds: readonly string[]): Promise<DeadLetter[]> {
     if (messageIds.length === 0) return [];
     const ids = await this.redis.hmget(this.keys.deadByMessage(destinationId), ...messageIds);
-    return this.read(destinationId, ids.filter((id): id is string => id !== null));
+    return this.read(
+      destinationId,
+      ids.filter((id): id is string => id !== null),
+    );
   }
 
   /** Removes the letters, unless one was written again since it was read. Returns how many went. */

@@ -57,7 +57,13 @@ export class SourceEvents {
     options: SourceEventsOptions,
   ) {
     const prepare = options.prepare ?? ((e: DebugEvent) => e);
-    this.log = new BatchedCappedLog(redis, { max: options.max, keepPerLog: options.max, flushMs: options.flushMs ?? 250, onError: options.onError, serialize: (e) => JSON.stringify(prepare(e)) });
+    this.log = new BatchedCappedLog(redis, {
+      max: options.max,
+      keepPerLog: options.max,
+      flushMs: options.flushMs ?? 250,
+      onError: options.onError,
+      serialize: (e) => JSON.stringify(prepare(e)),
+    });
   }
 
   start(): void {

@@ -11,7 +11,13 @@ import { sourceEventsKey } from '../src/operator-logs';
 import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
 const source = (id: string, writeKey: string): Source => ({ id, name: id, type: 'server', writeKey });
-const hooks = (id: string, sharedSecret?: string): Destination => ({ id, name: 'Webhooks', enabled: true, sourceIds: ['a'], settings: { webhooks: [{ url: 'https://x.example' }], ...(sharedSecret ? { sharedSecret } : {}) } });
+const hooks = (id: string, sharedSecret?: string): Destination => ({
+  id,
+  name: 'Webhooks',
+  enabled: true,
+  sourceIds: ['a'],
+  settings: { webhooks: [{ url: 'https://x.example' }], ...(sharedSecret ? { sharedSecret } : {}) },
+});
 
 describe('ConfigStore', () => {
   let redis: Redis;
@@ -46,7 +52,9 @@ describe('ConfigStore', () => {
 
   it('refuses a config whose write key belongs to a source it does not name', async () => {
     await store.apply({ sources: [source('a', 'key-1-0000')], destinations: [], audiences: [] });
-    await expect(store.apply({ sources: [source('b', 'key-1-0000')], destinations: [], audiences: [] })).rejects.toThrow('its writeKey already belongs to source "a"');
+    await expect(store.apply({ sources: [source('b', 'key-1-0000')], destinations: [], audiences: [] })).rejects.toThrow(
+      'its writeKey already belongs to source "a"',
+    );
     expect((await store.snapshot()).sources.has('b')).toBe(false);
   });
 
@@ -66,10 +74,21 @@ describe('ConfigStore', () => {
     await redis.lpush(sourceEventsKey(prefix, 'a'), '{}');
     const letters = new DeadLetterStore(redis, prefix, 10);
     const call = { type: 'track' as const, messageId: 'm1', userId: 'u', event: 'E', timestamp: 't', receivedAt: 't' };
-    await letters.add({ jobId: 'd-1', job: { sourceId: 'a', destinationId: 'd', call }, attempts: 1, lastError: 'x', urls: [], firstAttemptAt: 't', deadAt: new Date().toISOString() });
+    await letters.add({
+      jobId: 'd-1',
+      job: { sourceId: 'a', destinationId: 'd', call },
+      attempts: 1,
+      lastError: 'x',
+      urls: [],
+      firstAttemptAt: 't',
+      deadAt: new Date().toISOString(),
+    });
     const snapshot = await store.snapshot();
     const source0 = snapshot.sources.get('a')!;
-    await store.commit(snapshot.version, [{ kind: 'delete-destination', id: 'd' }, { kind: 'delete-source', source: source0 }]);
+    await store.commit(snapshot.version, [
+      { kind: 'delete-destination', id: 'd' },
+      { kind: 'delete-source', source: source0 },
+    ]);
     const left = await redis.keys(`${prefix}:*`);
     expect(left.sort()).toEqual([configKeys(prefix).version].sort());
   });
@@ -77,7 +96,11 @@ describe('ConfigStore', () => {
   it('appends audit entries with the change and keeps only the newest auditMax', async () => {
     for (let i = 0; i < 5; i++) {
       const version = await store.version();
-      await store.commit(version, [{ kind: 'put-source', source: source(`s${i}`, `key-${i}-0000`) }], [{ at: 't', tokenId: 'tok_00000000', action: 'source.create', targetId: `s${i}` }]);
+      await store.commit(
+        version,
+        [{ kind: 'put-source', source: source(`s${i}`, `key-${i}-0000`) }],
+        [{ at: 't', tokenId: 'tok_00000000', action: 'source.create', targetId: `s${i}` }],
+      );
     }
     const page = await readCapped<{ targetId: string }>(redis, `${prefix}:audit`, { limit: 10 });
     expect(page.items.map((e) => e.targetId)).toEqual(['s4', 's3', 's2']);
@@ -137,7 +160,12 @@ describe('capped logs', () => {
     let cursor = first.nextCursor ?? undefined;
     const found: number[] = [];
     while (cursor) {
-      const page = await readCapped<{ n: number; odd: boolean }>(redis, key, { limit: 5, cursor, match: (e) => e.odd && e.n < 10, scanLimit: 100 });
+      const page = await readCapped<{ n: number; odd: boolean }>(redis, key, {
+        limit: 5,
+        cursor,
+        match: (e) => e.odd && e.n < 10,
+        scanLimit: 100,
+      });
       found.push(...page.items.map((e) => e.n));
       cursor = page.nextCursor ?? undefined;
     }

@@ -6,7 +6,8 @@ export const adminEnvSpec = {
   ADMIN_PORT: port({ default: 8081, describe: 'HTTP port of the admin API and of its /healthz, /readyz and /metrics' }),
   ADMIN_HOST: text({ default: '0.0.0.0', type: 'IP address or host name', describe: 'address the admin API listens on' }),
   ADMIN_TOKEN: custom({
-    describe: 'bearer token(s) for /admin/v1 (generate one with openssl rand -hex 32); several separated by commas let a token be rotated without downtime',
+    describe:
+      'bearer token(s) for /admin/v1 (generate one with openssl rand -hex 32); several separated by commas let a token be rotated without downtime',
     type: 'comma-separated tokens, each 16 to 256 characters of letters, digits and . _ ~ + / = -',
     required: true,
     secret: true,

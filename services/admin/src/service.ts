@@ -94,5 +94,14 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
     await release();
     throw err;
   }
-  return serveHttp({ name: 'admin', handler, port: env.ADMIN_PORT, host: env.ADMIN_HOST, logger, stopAccepting: gate.begin, release, releasing: 'close queue and Redis' });
+  return serveHttp({
+    name: 'admin',
+    handler,
+    port: env.ADMIN_PORT,
+    host: env.ADMIN_HOST,
+    logger,
+    stopAccepting: gate.begin,
+    release,
+    releasing: 'close queue and Redis',
+  });
 }

@@ -5,7 +5,14 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { audienceFingerprint, checkConfig, queueCatalog, type Audience, type AudienceCondition, type RegulationJob } from '@eventrelay/config';
+import {
+  audienceFingerprint,
+  checkConfig,
+  queueCatalog,
+  type Audience,
+  type AudienceCondition,
+  type RegulationJob,
+} from '@eventrelay/config';
 import { ConfigStore } from '@eventrelay/stores';
 import { startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
 import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
@@ -51,8 +58,19 @@ function scope() {
       const answers = [
         await admin.call('POST', '/sources', { id: 'src-a', name: 'A', type: 'web' }),
         await admin.call('POST', '/sources', { id: 'src-b', name: 'B', type: 'server' }),
-        await admin.call('POST', '/destinations', { id: 'dst-a', name: 'Webhooks', enabled: true, sourceIds: ['src-a'], settings: { webhooks: [{ url: 'https://a.example.com/in' }] } }),
-        await admin.call('POST', '/destinations', { id: 'dst-b', name: 'Webhooks', sourceIds: ['src-b'], settings: { webhooks: [{ url: 'https://b.example.com/in' }] } }),
+        await admin.call('POST', '/destinations', {
+          id: 'dst-a',
+          name: 'Webhooks',
+          enabled: true,
+          sourceIds: ['src-a'],
+          settings: { webhooks: [{ url: 'https://a.example.com/in' }] },
+        }),
+        await admin.call('POST', '/destinations', {
+          id: 'dst-b',
+          name: 'Webhooks',
+          sourceIds: ['src-b'],
+          settings: { webhooks: [{ url: 'https://b.example.com/in' }] },
+        }),
       ];
       expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201]);
       return { admin, prefix };
@@ -69,12 +87,23 @@ function scope() {
       const audit = await admin.call('GET', '/audit?limit=1000');
       expect([audiences.status, audit.status]).toEqual([200, 200]);
       const snapshot = await new ConfigStore(redis(), prefix).snapshot();
-      return { version: snapshot.version, audiences: audiences.body as unknown, audit: audit.body as unknown, regulations: await redis().hgetall(`${prefix}:reg:regulations`) };
+      return {
+        version: snapshot.version,
+        audiences: audiences.body as unknown,
+        audit: audit.body as unknown,
+        regulations: await redis().hgetall(`${prefix}:reg:regulations`),
+      };
     },
   };
 }
 
-const newAudience = (extra: Record<string, unknown> = {}) => ({ name: 'Pro users', sourceIds: ['src-a'], destinationIds: ['dst-a'], condition: PRO, ...extra });
+const newAudience = (extra: Record<string, unknown> = {}) => ({
+  name: 'Pro users',
+  sourceIds: ['src-a'],
+  destinationIds: ['dst-a'],
+  condition: PRO,
+  ...extra,
+});
 
 /** A condition `levels` combinators deep around a trait test (so levels + 1 nodes deep). */
 function nested(kind: 'not' | 'all' | 'any', levels: number): AudienceCondition {
@@ -90,7 +119,11 @@ async function auditItems(admin: TestAdmin): Promise<AuditItem[]> {
 }
 
 function expectInvalid(res: AdminAnswer, fields: readonly string[]): void {
-  expect({ status: res.status, success: res.body?.success, code: res.body?.code }).toEqual({ status: 400, success: false, code: 'invalid_request' });
+  expect({ status: res.status, success: res.body?.success, code: res.body?.code }).toEqual({
+    status: 400,
+    success: false,
+    code: 'invalid_request',
+  });
   expect((res.body.fields as { field: string }[]).map((f) => f.field)).toEqual(fields);
   for (const f of res.body.fields as { field: string; message: string }[]) expect(f.message.length).toBeGreaterThan(0);
   expect(typeof res.body.message).toBe('string');
@@ -101,7 +134,13 @@ function expectNotFound(res: AdminAnswer): void {
   expect(res.body).toEqual({ success: false, code: 'not_found', message: expect.any(String) });
 }
 
-const stored = ({ id, name, sourceIds, destinationIds, condition }: Audience): Audience => ({ id, name, sourceIds, destinationIds, condition });
+const stored = ({ id, name, sourceIds, destinationIds, condition }: Audience): Audience => ({
+  id,
+  name,
+  sourceIds,
+  destinationIds,
+  condition,
+});
 
 describe('admin API: audiences', () => {
   const s = scope();
@@ -110,8 +149,15 @@ describe('admin API: audiences', () => {
     it('creates an audience with a generated id: 201 with its view (snake_case trait key, membership pending with 0 members), then GET shows it and the audit log has audience.create', async () => {
       const started = await s.start('aud-create');
       const { admin } = started;
-      const condition: AudienceCondition = { all: [{ trait: { key: 'plan', equals: 'trial' } }, { event: { name: 'Order Completed', atLeast: 2, withinDays: 30 } }] };
-      const res = await admin.call('POST', '/audiences', { name: 'Trial Users 2', sourceIds: ['src-a', 'src-b'], destinationIds: ['dst-a'], condition });
+      const condition: AudienceCondition = {
+        all: [{ trait: { key: 'plan', equals: 'trial' } }, { event: { name: 'Order Completed', atLeast: 2, withinDays: 30 } }],
+      };
+      const res = await admin.call('POST', '/audiences', {
+        name: 'Trial Users 2',
+        sourceIds: ['src-a', 'src-b'],
+        destinationIds: ['dst-a'],
+        condition,
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         id: expect.stringMatching(/^aud_[0-9a-f]{16}$/),
@@ -132,7 +178,11 @@ describe('admin API: audiences', () => {
       expect(list.body).toEqual([res.body]);
 
       const [latest, ...rest] = await auditItems(admin);
-      expect(latest).toMatchObject({ action: 'audience.create', targetId: id, details: expect.objectContaining({ traitKey: 'trial_users_2' }) });
+      expect(latest).toMatchObject({
+        action: 'audience.create',
+        targetId: id,
+        details: expect.objectContaining({ traitKey: 'trial_users_2' }),
+      });
       expect(rest.map((e) => e.action)).not.toContain('audience.create');
 
       // A second one gets another id.
@@ -146,7 +196,13 @@ describe('admin API: audiences', () => {
       const { admin, prefix } = await s.start('aud-list');
       const bodies = [
         { id: 'charlie', name: 'HTMLParser Café', sourceIds: ['src-b'], destinationIds: [], condition: { event: { name: 'Signed Up' } } },
-        { id: 'alpha', name: 'VIP buyers', sourceIds: ['src-a', 'src-b'], destinationIds: ['dst-a', 'dst-b'], condition: { any: [PRO, { not: { trait: { key: 'churned', exists: true } } }] } },
+        {
+          id: 'alpha',
+          name: 'VIP buyers',
+          sourceIds: ['src-a', 'src-b'],
+          destinationIds: ['dst-a', 'dst-b'],
+          condition: { any: [PRO, { not: { trait: { key: 'churned', exists: true } } }] },
+        },
         { id: 'bravo', name: 'Pro plan', sourceIds: ['src-a'], destinationIds: ['dst-b'], condition: { trait: { key: 'seats', gte: 10 } } },
       ];
       const created: AdminAnswer[] = [];
@@ -157,7 +213,8 @@ describe('admin API: audiences', () => {
         ['alpha', 'vip_buyers'],
         ['bravo', 'pro_plan'],
       ]);
-      for (const [i, c] of created.entries()) expect(c.body).toEqual({ ...bodies[i], traitKey: c.body.traitKey, membership: { status: 'pending', members: 0 } });
+      for (const [i, c] of created.entries())
+        expect(c.body).toEqual({ ...bodies[i], traitKey: c.body.traitKey, membership: { status: 'pending', members: 0 } });
 
       const list = await admin.call('GET', '/audiences');
       expect(list.body.map((a: { id: string }) => a.id)).toEqual(['alpha', 'bravo', 'charlie']);
@@ -174,9 +231,21 @@ describe('admin API: audiences', () => {
 
     it('accepts the edges of the condition schema: 10 levels deep, withinDays 90, atLeast 1', async () => {
       const { admin } = await s.start('aud-edges');
-      const deepNot = await admin.call('POST', '/audiences', newAudience({ id: 'deep-not', name: 'Deep not', condition: nested('not', 9) }));
-      const deepAll = await admin.call('POST', '/audiences', newAudience({ id: 'deep-all', name: 'Deep all', condition: nested('all', 9) }));
-      const events = await admin.call('POST', '/audiences', newAudience({ id: 'events', name: 'Events', condition: { event: { name: 'Login', atLeast: 1, withinDays: 90 } } }));
+      const deepNot = await admin.call(
+        'POST',
+        '/audiences',
+        newAudience({ id: 'deep-not', name: 'Deep not', condition: nested('not', 9) }),
+      );
+      const deepAll = await admin.call(
+        'POST',
+        '/audiences',
+        newAudience({ id: 'deep-all', name: 'Deep all', condition: nested('all', 9) }),
+      );
+      const events = await admin.call(
+        'POST',
+        '/audiences',
+        newAudience({ id: 'events', name: 'Events', condition: { event: { name: 'Login', atLeast: 1, withinDays: 90 } } }),
+      );
       expect([deepNot.status, deepAll.status, events.status]).toEqual([201, 201, 201]);
       expect((await admin.call('GET', '/audiences/deep-not')).body.condition).toEqual(nested('not', 9));
     });
@@ -184,26 +253,72 @@ describe('admin API: audiences', () => {
     const refusals: { name: string; body: Record<string, unknown>; fields: string[] }[] = [
       { name: 'an unknown source', body: newAudience({ sourceIds: ['src-a', 'ghost'] }), fields: ['sourceIds[1]'] },
       { name: 'an unknown destination', body: newAudience({ destinationIds: ['dst-a', 'dst-b', 'nope'] }), fields: ['destinationIds[2]'] },
-      { name: 'an unknown source and destination', body: newAudience({ sourceIds: ['ghost'], destinationIds: ['nope'] }), fields: ['sourceIds[0]', 'destinationIds[0]'] },
+      {
+        name: 'an unknown source and destination',
+        body: newAudience({ sourceIds: ['ghost'], destinationIds: ['nope'] }),
+        fields: ['sourceIds[0]', 'destinationIds[0]'],
+      },
       { name: 'empty sourceIds', body: newAudience({ sourceIds: [] }), fields: ['sourceIds'] },
       { name: 'a name without a letter or digit', body: newAudience({ name: ' !!! -- ' }), fields: ['name'] },
       { name: 'a name that gives the trait key of another audience', body: newAudience({ name: 'trial-users_2' }), fields: ['name'] },
       { name: 'an empty condition', body: newAudience({ condition: {} }), fields: ['condition'] },
-      { name: 'a condition with two keys', body: newAudience({ condition: { trait: { key: 'plan', equals: 'pro' }, event: { name: 'Login' } } }), fields: ['condition'] },
-      { name: 'a trait test with two operators', body: newAudience({ condition: { trait: { key: 'plan', equals: 'pro', gt: 3 } } }), fields: ['condition.trait'] },
-      { name: 'a trait test without an operator', body: newAudience({ condition: { trait: { key: 'plan' } } }), fields: ['condition.trait'] },
-      { name: 'a trait test with an unknown operator', body: newAudience({ condition: { trait: { key: 'plan', startsWith: 'p' } } }), fields: ['condition.trait.startsWith'] },
-      { name: 'event atLeast 0', body: newAudience({ condition: { event: { name: 'Login', atLeast: 0 } } }), fields: ['condition.event.atLeast'] },
-      { name: 'event withinDays 91', body: newAudience({ condition: { event: { name: 'Login', withinDays: 91 } } }), fields: ['condition.event.withinDays'] },
-      { name: 'a bad event test inside all', body: newAudience({ condition: { all: [PRO, { event: { name: 'Login', atLeast: 0 } }] } }), fields: ['condition.all[1].event.atLeast'] },
+      {
+        name: 'a condition with two keys',
+        body: newAudience({ condition: { trait: { key: 'plan', equals: 'pro' }, event: { name: 'Login' } } }),
+        fields: ['condition'],
+      },
+      {
+        name: 'a trait test with two operators',
+        body: newAudience({ condition: { trait: { key: 'plan', equals: 'pro', gt: 3 } } }),
+        fields: ['condition.trait'],
+      },
+      {
+        name: 'a trait test without an operator',
+        body: newAudience({ condition: { trait: { key: 'plan' } } }),
+        fields: ['condition.trait'],
+      },
+      {
+        name: 'a trait test with an unknown operator',
+        body: newAudience({ condition: { trait: { key: 'plan', startsWith: 'p' } } }),
+        fields: ['condition.trait.startsWith'],
+      },
+      {
+        name: 'event atLeast 0',
+        body: newAudience({ condition: { event: { name: 'Login', atLeast: 0 } } }),
+        fields: ['condition.event.atLeast'],
+      },
+      {
+        name: 'event withinDays 91',
+        body: newAudience({ condition: { event: { name: 'Login', withinDays: 91 } } }),
+        fields: ['condition.event.withinDays'],
+      },
+      {
+        name: 'a bad event test inside all',
+        body: newAudience({ condition: { all: [PRO, { event: { name: 'Login', atLeast: 0 } }] } }),
+        fields: ['condition.all[1].event.atLeast'],
+      },
       { name: 'not nested 11 levels deep', body: newAudience({ condition: nested('not', 10) }), fields: [`condition${'.not'.repeat(10)}`] },
-      { name: 'all nested 11 levels deep', body: newAudience({ condition: nested('all', 10) }), fields: [`condition${'.all[0]'.repeat(10)}`] },
-      { name: 'any nested 11 levels deep', body: newAudience({ condition: nested('any', 10) }), fields: [`condition${'.any[0]'.repeat(10)}`] },
+      {
+        name: 'all nested 11 levels deep',
+        body: newAudience({ condition: nested('all', 10) }),
+        fields: [`condition${'.all[0]'.repeat(10)}`],
+      },
+      {
+        name: 'any nested 11 levels deep',
+        body: newAudience({ condition: nested('any', 10) }),
+        fields: [`condition${'.any[0]'.repeat(10)}`],
+      },
     ];
 
     it.each(refusals)('refuses $name with 400 naming $fields; nothing written or audited', async ({ body, fields }) => {
       const started = await s.start('aud-refused');
-      const existing = await started.admin.call('POST', '/audiences', { id: 'aud-existing', name: 'Trial Users 2', sourceIds: ['src-a'], destinationIds: ['dst-a'], condition: PRO });
+      const existing = await started.admin.call('POST', '/audiences', {
+        id: 'aud-existing',
+        name: 'Trial Users 2',
+        sourceIds: ['src-a'],
+        destinationIds: ['dst-a'],
+        condition: PRO,
+      });
       expect(existing.status).toBe(201);
       const before = await s.everything(started);
       const res = await started.admin.call('POST', '/audiences', { id: 'aud-new', ...body });
@@ -218,9 +333,20 @@ describe('admin API: audiences', () => {
       const first = await admin.call('POST', '/audiences', newAudience({ id: 'taken' }));
       expect(first.status).toBe(201);
       const before = await s.everything(started);
-      const res = await admin.call('POST', '/audiences', { id: 'taken', name: 'Impostor', sourceIds: ['src-b'], destinationIds: ['dst-b'], condition: { event: { name: 'Login' } } });
+      const res = await admin.call('POST', '/audiences', {
+        id: 'taken',
+        name: 'Impostor',
+        sourceIds: ['src-b'],
+        destinationIds: ['dst-b'],
+        condition: { event: { name: 'Login' } },
+      });
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ success: false, code: 'conflict', message: expect.any(String), fields: [{ field: 'id', message: expect.any(String) }] });
+      expect(res.body).toEqual({
+        success: false,
+        code: 'conflict',
+        message: expect.any(String),
+        fields: [{ field: 'id', message: expect.any(String) }],
+      });
       expect(await s.everything(started)).toEqual(before);
       expect((await admin.call('GET', '/audiences/taken')).body).toEqual(first.body);
     });
@@ -272,16 +398,29 @@ describe('admin API: audiences', () => {
       expect(created.status).toBe(201);
       const audience = stored(created.body as Audience);
       const syncedAt = Date.parse('2026-02-01T10:20:30.456Z');
-      await redis.hset(`${prefix}:aud:ready-one:state`, { fingerprint: audienceFingerprint(audience), status: 'ready', scanned: '42', lastFullSyncAt: String(syncedAt) });
+      await redis.hset(`${prefix}:aud:ready-one:state`, {
+        fingerprint: audienceFingerprint(audience),
+        status: 'ready',
+        scanned: '42',
+        lastFullSyncAt: String(syncedAt),
+      });
       await redis.sadd(`${prefix}:aud:ready-one:members`, 'user-1', 'user-2', 'user-3');
 
       const got = await admin.call('GET', '/audiences/ready-one');
       expect(got.status).toBe(200);
-      expect(got.body).toEqual({ ...audience, traitKey: 'pro_users', membership: { status: 'ready', members: 3, profilesScanned: 42, lastFullSyncAt: '2026-02-01T10:20:30.456Z' } });
+      expect(got.body).toEqual({
+        ...audience,
+        traitKey: 'pro_users',
+        membership: { status: 'ready', members: 3, profilesScanned: 42, lastFullSyncAt: '2026-02-01T10:20:30.456Z' },
+      });
       expect((await admin.call('GET', '/audiences')).body).toEqual([got.body]);
 
       await redis.hset(`${prefix}:aud:ready-one:state`, 'status', 'backfilling');
-      expect((await admin.call('GET', '/audiences/ready-one')).body.membership).toMatchObject({ status: 'backfilling', members: 3, profilesScanned: 42 });
+      expect((await admin.call('GET', '/audiences/ready-one')).body.membership).toMatchObject({
+        status: 'backfilling',
+        members: 3,
+        profilesScanned: 42,
+      });
     });
 
     it('a pass of another definition (different fingerprint) leaves the audience pending, without its profile count', async () => {
@@ -291,7 +430,12 @@ describe('admin API: audiences', () => {
       const audience = stored(created.body as Audience);
       const other = audienceFingerprint({ sourceIds: audience.sourceIds, condition: { trait: { key: 'plan', equals: 'free' } } });
       expect(other).not.toBe(audienceFingerprint(audience));
-      await redis.hset(`${prefix}:aud:stale:state`, { fingerprint: other, status: 'ready', scanned: '42', lastFullSyncAt: String(Date.now()) });
+      await redis.hset(`${prefix}:aud:stale:state`, {
+        fingerprint: other,
+        status: 'ready',
+        scanned: '42',
+        lastFullSyncAt: String(Date.now()),
+      });
       await redis.sadd(`${prefix}:aud:stale:members`, 'user-1', 'user-2', 'user-3');
 
       const got = await admin.call('GET', '/audiences/stale');
@@ -312,7 +456,12 @@ describe('admin API: audiences', () => {
       }
       await redis.sadd(`${prefix}:aud:m-a:members`, 'u1');
       await redis.sadd(`${prefix}:aud:m-c:members`, 'u1', 'u2', 'u3', 'u4');
-      await redis.hset(`${prefix}:aud:m-c:state`, { fingerprint: audienceFingerprint(views[0]!), status: 'ready', scanned: '7', lastFullSyncAt: '1700000000000' });
+      await redis.hset(`${prefix}:aud:m-c:state`, {
+        fingerprint: audienceFingerprint(views[0]!),
+        status: 'ready',
+        scanned: '7',
+        lastFullSyncAt: '1700000000000',
+      });
       const list = await admin.call('GET', '/audiences');
       expect(list.body.map((a: { id: string; membership: unknown }) => [a.id, a.membership])).toEqual([
         ['m-a', { status: 'pending', members: 1 }],
@@ -335,14 +484,26 @@ describe('admin API: audiences', () => {
         ['only-a', []],
         ['only-b', ['dst-b']],
       ]);
-      expect((await admin.call('GET', '/config')).body.audiences.map((a: Audience) => a.destinationIds)).toEqual([['dst-b'], [], ['dst-b']]);
+      expect((await admin.call('GET', '/config')).body.audiences.map((a: Audience) => a.destinationIds)).toEqual([
+        ['dst-b'],
+        [],
+        ['dst-b'],
+      ]);
     });
 
     it("deleting a source removes it from every audience's sourceIds, and the changed definition is pending again", async () => {
       const { admin, prefix } = await s.start('aud-del-src');
-      const created = await admin.call('POST', '/audiences', newAudience({ id: 'two-sources', name: 'Two sources', sourceIds: ['src-a', 'src-b'] }));
+      const created = await admin.call(
+        'POST',
+        '/audiences',
+        newAudience({ id: 'two-sources', name: 'Two sources', sourceIds: ['src-a', 'src-b'] }),
+      );
       await admin.call('POST', '/audiences', newAudience({ id: 'b-only', name: 'B only', sourceIds: ['src-b'] }));
-      await s.redis().hset(`${prefix}:aud:two-sources:state`, { fingerprint: audienceFingerprint(stored(created.body as Audience)), status: 'ready', scanned: '3' });
+      await s.redis().hset(`${prefix}:aud:two-sources:state`, {
+        fingerprint: audienceFingerprint(stored(created.body as Audience)),
+        status: 'ready',
+        scanned: '3',
+      });
       expect((await admin.call('GET', '/audiences/two-sources')).body.membership.status).toBe('ready');
 
       expect((await admin.call('DELETE', '/sources/src-a')).status).toBe(204);
@@ -354,7 +515,9 @@ describe('admin API: audiences', () => {
 
     it('deleting the only source of an audience leaves a config that GET /config exports and can be applied again', async () => {
       const { admin } = await s.start('aud-del-last-src');
-      expect((await admin.call('POST', '/audiences', newAudience({ id: 'a-only', name: 'A only', sourceIds: ['src-a'] }))).status).toBe(201);
+      expect((await admin.call('POST', '/audiences', newAudience({ id: 'a-only', name: 'A only', sourceIds: ['src-a'] }))).status).toBe(
+        201,
+      );
       expect((await admin.call('DELETE', '/sources/src-a')).status).toBe(204);
       const exported = await admin.call('GET', '/config');
       expect(exported.status).toBe(200);
@@ -395,14 +558,25 @@ describe('admin API: regulations', () => {
     expect(job!.id).toBe(id);
     expect(job!.name).toBe(queueCatalog.regulation.jobName);
     expect(job!.data).toEqual({ id, createdAt, request });
-    expect(await queue.getJobCounts('wait', 'delayed', 'active', 'prioritized')).toEqual({ wait: 1, delayed: 0, active: 0, prioritized: 0 });
+    expect(await queue.getJobCounts('wait', 'delayed', 'active', 'prioritized')).toEqual({
+      wait: 1,
+      delayed: 0,
+      active: 0,
+      prioritized: 0,
+    });
 
     const got = await admin.call('GET', `/regulations/${id}`);
     expect(got.status).toBe(200);
     expect(got.body).toEqual(res.body);
 
     const [latest] = await auditItems(admin);
-    expect(latest).toEqual({ action: 'regulation.create', targetId: id, tokenId: expect.stringMatching(/^tok_/), at: createdAt, details: { regulationType: 'SUPPRESS_WITH_DELETE', subjects: 3, sourceIds: ['src-b', 'src-a'] } });
+    expect(latest).toEqual({
+      action: 'regulation.create',
+      targetId: id,
+      tokenId: expect.stringMatching(/^tok_/),
+      at: createdAt,
+      details: { regulationType: 'SUPPRESS_WITH_DELETE', subjects: 3, sourceIds: ['src-b', 'src-a'] },
+    });
     const audit = await admin.call('GET', '/audit?limit=1000');
     const record = (await s.redis().hget(`${prefix}:reg:regulations`, id)) ?? '';
     expect(record).not.toBe('');
@@ -419,7 +593,15 @@ describe('admin API: regulations', () => {
     const queue = s.regulationQueue(prefix);
     const suppress = await admin.call('POST', '/regulations', { regulationType: 'SUPPRESS', subjectType: 'USER_ID', subjectIds: ['u-1'] });
     expect(suppress.status).toBe(202);
-    expect(suppress.body).toEqual({ id: expect.stringMatching(/^reg_/), regulationType: 'SUPPRESS', subjectType: 'USER_ID', subjectCount: 1, status: 'pending', createdAt: expect.any(String), counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 } });
+    expect(suppress.body).toEqual({
+      id: expect.stringMatching(/^reg_/),
+      regulationType: 'SUPPRESS',
+      subjectType: 'USER_ID',
+      subjectCount: 1,
+      status: 'pending',
+      createdAt: expect.any(String),
+      counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
+    });
     expect(new Date(suppress.body.createdAt as string).toISOString()).toBe(suppress.body.createdAt);
     expect(suppress.body).not.toHaveProperty('sourceIds');
 
@@ -430,11 +612,19 @@ describe('admin API: regulations', () => {
     expect(big.body.id).not.toBe(suppress.body.id);
     expect(big.text).not.toContain('user-4999');
 
-    expect((await queue.getJob(suppress.body.id as string))!.data.request).toEqual({ regulationType: 'SUPPRESS', subjectType: 'USER_ID', subjectIds: ['u-1'] });
+    expect((await queue.getJob(suppress.body.id as string))!.data.request).toEqual({
+      regulationType: 'SUPPRESS',
+      subjectType: 'USER_ID',
+      subjectIds: ['u-1'],
+    });
     expect((await queue.getJob(big.body.id as string))!.data.request.subjectIds).toEqual(many);
     expect((await admin.call('GET', `/regulations/${big.body.id as string}`)).body).toEqual(big.body);
     const [latest] = await auditItems(admin);
-    expect(latest).toMatchObject({ action: 'regulation.create', targetId: big.body.id, details: { regulationType: 'DELETE', subjects: 5000 } });
+    expect(latest).toMatchObject({
+      action: 'regulation.create',
+      targetId: big.body.id,
+      details: { regulationType: 'DELETE', subjects: 5000 },
+    });
     expect(latest!.details).not.toHaveProperty('sourceIds');
   });
 
@@ -454,10 +644,22 @@ describe('admin API: regulations', () => {
     const started = await s.start('reg-refused');
     const queue = s.regulationQueue(started.prefix);
     const before = await s.everything(started);
-    const res = await started.admin.call('POST', '/regulations', { regulationType: 'DELETE', subjectType: 'USER_ID', subjectIds: ['user-1'], ...body });
+    const res = await started.admin.call('POST', '/regulations', {
+      regulationType: 'DELETE',
+      subjectType: 'USER_ID',
+      subjectIds: ['user-1'],
+      ...body,
+    });
     expectInvalid(res, fields);
     expect(await s.everything(started)).toEqual(before);
-    expect(await queue.getJobCounts('wait', 'delayed', 'active', 'prioritized', 'completed', 'failed')).toEqual({ wait: 0, delayed: 0, active: 0, prioritized: 0, completed: 0, failed: 0 });
+    expect(await queue.getJobCounts('wait', 'delayed', 'active', 'prioritized', 'completed', 'failed')).toEqual({
+      wait: 0,
+      delayed: 0,
+      active: 0,
+      prioritized: 0,
+      completed: 0,
+      failed: 0,
+    });
     // The queue's own meta key aside, no key of the queue exists: no job was ever added.
     expect((await s.redis().keys(`${started.prefix}:regulation:*`)).filter((k) => !k.endsWith(':regulation:meta'))).toEqual([]);
   });

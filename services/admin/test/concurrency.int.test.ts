@@ -23,7 +23,10 @@ function state(i: number): Destination {
     // Bit j of i picks source j: a different subset for each writer (i < 64).
     sourceIds: SOURCE_IDS.filter((_, j) => (i >> j) & 1),
     settings: {
-      webhooks: Array.from({ length: urls }, (_, k) => ({ url: `https://w${i}.example.com/hook/${k}`, headers: { 'X-Writer': String(i), 'X-Url': `${i}-${k}`, ...(k % 2 === 0 ? { Authorization: `Bearer w${i}` } : {}) } })),
+      webhooks: Array.from({ length: urls }, (_, k) => ({
+        url: `https://w${i}.example.com/hook/${k}`,
+        headers: { 'X-Writer': String(i), 'X-Url': `${i}-${k}`, ...(k % 2 === 0 ? { Authorization: `Bearer w${i}` } : {}) },
+      })),
       sharedSecret: `whsec_writer_${String(i).padStart(2, '0')}_${'s'.repeat(i % 7)}`,
     },
   };
@@ -35,7 +38,10 @@ function patchOf(d: Destination) {
 
 function viewOf(d: Destination) {
   const secret = d.settings.sharedSecret!;
-  return { ...d, settings: { webhooks: d.settings.webhooks, sharedSecret: secret.length >= 8 ? { set: true, last4: secret.slice(-4) } : { set: true } } };
+  return {
+    ...d,
+    settings: { webhooks: d.settings.webhooks, sharedSecret: secret.length >= 8 ? { set: true, last4: secret.slice(-4) } : { set: true } },
+  };
 }
 
 describe('concurrent admin writes', () => {
@@ -77,7 +83,12 @@ describe('concurrent admin writes', () => {
     const { admins: list, store } = await admins(label, instances);
     const first = list[0]!;
     for (const id of SOURCE_IDS) expect((await first.call('POST', '/sources', { id, name: id, type: 'web' })).status).toBe(201);
-    const initial = await first.call('POST', '/destinations', { id: 'dst-race', name: 'Webhooks', sourceIds: ['src-5'], settings: { webhooks: [{ url: 'https://initial.example.com/' }], sharedSecret: 'whsec_initial_secret' } });
+    const initial = await first.call('POST', '/destinations', {
+      id: 'dst-race',
+      name: 'Webhooks',
+      sourceIds: ['src-5'],
+      settings: { webhooks: [{ url: 'https://initial.example.com/' }], sharedSecret: 'whsec_initial_secret' },
+    });
     expect(initial.status).toBe(201);
 
     const states = Array.from({ length: WRITES }, (_, i) => state(i));
@@ -87,7 +98,9 @@ describe('concurrent admin writes', () => {
 
     const versionBefore = await store.version();
     const updatesBefore = await auditCount(first, 'destination.update');
-    const answers: AdminAnswer[] = await Promise.all(states.map((s, i) => list[i % list.length]!.call('PATCH', '/destinations/dst-race', patchOf(s))));
+    const answers: AdminAnswer[] = await Promise.all(
+      states.map((s, i) => list[i % list.length]!.call('PATCH', '/destinations/dst-race', patchOf(s))),
+    );
 
     expect(answers.map((a) => a.status)).toEqual(Array.from({ length: WRITES }, () => 200));
     // Each writer is answered with its own state, whole.
@@ -116,7 +129,12 @@ describe('concurrent admin writes', () => {
   it('parallel PATCHes of different fields on two instances lose no update', async () => {
     const { admins: list, store } = await admins('race-fields', 2);
     await list[0]!.call('POST', '/sources', { id: 'src-0', name: 'S', type: 'web' });
-    await list[0]!.call('POST', '/destinations', { id: 'dst-f', name: 'Webhooks', enabled: false, settings: { webhooks: [{ url: 'https://initial.example.com/' }], sharedSecret: 'whsec_initial_secret' } });
+    await list[0]!.call('POST', '/destinations', {
+      id: 'dst-f',
+      name: 'Webhooks',
+      enabled: false,
+      settings: { webhooks: [{ url: 'https://initial.example.com/' }], sharedSecret: 'whsec_initial_secret' },
+    });
     // Writers of enabled never send webhooks and the other way round: a writer that planned on a
     // stale snapshot would put back a value it never meant to write.
     const hooksOf = (i: number) => [{ url: `https://f${i}.example.com/` }];
@@ -143,14 +161,25 @@ describe('concurrent admin writes', () => {
   it('a source deleted while destinations naming it are created on another instance leaves no dangling reference', async () => {
     const { admins: list, store } = await admins('race-detach', 2);
     for (const id of ['doomed', 'keeper']) await list[0]!.call('POST', '/sources', { id, name: id, type: 'web' });
-    const creations = Array.from({ length: 20 }, (_, i) => list[i % 2]!.call('POST', '/destinations', { id: `dst-${i}`, name: 'Webhooks', sourceIds: ['doomed', 'keeper'], settings: { webhooks: [{ url: `https://d${i}.example.com/` }] } }));
+    const creations = Array.from({ length: 20 }, (_, i) =>
+      list[i % 2]!.call('POST', '/destinations', {
+        id: `dst-${i}`,
+        name: 'Webhooks',
+        sourceIds: ['doomed', 'keeper'],
+        settings: { webhooks: [{ url: `https://d${i}.example.com/` }] },
+      }),
+    );
     const deletion = list[1]!.call('DELETE', '/sources/doomed');
     const answers = await Promise.all(creations);
     expect((await deletion).status).toBe(204);
 
     for (const a of answers) {
       if (a.status === 201) expect(a.body.sourceIds).toEqual(['doomed', 'keeper']);
-      else expect({ status: a.status, fields: a.body.fields }).toEqual({ status: 400, fields: [{ field: 'sourceIds[0]', message: expect.any(String) }] });
+      else
+        expect({ status: a.status, fields: a.body.fields }).toEqual({
+          status: 400,
+          fields: [{ field: 'sourceIds[0]', message: expect.any(String) }],
+        });
     }
     const snapshot = await store.snapshot();
     expect(snapshot.sources.has('doomed')).toBe(false);
@@ -163,7 +192,9 @@ describe('concurrent admin writes', () => {
     const { admins: list, store } = await admins('create-distinct', 2);
     const versionBefore = await store.version();
     const ids = Array.from({ length: 20 }, (_, i) => `src-par-${i}`);
-    const answers = await Promise.all(ids.map((id, i) => list[i % 2]!.call('POST', '/sources', { id, name: `Source ${i}`, type: 'server' })));
+    const answers = await Promise.all(
+      ids.map((id, i) => list[i % 2]!.call('POST', '/sources', { id, name: `Source ${i}`, type: 'server' })),
+    );
     expect(answers.map((a) => a.status)).toEqual(ids.map(() => 201));
     const listed = (await list[0]!.call('GET', '/sources')).body as { id: string; name: string; writeKey: string }[];
     expect(listed.map((s) => s.id)).toEqual([...ids].sort());
@@ -181,11 +212,21 @@ describe('concurrent admin writes', () => {
   ])('20 parallel creations of one id on $instances instance(s): one 201, nineteen 409 conflict', async ({ instances, label }) => {
     const { prefix, admins: list, store } = await admins(label, instances);
     const versionBefore = await store.version();
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => list[i % instances]!.call('POST', '/sources', { id: 'src-same', name: `Claimant ${i}`, type: 'web' })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        list[i % instances]!.call('POST', '/sources', { id: 'src-same', name: `Claimant ${i}`, type: 'web' }),
+      ),
+    );
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(19);
-    for (const a of answers.filter((x) => x.status === 409)) expect(a.body).toEqual({ success: false, code: 'conflict', message: expect.any(String), fields: [{ field: 'id', message: expect.any(String) }] });
+    for (const a of answers.filter((x) => x.status === 409))
+      expect(a.body).toEqual({
+        success: false,
+        code: 'conflict',
+        message: expect.any(String),
+        fields: [{ field: 'id', message: expect.any(String) }],
+      });
 
     const winner = answers.find((a) => a.status === 201)!.body as { id: string; name: string; writeKey: string };
     const listed = (await list[0]!.call('GET', '/sources')).body;

@@ -47,7 +47,9 @@ class Traffic {
       const messageId = `${this.label}-${++this.n}`;
       const call: SentCall = { messageId, sentAt: Date.now() };
       this.sent.push(call);
-      const p = track(this.ingestUrl, this.writeKey, { messageId, event: 'Live', properties: { seq: this.n } }).then((status) => void (call.status = status));
+      const p = track(this.ingestUrl, this.writeKey, { messageId, event: 'Live', properties: { seq: this.n } }).then(
+        (status) => void (call.status = status),
+      );
       this.inFlight.add(p);
       void p.finally(() => this.inFlight.delete(p));
     };
@@ -87,11 +89,26 @@ describe('admin API: live config changes and operator views', () => {
     return { p, admin };
   }
 
-  async function createDestination(admin: TestAdmin, urls: string[], extra: Record<string, unknown> = {}): Promise<{ id: string; createdAt: number }> {
-    const res = await admin.call('POST', '/destinations', { name: 'Webhooks', enabled: true, sourceIds: ['src-test'], settings: { webhooks: urls.map((url) => ({ url })), sharedSecret: SECRET }, ...extra });
+  async function createDestination(
+    admin: TestAdmin,
+    urls: string[],
+    extra: Record<string, unknown> = {},
+  ): Promise<{ id: string; createdAt: number }> {
+    const res = await admin.call('POST', '/destinations', {
+      name: 'Webhooks',
+      enabled: true,
+      sourceIds: ['src-test'],
+      settings: { webhooks: urls.map((url) => ({ url })), sharedSecret: SECRET },
+      ...extra,
+    });
     const createdAt = Date.now();
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ name: 'Webhooks', enabled: true, sourceIds: ['src-test'], settings: { webhooks: urls.map((url) => ({ url })), sharedSecret: { set: true } } });
+    expect(res.body).toMatchObject({
+      name: 'Webhooks',
+      enabled: true,
+      sourceIds: ['src-test'],
+      settings: { webhooks: urls.map((url) => ({ url })), sharedSecret: { set: true } },
+    });
     expect(res.text).not.toContain(SECRET);
     return { id: res.body.id as string, createdAt };
   }
@@ -108,7 +125,11 @@ describe('admin API: live config changes and operator views', () => {
     return res.body.items as DeadLetter[];
   }
 
-  async function deliveries(admin: TestAdmin, destinationId: string, query = 'limit=1000'): Promise<{ items: DeliveryAttempt[]; nextCursor: string | null }> {
+  async function deliveries(
+    admin: TestAdmin,
+    destinationId: string,
+    query = 'limit=1000',
+  ): Promise<{ items: DeliveryAttempt[]; nextCursor: string | null }> {
     const res = await admin.call('GET', `/destinations/${destinationId}/deliveries?${query}`);
     expect(res.status).toBe(200);
     return res.body;
@@ -145,7 +166,9 @@ describe('admin API: live config changes and operator views', () => {
   it('disabling stops deliveries within 2 s; what was pending is dead-lettered and delivered by a replay after re-enabling', async () => {
     // Calls marked hold get 500 and are retrying when the destination is disabled (backoff at most
     // 300 ms, so each is looked at again soon after).
-    const receiver = scope.track(await startReceiver({ responder: (req) => ({ status: bodyOf(req).properties?.['hold'] === true ? 500 : 200 }) }));
+    const receiver = scope.track(
+      await startReceiver({ responder: (req) => ({ status: bodyOf(req).properties?.['hold'] === true ? 500 : 200 }) }),
+    );
     const { p, admin } = await setup('live-disable', { deliveryEnv: { DELIVERY_RETRY_BASE_MS: '100', DELIVERY_RETRY_MAX_MS: '300' } });
     const { id } = await createDestination(admin, [receiver.url]);
     await refreshNow(p);
@@ -167,7 +190,9 @@ describe('admin API: live config changes and operator views', () => {
 
     // Nothing sent more than 2 s after the change reached the receiver, and nothing at all came
     // later than that (held messages' retries included).
-    const late = receiver.requests.filter((r) => messageIdOf(r).startsWith('disable-') && traffic.sentAtOf(messageIdOf(r)) > disabledAt + PROPAGATION_MS);
+    const late = receiver.requests.filter(
+      (r) => messageIdOf(r).startsWith('disable-') && traffic.sentAtOf(messageIdOf(r)) > disabledAt + PROPAGATION_MS,
+    );
     expect(late.map(messageIdOf)).toEqual([]);
     const lastArrival = Math.max(...receiver.requests.map((r) => r.at));
     timings['disableToLastDelivery'] = lastArrival - disabledAt;
@@ -201,7 +226,9 @@ describe('admin API: live config changes and operator views', () => {
     await sleep(300);
     const replayed = receiver.requests.slice(before);
     expect(replayed.map(messageIdOf).sort()).toEqual([...deadIds].sort());
-    expect(replayed.every((r) => r.headers['x-eventrelay-attempt'] === '1' && verifySignature(SECRET, r.body, r.headers['x-signature']))).toBe(true);
+    expect(
+      replayed.every((r) => r.headers['x-eventrelay-attempt'] === '1' && verifySignature(SECRET, r.body, r.headers['x-signature'])),
+    ).toBe(true);
     expect(await deadLetters(admin, id)).toEqual([]);
   });
 
@@ -302,7 +329,11 @@ describe('admin API: live config changes and operator views', () => {
       expect(await track(p.ingestUrl, p.writeKey, { messageId: 'dead-2', properties: { n: 2 } })).toBe(200);
       await sleep(400);
       expect(await track(p.ingestUrl, p.writeKey, { messageId: 'dead-3', properties: { n: 3 } })).toBe(200);
-      const [l1, l2, l3] = [await deadLetterOf(admin, id, 'dead-1'), await deadLetterOf(admin, id, 'dead-2'), await deadLetterOf(admin, id, 'dead-3')];
+      const [l1, l2, l3] = [
+        await deadLetterOf(admin, id, 'dead-1'),
+        await deadLetterOf(admin, id, 'dead-2'),
+        await deadLetterOf(admin, id, 'dead-3'),
+      ];
       expect(l1.lastError).toMatch(/retry window of 1\.5 s passed.*HTTP 500/);
       expect(l1.attempts).toBeGreaterThanOrEqual(2);
       expect(l1.urls).toEqual([{ url: receiver.url, error: 'HTTP 500' }]);
@@ -314,7 +345,10 @@ describe('admin API: live config changes and operator views', () => {
       // Pages of two: the cursor walks the three letters in the same order, once each.
       const pageOne = await admin.call('GET', `/destinations/${id}/dead-letters?limit=2`);
       expect(pageOne.body.items.map((l: DeadLetter) => l.job.call.messageId)).toEqual(listed.slice(0, 2));
-      const pageTwo = await admin.call('GET', `/destinations/${id}/dead-letters?limit=2&cursor=${encodeURIComponent(pageOne.body.nextCursor as string)}`);
+      const pageTwo = await admin.call(
+        'GET',
+        `/destinations/${id}/dead-letters?limit=2&cursor=${encodeURIComponent(pageOne.body.nextCursor as string)}`,
+      );
       expect(pageTwo.body.items.map((l: DeadLetter) => l.job.call.messageId)).toEqual(listed.slice(2));
       expect(pageTwo.body.nextCursor).toBeNull();
       const firstBody = receiver.requests.find((r) => messageIdOf(r) === 'dead-1')!.body;
@@ -331,7 +365,10 @@ describe('admin API: live config changes and operator views', () => {
       expect(bodyOf(again!)).toMatchObject({ type: 'track', event: 'Live', properties: { n: 1 } });
       expect(verifySignature(SECRET, again!.body, again!.headers['x-signature'])).toBe(true);
       expect((await deadLetters(admin, id)).map((l) => l.job.call.messageId)).toEqual(['dead-3', 'dead-2']);
-      expect((await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['dead-1'] })).body).toEqual({ replayed: 0, notFound: ['dead-1'] });
+      expect((await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['dead-1'] })).body).toEqual({
+        replayed: 0,
+        notFound: ['dead-1'],
+      });
 
       // since: only what died at or after the time given (dead-3's own deadAt: inclusive).
       before = receiver.requests.length;
@@ -360,10 +397,16 @@ describe('admin API: live config changes and operator views', () => {
 
       expect(await track(p.ingestUrl, p.writeKey, { messageId: 'again-1' })).toBe(200);
       const first = await deadLetterOf(admin, id, 'again-1');
-      await eventually(async () => expect((await deliveries(admin, id)).items.filter((a) => a.messageId === 'again-1')).toHaveLength(first.attempts), 2000);
+      await eventually(
+        async () => expect((await deliveries(admin, id)).items.filter((a) => a.messageId === 'again-1')).toHaveLength(first.attempts),
+        2000,
+      );
 
       const replayedAt = Date.now();
-      expect((await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['again-1'] })).body).toEqual({ replayed: 1, notFound: [] });
+      expect((await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['again-1'] })).body).toEqual({
+        replayed: 1,
+        notFound: [],
+      });
       const second = await eventually(async () => {
         const letter = (await deadLetters(admin, id)).find((l) => l.job.call.messageId === 'again-1');
         expect(letter).toBeDefined();
@@ -404,8 +447,10 @@ describe('admin API: live config changes and operator views', () => {
     await refreshNow(p);
 
     let n = 0;
-    const send = async (kind: string) => expect(await track(p.ingestUrl, p.writeKey, { messageId: `log-${++n}-${kind}`, properties: { kind } })).toBe(200);
-    const logLength = async (length: number) => eventually(async () => expect((await deliveries(admin, id)).items).toHaveLength(length), 5000);
+    const send = async (kind: string) =>
+      expect(await track(p.ingestUrl, p.writeKey, { messageId: `log-${++n}-${kind}`, properties: { kind } })).toBe(200);
+    const logLength = async (length: number) =>
+      eventually(async () => expect((await deliveries(admin, id)).items).toHaveLength(length), 5000);
     for (const kind of ['ok', 'flaky', 'perm', 'ok', 'flaky', 'ok', 'perm', 'ok']) {
       await send(kind);
       await sleep(20);
@@ -473,7 +518,18 @@ describe('admin API: live config changes and operator views', () => {
 
   it('the event debugger lists accepted and rejected calls newest first, with secrets redacted', async () => {
     const { p, admin } = await setup('live-events');
-    const accepted = await post(p.ingestUrl, '/v1/track', { userId: 'user-ev', event: 'Signed Up', messageId: 'ev-1', properties: { password: 'hunter2', plan: 'pro' }, context: { apiKey: 'k' } }, { writeKey: p.writeKey });
+    const accepted = await post(
+      p.ingestUrl,
+      '/v1/track',
+      {
+        userId: 'user-ev',
+        event: 'Signed Up',
+        messageId: 'ev-1',
+        properties: { password: 'hunter2', plan: 'pro' },
+        context: { apiKey: 'k' },
+      },
+      { writeKey: p.writeKey },
+    );
     expect(accepted.status).toBe(200);
     const batch = await post(
       p.ingestUrl,
@@ -489,7 +545,12 @@ describe('admin API: live config changes and operator views', () => {
     expect(batch.status).toBe(200);
     expect(batch.json['rejected']).toEqual([expect.objectContaining({ index: 1, code: 'invalid_event' })]);
     // Authenticated by the body's writeKey: that must not be shown either.
-    const single = await post(p.ingestUrl, '/v1/track', { userId: 'user-ev', messageId: 'ev-4', properties: { password: 'hunter2' }, writeKey: p.writeKey });
+    const single = await post(p.ingestUrl, '/v1/track', {
+      userId: 'user-ev',
+      messageId: 'ev-4',
+      properties: { password: 'hunter2' },
+      writeKey: p.writeKey,
+    });
     expect(single.status).toBe(400);
     expect(single.json['code']).toBe('invalid_event');
 
@@ -512,16 +573,35 @@ describe('admin API: live config changes and operator views', () => {
     expect(at).toEqual([...at].sort((a, b) => b - a));
 
     const byMessage = new Map(items.map((e) => [(e.call as Record<string, unknown>)['messageId'], e]));
-    expect(byMessage.get('ev-1')).toMatchObject({ outcome: 'accepted', call: { type: 'track', event: 'Signed Up', properties: { password: '[redacted]', plan: 'pro' }, context: { apiKey: '[redacted]' } } });
+    expect(byMessage.get('ev-1')).toMatchObject({
+      outcome: 'accepted',
+      call: { type: 'track', event: 'Signed Up', properties: { password: '[redacted]', plan: 'pro' }, context: { apiKey: '[redacted]' } },
+    });
     expect(byMessage.get('ev-1')!.code).toBeUndefined();
-    expect(byMessage.get('ev-2')).toMatchObject({ outcome: 'accepted', call: { event: 'Batch OK', properties: { password: '[redacted]' } } });
-    expect(byMessage.get('ev-3')).toMatchObject({ outcome: 'rejected', code: 'invalid_event', message: expect.stringMatching(/^batch\[1\]: .*event/), call: { properties: { password: '[redacted]' } } });
-    expect(byMessage.get('ev-4')).toMatchObject({ outcome: 'rejected', code: 'invalid_event', message: expect.stringMatching(/event/), call: { properties: { password: '[redacted]' }, writeKey: '[redacted]' } });
+    expect(byMessage.get('ev-2')).toMatchObject({
+      outcome: 'accepted',
+      call: { event: 'Batch OK', properties: { password: '[redacted]' } },
+    });
+    expect(byMessage.get('ev-3')).toMatchObject({
+      outcome: 'rejected',
+      code: 'invalid_event',
+      message: expect.stringMatching(/^batch\[1\]: .*event/),
+      call: { properties: { password: '[redacted]' } },
+    });
+    expect(byMessage.get('ev-4')).toMatchObject({
+      outcome: 'rejected',
+      code: 'invalid_event',
+      message: expect.stringMatching(/event/),
+      call: { properties: { password: '[redacted]' }, writeKey: '[redacted]' },
+    });
 
     const firstTwo = await admin.call('GET', '/sources/src-test/events?limit=2');
     expect(firstTwo.body.items).toEqual(items.slice(0, 2));
     expect(firstTwo.body.nextCursor).toEqual(expect.any(String));
-    const rest = await admin.call('GET', `/sources/src-test/events?limit=2&cursor=${encodeURIComponent(firstTwo.body.nextCursor as string)}`);
+    const rest = await admin.call(
+      'GET',
+      `/sources/src-test/events?limit=2&cursor=${encodeURIComponent(firstTwo.body.nextCursor as string)}`,
+    );
     expect(rest.body.items).toEqual(items.slice(2));
     expect(rest.body.nextCursor).toBeNull();
   });

@@ -39,7 +39,9 @@ function hooks(...urls: string[]): { url: string; headers: Record<string, string
   return urls.map((url, i) => ({ url, headers: { 'X-Team': `team-${i}`, Authorization: `Bearer receiver-token-${i}` } }));
 }
 
-async function auditActions(admin: TestAdmin): Promise<{ action: string; targetId: string; tokenId: string; at: string; details?: Record<string, unknown> }[]> {
+async function auditActions(
+  admin: TestAdmin,
+): Promise<{ action: string; targetId: string; tokenId: string; at: string; details?: Record<string, unknown> }[]> {
   const page = await admin.call('GET', '/audit?limit=1000');
   expect(page.status).toBe(200);
   return page.body.items;
@@ -97,7 +99,12 @@ describe('admin API routes', () => {
       );
       // A real source and destination, so a request that got past authentication would succeed.
       const source = await admin.call('POST', '/sources', { id: 'src-auth', name: 'Auth', type: 'web' });
-      const destination = await admin.call('POST', '/destinations', { id: 'dst-auth', name: 'Webhooks', enabled: true, settings: { webhooks: hooks('https://hooks.example.com/a') } });
+      const destination = await admin.call('POST', '/destinations', {
+        id: 'dst-auth',
+        name: 'Webhooks',
+        enabled: true,
+        settings: { webhooks: hooks('https://hooks.example.com/a') },
+      });
       expect([source.status, destination.status]).toEqual([201, 201]);
 
       const basic = `Basic ${Buffer.from(`${ADMIN_TEST_TOKEN}:`).toString('base64')}`;
@@ -120,7 +127,11 @@ describe('admin API routes', () => {
           if (variant.authorization !== undefined) headers['authorization'] = variant.authorization;
           const res = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }) });
           const text = await res.text();
-          expect({ operation: `${method} ${path}`, variant: variant.name, status: res.status }).toEqual({ operation: `${method} ${path}`, variant: variant.name, status: 401 });
+          expect({ operation: `${method} ${path}`, variant: variant.name, status: res.status }).toEqual({
+            operation: `${method} ${path}`,
+            variant: variant.name,
+            status: 401,
+          });
           expect(JSON.parse(text)).toEqual({ success: false, code: 'unauthorized', message: expect.any(String) });
           checked++;
         }
@@ -173,8 +184,19 @@ describe('admin API routes', () => {
       const second = await admin.call('POST', '/sources', { name: 'Backend', type: 'server', rateLimitPerSecond: 25 });
       expect(first.status).toBe(201);
       expect(second.status).toBe(201);
-      expect(first.body).toEqual({ id: expect.stringMatching(/^src_[0-9a-f]{16}$/), name: 'Website', type: 'web', writeKey: expect.stringMatching(WRITE_KEY) });
-      expect(second.body).toEqual({ id: expect.stringMatching(/^src_[0-9a-f]{16}$/), name: 'Backend', type: 'server', rateLimitPerSecond: 25, writeKey: expect.stringMatching(WRITE_KEY) });
+      expect(first.body).toEqual({
+        id: expect.stringMatching(/^src_[0-9a-f]{16}$/),
+        name: 'Website',
+        type: 'web',
+        writeKey: expect.stringMatching(WRITE_KEY),
+      });
+      expect(second.body).toEqual({
+        id: expect.stringMatching(/^src_[0-9a-f]{16}$/),
+        name: 'Backend',
+        type: 'server',
+        rateLimitPerSecond: 25,
+        writeKey: expect.stringMatching(WRITE_KEY),
+      });
       expect(first.body.writeKey.length).toBeGreaterThanOrEqual(40);
       expect(second.body.writeKey.length).toBeGreaterThanOrEqual(40);
       expect(first.body.writeKey).not.toBe(second.body.writeKey);
@@ -192,7 +214,12 @@ describe('admin API routes', () => {
 
       const taken = await admin.call('POST', '/sources', { id: 'mobile-app', name: 'Other', type: 'web' });
       expect(taken.status).toBe(409);
-      expect(taken.body).toEqual({ success: false, code: 'conflict', message: expect.any(String), fields: [{ field: 'id', message: expect.any(String) }] });
+      expect(taken.body).toEqual({
+        success: false,
+        code: 'conflict',
+        message: expect.any(String),
+        fields: [{ field: 'id', message: expect.any(String) }],
+      });
       // The first one is untouched, write key included.
       expect((await admin.call('GET', '/sources/mobile-app')).body).toEqual(created.body);
       expect((await admin.call('GET', '/sources')).body).toHaveLength(1);
@@ -200,7 +227,8 @@ describe('admin API routes', () => {
 
     it('lists sources sorted by id', async () => {
       const admin = await admins.start('src-list');
-      for (const id of ['charlie', 'alpha', 'delta', 'bravo']) expect((await admin.call('POST', '/sources', { id, name: id, type: 'web' })).status).toBe(201);
+      for (const id of ['charlie', 'alpha', 'delta', 'bravo'])
+        expect((await admin.call('POST', '/sources', { id, name: id, type: 'web' })).status).toBe(201);
       const list = await admin.call('GET', '/sources');
       expect(list.status).toBe(200);
       expect(list.body.map((s: { id: string }) => s.id)).toEqual(['alpha', 'bravo', 'charlie', 'delta']);
@@ -273,7 +301,13 @@ describe('admin API routes', () => {
       const oldKey = created.body.writeKey as string;
       const rotated = await admin.call('POST', '/sources/rot/rotate-write-key');
       expect(rotated.status).toBe(200);
-      expect(rotated.body).toEqual({ id: 'rot', name: 'Rotating', type: 'web', rateLimitPerSecond: 7, writeKey: expect.stringMatching(WRITE_KEY) });
+      expect(rotated.body).toEqual({
+        id: 'rot',
+        name: 'Rotating',
+        type: 'web',
+        rateLimitPerSecond: 7,
+        writeKey: expect.stringMatching(WRITE_KEY),
+      });
       expect(rotated.body.writeKey).not.toBe(oldKey);
       expect(rotated.body.writeKey.length).toBeGreaterThanOrEqual(40);
       expect((await admin.call('GET', '/sources/rot')).body.writeKey).toBe(rotated.body.writeKey);
@@ -286,9 +320,24 @@ describe('admin API routes', () => {
     it("deleting a source removes it from every destination's sourceIds", async () => {
       const admin = await admins.start('src-detach');
       for (const id of ['s1', 's2', 's3']) await admin.call('POST', '/sources', { id, name: id, type: 'web' });
-      await admin.call('POST', '/destinations', { id: 'd1', name: 'Webhooks', sourceIds: ['s1', 's2', 's3'], settings: { webhooks: hooks('https://a.example.com/h') } });
-      await admin.call('POST', '/destinations', { id: 'd2', name: 'Webhooks', sourceIds: ['s2'], settings: { webhooks: hooks('https://b.example.com/h') } });
-      await admin.call('POST', '/destinations', { id: 'd3', name: 'Webhooks', sourceIds: ['s3'], settings: { webhooks: hooks('https://c.example.com/h') } });
+      await admin.call('POST', '/destinations', {
+        id: 'd1',
+        name: 'Webhooks',
+        sourceIds: ['s1', 's2', 's3'],
+        settings: { webhooks: hooks('https://a.example.com/h') },
+      });
+      await admin.call('POST', '/destinations', {
+        id: 'd2',
+        name: 'Webhooks',
+        sourceIds: ['s2'],
+        settings: { webhooks: hooks('https://b.example.com/h') },
+      });
+      await admin.call('POST', '/destinations', {
+        id: 'd3',
+        name: 'Webhooks',
+        sourceIds: ['s3'],
+        settings: { webhooks: hooks('https://c.example.com/h') },
+      });
 
       expect((await admin.call('DELETE', '/sources/s2')).status).toBe(204);
       expect((await admin.call('GET', '/destinations/d1')).body.sourceIds).toEqual(['s1', 's3']);
@@ -305,22 +354,54 @@ describe('admin API routes', () => {
       const webhooks = hooks('https://hooks.example.com/one', 'http://127.0.0.1:9/two');
       const created = await admin.call('POST', '/destinations', { name: 'Webhooks', settings: { webhooks } });
       expect(created.status).toBe(201);
-      expect(created.body).toEqual({ id: expect.stringMatching(/^dst_[0-9a-f]{16}$/), name: 'Webhooks', enabled: false, sourceIds: [], settings: { webhooks, sharedSecret: { set: false } } });
+      expect(created.body).toEqual({
+        id: expect.stringMatching(/^dst_[0-9a-f]{16}$/),
+        name: 'Webhooks',
+        enabled: false,
+        sourceIds: [],
+        settings: { webhooks, sharedSecret: { set: false } },
+      });
 
       await admin.call('POST', '/sources', { id: 'web', name: 'Web', type: 'web' });
-      const given = await admin.call('POST', '/destinations', { id: 'dst-on', name: 'Webhooks', enabled: true, sourceIds: ['web'], settings: { webhooks: [{ url: 'https://x.example.com/' }] } });
+      const given = await admin.call('POST', '/destinations', {
+        id: 'dst-on',
+        name: 'Webhooks',
+        enabled: true,
+        sourceIds: ['web'],
+        settings: { webhooks: [{ url: 'https://x.example.com/' }] },
+      });
       expect(given.status).toBe(201);
-      expect(given.body).toEqual({ id: 'dst-on', name: 'Webhooks', enabled: true, sourceIds: ['web'], settings: { webhooks: [{ url: 'https://x.example.com/' }], sharedSecret: { set: false } } });
+      expect(given.body).toEqual({
+        id: 'dst-on',
+        name: 'Webhooks',
+        enabled: true,
+        sourceIds: ['web'],
+        settings: { webhooks: [{ url: 'https://x.example.com/' }], sharedSecret: { set: false } },
+      });
 
       const again = await admin.call('POST', '/destinations', { id: 'dst-on', name: 'Webhooks', settings: { webhooks } });
       expect(again.status).toBe(409);
-      expect(again.body).toEqual({ success: false, code: 'conflict', message: expect.any(String), fields: [{ field: 'id', message: expect.any(String) }] });
+      expect(again.body).toEqual({
+        success: false,
+        code: 'conflict',
+        message: expect.any(String),
+        fields: [{ field: 'id', message: expect.any(String) }],
+      });
     });
 
     it('gets one destination and lists them by id', async () => {
       const admin = await admins.start('dst-read');
-      const b = await admin.call('POST', '/destinations', { id: 'b-dst', name: 'Webhooks', settings: { webhooks: hooks('https://b.example.com/') } });
-      const a = await admin.call('POST', '/destinations', { id: 'a-dst', name: 'Webhooks', enabled: true, settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: SECRET } });
+      const b = await admin.call('POST', '/destinations', {
+        id: 'b-dst',
+        name: 'Webhooks',
+        settings: { webhooks: hooks('https://b.example.com/') },
+      });
+      const a = await admin.call('POST', '/destinations', {
+        id: 'a-dst',
+        name: 'Webhooks',
+        enabled: true,
+        settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: SECRET },
+      });
       const got = await admin.call('GET', '/destinations/b-dst');
       expect(got.status).toBe(200);
       expect(got.body).toEqual(b.body);
@@ -332,7 +413,12 @@ describe('admin API routes', () => {
     it('PATCH changes enabled, sourceIds and webhooks (as a whole list)', async () => {
       const admin = await admins.start('dst-patch');
       for (const id of ['s1', 's2']) await admin.call('POST', '/sources', { id, name: id, type: 'web' });
-      await admin.call('POST', '/destinations', { id: 'd', name: 'Webhooks', sourceIds: ['s1'], settings: { webhooks: hooks('https://one.example.com/', 'https://two.example.com/', 'https://three.example.com/') } });
+      await admin.call('POST', '/destinations', {
+        id: 'd',
+        name: 'Webhooks',
+        sourceIds: ['s1'],
+        settings: { webhooks: hooks('https://one.example.com/', 'https://two.example.com/', 'https://three.example.com/') },
+      });
 
       const enabled = await admin.call('PATCH', '/destinations/d', { enabled: true });
       expect(enabled.status).toBe(200);
@@ -351,7 +437,13 @@ describe('admin API routes', () => {
       expect(webhooks.body.settings.webhooks).toEqual(replacement);
 
       const disabled = await admin.call('PATCH', '/destinations/d', { enabled: false, sourceIds: [] });
-      expect(disabled.body).toEqual({ id: 'd', name: 'Webhooks', enabled: false, sourceIds: [], settings: { webhooks: replacement, sharedSecret: { set: false } } });
+      expect(disabled.body).toEqual({
+        id: 'd',
+        name: 'Webhooks',
+        enabled: false,
+        sourceIds: [],
+        settings: { webhooks: replacement, sharedSecret: { set: false } },
+      });
       expect((await admin.call('GET', '/destinations/d')).body).toEqual(disabled.body);
     });
 
@@ -360,7 +452,11 @@ describe('admin API routes', () => {
       const admin = await admins.on(prefix);
       const store = new ConfigStore(redis, prefix);
       const stored = async (): Promise<Destination> => (await store.snapshot()).destinations.get('d')!;
-      await admin.call('POST', '/destinations', { id: 'd', name: 'Webhooks', settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: FIRST_SECRET } });
+      await admin.call('POST', '/destinations', {
+        id: 'd',
+        name: 'Webhooks',
+        settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: FIRST_SECRET },
+      });
       expect((await stored()).settings.sharedSecret).toBe(FIRST_SECRET);
 
       const kept = await admin.call('PATCH', '/destinations/d', { enabled: true, settings: { webhooks: hooks('https://b.example.com/') } });
@@ -403,14 +499,22 @@ describe('admin API routes', () => {
         return res;
       };
       await admin.call('POST', '/sources', { id: 'web', name: 'Web', type: 'web' });
-      const created = await record('create', 'POST', '/destinations', { id: 'd', name: 'Webhooks', enabled: true, sourceIds: ['web'], settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: FIRST_SECRET } });
+      const created = await record('create', 'POST', '/destinations', {
+        id: 'd',
+        name: 'Webhooks',
+        enabled: true,
+        sourceIds: ['web'],
+        settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: FIRST_SECRET },
+      });
       expect(created.status).toBe(201);
       expect(created.body.settings.sharedSecret).toEqual({ set: true, last4: '9876' });
       const patched = await record('patch', 'PATCH', '/destinations/d', { settings: { sharedSecret: SECRET } });
       expect(patched.status).toBe(200);
       expect(patched.body.settings.sharedSecret).toEqual({ set: true, last4: '1234' });
       // A refused write that carries the secret does not echo it either.
-      const refused = await record('refused patch', 'PATCH', '/destinations/d', { settings: { sharedSecret: SECRET, webhooks: [{ url: 'https://user:pw@a.example.com/' }] } });
+      const refused = await record('refused patch', 'PATCH', '/destinations/d', {
+        settings: { sharedSecret: SECRET, webhooks: [{ url: 'https://user:pw@a.example.com/' }] },
+      });
       expect(refused.status).toBe(400);
       const patchedOther = await record('patch without secret', 'PATCH', '/destinations/d', { enabled: true });
       expect(patchedOther.body.settings.sharedSecret).toEqual({ set: true, last4: '1234' });
@@ -429,21 +533,40 @@ describe('admin API routes', () => {
       for (const { route, text } of texts) {
         expect({ route, holdsSecret: text.includes(SECRET) || text.includes(FIRST_SECRET) }).toEqual({ route, holdsSecret: false });
         // Nor any long piece of it.
-        expect({ route, holdsPart: text.includes(SECRET.slice(0, 12)) || text.includes(SECRET.slice(8, 20)) }).toEqual({ route, holdsPart: false });
+        expect({ route, holdsPart: text.includes(SECRET.slice(0, 12)) || text.includes(SECRET.slice(8, 20)) }).toEqual({
+          route,
+          holdsPart: false,
+        });
       }
     });
 
     it('a secret under 8 characters shows only {set: true}; no secret shows {set: false}', async () => {
       const admin = await admins.start('secret-short');
-      const short = await admin.call('POST', '/destinations', { id: 'short', name: 'Webhooks', settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: 'abc123' } });
+      const short = await admin.call('POST', '/destinations', {
+        id: 'short',
+        name: 'Webhooks',
+        settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: 'abc123' },
+      });
       expect(short.body.settings.sharedSecret).toEqual({ set: true });
       expect(short.text).not.toContain('abc123');
       expect((await admin.call('GET', '/destinations/short')).body.settings.sharedSecret).toEqual({ set: true });
-      const seven = await admin.call('POST', '/destinations', { id: 'seven', name: 'Webhooks', settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: 'abcdefg' } });
+      const seven = await admin.call('POST', '/destinations', {
+        id: 'seven',
+        name: 'Webhooks',
+        settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: 'abcdefg' },
+      });
       expect(seven.body.settings.sharedSecret).toEqual({ set: true });
-      const eight = await admin.call('POST', '/destinations', { id: 'eight', name: 'Webhooks', settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: 'abcdefgh' } });
+      const eight = await admin.call('POST', '/destinations', {
+        id: 'eight',
+        name: 'Webhooks',
+        settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: 'abcdefgh' },
+      });
       expect(eight.body.settings.sharedSecret).toEqual({ set: true, last4: 'efgh' });
-      const none = await admin.call('POST', '/destinations', { id: 'none', name: 'Webhooks', settings: { webhooks: hooks('https://a.example.com/') } });
+      const none = await admin.call('POST', '/destinations', {
+        id: 'none',
+        name: 'Webhooks',
+        settings: { webhooks: hooks('https://a.example.com/') },
+      });
       expect(none.body.settings.sharedSecret).toEqual({ set: false });
       expect((await admin.call('GET', '/destinations/none')).body.settings.sharedSecret).toEqual({ set: false });
     });
@@ -471,7 +594,12 @@ describe('admin API routes', () => {
       const admin = await admins.start('not-found');
       // Something exists, just not under that id.
       await admin.call('POST', '/sources', { id: 'real', name: 'Real', type: 'web' });
-      await admin.call('POST', '/destinations', { id: 'real', name: 'Webhooks', enabled: true, settings: { webhooks: hooks('https://a.example.com/') } });
+      await admin.call('POST', '/destinations', {
+        id: 'real',
+        name: 'Webhooks',
+        enabled: true,
+        settings: { webhooks: hooks('https://a.example.com/') },
+      });
       const res = await admin.call(method, path, body);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ success: false, code: 'not_found', message: expect.any(String) });
@@ -492,7 +620,12 @@ describe('admin API routes', () => {
       expect(res.body).toEqual({ success: false, code: 'method_not_allowed', message: expect.any(String) });
       const header = res.headers.get('allow');
       expect(header).not.toBeNull();
-      expect(header!.split(',').map((m) => m.trim()).sort()).toEqual([...allow].sort());
+      expect(
+        header!
+          .split(',')
+          .map((m) => m.trim())
+          .sort(),
+      ).toEqual([...allow].sort());
     });
   });
 
@@ -502,8 +635,19 @@ describe('admin API routes', () => {
       const admin = await admins.on(prefix);
       const web = (await admin.call('POST', '/sources', { id: 'web', name: 'Web', type: 'web', rateLimitPerSecond: 20 })).body;
       const srv = (await admin.call('POST', '/sources', { id: 'srv', name: 'Server', type: 'server' })).body;
-      await admin.call('POST', '/destinations', { id: 'with-secret', name: 'Webhooks', enabled: true, sourceIds: ['web', 'srv'], settings: { webhooks: hooks('https://a.example.com/h', 'https://b.example.com/h'), sharedSecret: SECRET } });
-      await admin.call('POST', '/destinations', { id: 'no-secret', name: 'Webhooks', sourceIds: ['srv'], settings: { webhooks: hooks('https://c.example.com/h') } });
+      await admin.call('POST', '/destinations', {
+        id: 'with-secret',
+        name: 'Webhooks',
+        enabled: true,
+        sourceIds: ['web', 'srv'],
+        settings: { webhooks: hooks('https://a.example.com/h', 'https://b.example.com/h'), sharedSecret: SECRET },
+      });
+      await admin.call('POST', '/destinations', {
+        id: 'no-secret',
+        name: 'Webhooks',
+        sourceIds: ['srv'],
+        settings: { webhooks: hooks('https://c.example.com/h') },
+      });
 
       const exported = await admin.call('GET', '/config');
       expect(exported.status).toBe(200);
@@ -511,8 +655,20 @@ describe('admin API routes', () => {
       expect(exported.body).toEqual({
         sources: [srv, web],
         destinations: [
-          { id: 'no-secret', name: 'Webhooks', enabled: false, sourceIds: ['srv'], settings: { webhooks: hooks('https://c.example.com/h') } },
-          { id: 'with-secret', name: 'Webhooks', enabled: true, sourceIds: ['web', 'srv'], settings: { webhooks: hooks('https://a.example.com/h', 'https://b.example.com/h') } },
+          {
+            id: 'no-secret',
+            name: 'Webhooks',
+            enabled: false,
+            sourceIds: ['srv'],
+            settings: { webhooks: hooks('https://c.example.com/h') },
+          },
+          {
+            id: 'with-secret',
+            name: 'Webhooks',
+            enabled: true,
+            sourceIds: ['web', 'srv'],
+            settings: { webhooks: hooks('https://a.example.com/h', 'https://b.example.com/h') },
+          },
         ],
         audiences: [],
       });
@@ -543,7 +699,12 @@ describe('admin API routes', () => {
       const started = Date.now();
       await admin.call('POST', '/sources', { id: 'src-a', name: 'A', type: 'web' });
       await admin.call('PATCH', '/sources/src-a', { name: 'A2' });
-      await admin.call('POST', '/destinations', { id: 'dst-a', name: 'Webhooks', sourceIds: ['src-a'], settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: SECRET } });
+      await admin.call('POST', '/destinations', {
+        id: 'dst-a',
+        name: 'Webhooks',
+        sourceIds: ['src-a'],
+        settings: { webhooks: hooks('https://a.example.com/'), sharedSecret: SECRET },
+      });
       await admin.call('PATCH', '/destinations/dst-a', { enabled: true, settings: { sharedSecret: FIRST_SECRET } });
       await admin.call('POST', '/sources/src-a/rotate-write-key');
       await admin.call('DELETE', '/destinations/dst-a');
@@ -555,7 +716,13 @@ describe('admin API routes', () => {
       const all = await admin.call('GET', '/audit');
       expect(all.status).toBe(200);
       expect(all.body.nextCursor).toBeNull();
-      const items = all.body.items as { action: string; targetId: string; tokenId: string; at: string; details?: Record<string, unknown> }[];
+      const items = all.body.items as {
+        action: string;
+        targetId: string;
+        tokenId: string;
+        at: string;
+        details?: Record<string, unknown>;
+      }[];
       expect(items.map((e) => [e.action, e.targetId])).toEqual([
         ['source.delete', 'src-a'],
         ['destination.delete', 'dst-a'],
@@ -580,7 +747,10 @@ describe('admin API routes', () => {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const page: AdminAnswer = await admin.call('GET', `/audit?limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+        const page: AdminAnswer = await admin.call(
+          'GET',
+          `/audit?limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+        );
         expect(page.status).toBe(200);
         expect(page.body.items.length).toBeLessThanOrEqual(2);
         walked.push(...(page.body.items as unknown[]));

@@ -34,7 +34,10 @@ export class MembershipSync {
    * Evaluates each user (with the profile fields already read) against the audiences, commits
    * the changes and queues their calls. Returns the changes.
    */
-  async settle(users: readonly { userId: string; fields: Record<string, string> }[], audiences: readonly Audience[]): Promise<Transition[]> {
+  async settle(
+    users: readonly { userId: string; fields: Record<string, string> }[],
+    audiences: readonly Audience[],
+  ): Promise<Transition[]> {
     if (audiences.length === 0 || users.length === 0) return [];
     const transitions = (await Promise.all(users.map((u) => this.settleOne(u.userId, u.fields, audiences)))).flat();
     await this.deliver(transitions);

@@ -2,20 +2,38 @@ import { Counter, Gauge, Histogram, startAtZero, type Registry } from '@eventrel
 
 export function createAudiencesMetrics(registry: Registry) {
   return {
-    calls: startAtZero(new Counter({
-      name: 'eventrelay_audiences_profile_calls_total',
-      help: 'Identify and track calls applied to profiles, by result: applied, repeated (a retried job; applied before)',
-      labelNames: ['result'] as const,
+    calls: startAtZero(
+      new Counter({
+        name: 'eventrelay_audiences_profile_calls_total',
+        help: 'Identify and track calls applied to profiles, by result: applied, repeated (a retried job; applied before)',
+        labelNames: ['result'] as const,
+        registers: [registry],
+      }),
+      [{ result: 'applied' }, { result: 'repeated' }],
+    ),
+    capped: new Counter({
+      name: 'eventrelay_audiences_profile_capped_total',
+      help: 'Traits or event names left out of a profile because its per-source cap was reached',
       registers: [registry],
-    }), [{ result: 'applied' }, { result: 'repeated' }]),
-    capped: new Counter({ name: 'eventrelay_audiences_profile_capped_total', help: 'Traits or event names left out of a profile because its per-source cap was reached', registers: [registry] }),
-    membershipChanges: startAtZero(new Counter({
-      name: 'eventrelay_audiences_membership_changes_total',
-      help: 'Users entering or leaving an audience (each becomes one identify per enabled destination)',
-      labelNames: ['change'] as const,
-      registers: [registry],
-    }), [{ change: 'entered' }, { change: 'left' }]),
-    passes: startAtZero(new Counter({ name: 'eventrelay_audiences_passes_total', help: 'Full passes over the profiles finished, by kind: backfill, periodic', labelNames: ['kind'] as const, registers: [registry] }), [{ kind: 'backfill' }, { kind: 'periodic' }]),
+    }),
+    membershipChanges: startAtZero(
+      new Counter({
+        name: 'eventrelay_audiences_membership_changes_total',
+        help: 'Users entering or leaving an audience (each becomes one identify per enabled destination)',
+        labelNames: ['change'] as const,
+        registers: [registry],
+      }),
+      [{ change: 'entered' }, { change: 'left' }],
+    ),
+    passes: startAtZero(
+      new Counter({
+        name: 'eventrelay_audiences_passes_total',
+        help: 'Full passes over the profiles finished, by kind: backfill, periodic',
+        labelNames: ['kind'] as const,
+        registers: [registry],
+      }),
+      [{ kind: 'backfill' }, { kind: 'periodic' }],
+    ),
     passSeconds: new Histogram({
       name: 'eventrelay_audiences_pass_seconds',
       help: 'Duration of a full pass over the profiles',
@@ -23,13 +41,25 @@ export function createAudiencesMetrics(registry: Registry) {
       buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
       registers: [registry],
     }),
-    requeued: new Counter({ name: 'eventrelay_audiences_outbox_requeued_total', help: 'Membership changes found in the outbox by the periodic sync and queued again (a crash came between commit and queue)', registers: [registry] }),
-    regulationSubjects: startAtZero(new Counter({ name: 'eventrelay_audiences_regulation_subjects_total', help: 'Regulation subjects handled', labelNames: ['regulation_type'] as const, registers: [registry] }), [
-      { regulation_type: 'DELETE' },
-      { regulation_type: 'SUPPRESS' },
-      { regulation_type: 'SUPPRESS_WITH_DELETE' },
-    ]),
-    profiles: new Gauge({ name: 'eventrelay_audiences_profiles', help: 'Profiles stored, as of the last full pass', registers: [registry] }),
+    requeued: new Counter({
+      name: 'eventrelay_audiences_outbox_requeued_total',
+      help: 'Membership changes found in the outbox by the periodic sync and queued again (a crash came between commit and queue)',
+      registers: [registry],
+    }),
+    regulationSubjects: startAtZero(
+      new Counter({
+        name: 'eventrelay_audiences_regulation_subjects_total',
+        help: 'Regulation subjects handled',
+        labelNames: ['regulation_type'] as const,
+        registers: [registry],
+      }),
+      [{ regulation_type: 'DELETE' }, { regulation_type: 'SUPPRESS' }, { regulation_type: 'SUPPRESS_WITH_DELETE' }],
+    ),
+    profiles: new Gauge({
+      name: 'eventrelay_audiences_profiles',
+      help: 'Profiles stored, as of the last full pass',
+      registers: [registry],
+    }),
   };
 }
 

@@ -14,13 +14,7 @@ import {
   type Registry,
   type RunningWorkerProcess,
 } from '@eventrelay/runtime';
-import {
-  ConfigStore,
-  RegulationStore,
-  SourceEvents,
-  applyConfigFile,
-  readConfigFile,
-} from '@eventrelay/stores';
+import { ConfigStore, RegulationStore, SourceEvents, applyConfigFile, readConfigFile } from '@eventrelay/stores';
 import { audiencesEnvSpec, type AudiencesEnv } from './env.js';
 import { ConfigView } from './adapters/config-view.js';
 import { DeliveryQueue } from './adapters/delivery-queue.js';
@@ -62,7 +56,11 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   const audienceQueue = openQueue('audience', connection, prefix, queueError('audience'));
   const store = new ConfigStore(control, prefix);
   const metrics = createAudiencesMetrics(registry);
-  const profiles = new ProfileStore(control, prefix, { maxTraitBytes: env.PROFILE_MAX_TRAIT_BYTES, maxEvents: env.PROFILE_MAX_EVENTS, daysKept: env.PROFILE_DAYS_KEPT });
+  const profiles = new ProfileStore(control, prefix, {
+    maxTraitBytes: env.PROFILE_MAX_TRAIT_BYTES,
+    maxEvents: env.PROFILE_MAX_EVENTS,
+    daysKept: env.PROFILE_DAYS_KEPT,
+  });
   const membership = new MembershipStore(control, prefix);
   const deliveries = new DeliveryQueue(deliverQueue, env.AUDIENCES_DEDUPE_WINDOW_S * 1000);
 
@@ -73,7 +71,11 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       const fingerprint = audienceFingerprint(audience);
       const state = await membership.passState(audience.id);
       if (state.fingerprint === fingerprint && state.status === 'ready') continue;
-      await audienceQueue.add(queueCatalog.audience.jobName, { kind: 'backfill', audienceId: audience.id, fingerprint }, { jobId: `backfill-${audience.id}-${fingerprint}` });
+      await audienceQueue.add(
+        queueCatalog.audience.jobName,
+        { kind: 'backfill', audienceId: audience.id, fingerprint },
+        { jobId: `backfill-${audience.id}-${fingerprint}` },
+      );
     }
   };
   const config = new ConfigView(store, queueBackfills, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
@@ -133,9 +135,15 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     }),
     workerOptions('regulation', 1),
   );
-  profileWorker.on('failed', (job, err) => logger.error({ jobId: job?.id, sourceId: job?.data.sourceId, attempt: job?.attemptsMade, err: err.message }, 'profile.failed'));
-  passWorker.on('failed', (job, err) => logger.error({ jobId: job?.id, kind: job?.data.kind, attempt: job?.attemptsMade, err: err.message }, 'audience.pass_failed'));
-  regulationWorker.on('failed', (job, err) => logger.error({ regulationId: job?.data.id, attempt: job?.attemptsMade, err: err.message }, 'regulation.failed'));
+  profileWorker.on('failed', (job, err) =>
+    logger.error({ jobId: job?.id, sourceId: job?.data.sourceId, attempt: job?.attemptsMade, err: err.message }, 'profile.failed'),
+  );
+  passWorker.on('failed', (job, err) =>
+    logger.error({ jobId: job?.id, kind: job?.data.kind, attempt: job?.attemptsMade, err: err.message }, 'audience.pass_failed'),
+  );
+  regulationWorker.on('failed', (job, err) =>
+    logger.error({ regulationId: job?.data.id, attempt: job?.attemptsMade, err: err.message }, 'regulation.failed'),
+  );
 
   let stopping = false;
   const running = await runWorkerProcess({
@@ -152,7 +160,11 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       await applyConfigFile(store, configFile, logger);
       await config.start();
       // One scheduler for all replicas: upserting the same id keeps one schedule.
-      await audienceQueue.upsertJobScheduler('periodic-sync', { every: env.AUDIENCES_SYNC_INTERVAL_MS }, { name: queueCatalog.audience.jobName, data: { kind: 'periodic' } });
+      await audienceQueue.upsertJobScheduler(
+        'periodic-sync',
+        { every: env.AUDIENCES_SYNC_INTERVAL_MS },
+        { name: queueCatalog.audience.jobName, data: { kind: 'periodic' } },
+      );
     },
     async release() {
       config.stop();

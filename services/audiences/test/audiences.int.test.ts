@@ -21,7 +21,9 @@ interface MembershipBody {
 
 /** The membership identifies a receiver got, in arrival order. */
 function memberships(receiver: Receiver): MembershipBody[] {
-  return receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')) as MembershipBody).filter((b) => b.type === 'identify' && b.context?.personas !== undefined);
+  return receiver.requests
+    .map((r) => JSON.parse(r.body.toString('utf8')) as MembershipBody)
+    .filter((b) => b.type === 'identify' && b.context?.personas !== undefined);
 }
 
 function identify(messageId: string, userId: string, traits: Record<string, unknown>, at = new Date()) {
@@ -38,7 +40,14 @@ describe('audiences: membership delivered as identify calls', () => {
    */
   async function setup(label: string, options: PipelineOptions = {}): Promise<{ p: TestPipeline; admin: TestAdmin; receiver: Receiver }> {
     const receiver = scope.track(await startReceiver());
-    const p = scope.track(await startTestPipeline({ label, audiences: true, destinations: [webhookDestination('aud-hooks', [receiver.url], { sourceIds: [] })], ...options }));
+    const p = scope.track(
+      await startTestPipeline({
+        label,
+        audiences: true,
+        destinations: [webhookDestination('aud-hooks', [receiver.url], { sourceIds: [] })],
+        ...options,
+      }),
+    );
     const admin = scope.track(await startTestAdmin({ prefix: p.prefix }));
     return { p, admin, receiver };
   }
@@ -64,7 +73,9 @@ describe('audiences: membership delivered as identify calls', () => {
   it('a new audience sends one true per current member and none to others; later calls send only changes', async () => {
     const { p, admin, receiver } = await setup('aud-backfill');
     const plans: Record<string, string> = { 'u-1': 'trial', 'u-2': 'pro', 'u-3': 'trial', 'u-4': 'free', 'u-5': 'trial' };
-    await p.route(Object.entries(plans).map(([userId, plan], i) => identify(`seed-${i}`, userId, { plan, email: `${userId}@example.com` })));
+    await p.route(
+      Object.entries(plans).map(([userId, plan], i) => identify(`seed-${i}`, userId, { plan, email: `${userId}@example.com` })),
+    );
     // u-6 only ever sent an anonymous track: no profile, no membership.
     await p.route([trackCall('anon-1', { userId: undefined, anonymousId: 'a-6' })]);
     await eventually(async () => expect(await profiles(p)).toBe(5));
@@ -81,7 +92,11 @@ describe('audiences: membership delivered as identify calls', () => {
     }
 
     // u-4 qualifies: one true. u-1 leaves: one false. u-3 stays a member (another trait changes): nothing.
-    await p.route([identify('later-1', 'u-4', { plan: 'trial' }), identify('later-2', 'u-1', { plan: 'pro' }), identify('later-3', 'u-3', { email: 'new@example.com' })]);
+    await p.route([
+      identify('later-1', 'u-4', { plan: 'trial' }),
+      identify('later-2', 'u-1', { plan: 'pro' }),
+      identify('later-3', 'u-3', { email: 'new@example.com' }),
+    ]);
     await receiver.waitFor(5);
     await sleep(500);
     const later = memberships(receiver).slice(3);
@@ -94,7 +109,11 @@ describe('audiences: membership delivered as identify calls', () => {
 
   it('merges traits across the audience’s sources only, and ignores calls of other sources', async () => {
     const { p, admin, receiver } = await setup('aud-sources');
-    await p.store.apply({ sources: [p.source, { id: 'src-other', name: 'Other', type: 'web', writeKey: `wk_other_${p.prefix.replace(/\W/g, '')}` }], destinations: [], audiences: [] });
+    await p.store.apply({
+      sources: [p.source, { id: 'src-other', name: 'Other', type: 'web', writeKey: `wk_other_${p.prefix.replace(/\W/g, '')}` }],
+      destinations: [],
+      audiences: [],
+    });
     await p.route([identify('o-1', 'u-1', { plan: 'trial' })], 'other-1', 'src-other');
     await p.route([identify('t-1', 'u-2', { plan: 'trial' })]);
     await eventually(async () => expect(await profiles(p)).toBe(2));
@@ -107,17 +126,30 @@ describe('audiences: membership delivered as identify calls', () => {
 
   it('an event withinDays audience drops a user once the window has passed (injected clock, periodic sync); unchanged users get nothing', async () => {
     let now = Date.parse('2026-11-21T12:00:00.000Z');
-    const { p, admin, receiver } = await setup('aud-window', { audiencesClock: () => now, audiencesEnv: { AUDIENCES_SYNC_INTERVAL_MS: '200' } });
+    const { p, admin, receiver } = await setup('aud-window', {
+      audiencesClock: () => now,
+      audiencesEnv: { AUDIENCES_SYNC_INTERVAL_MS: '200' },
+    });
     const at = (ms: number) => new Date(ms).toISOString();
-    const order = (messageId: string, userId: string, ms: number) => trackCall(messageId, { userId, event: 'Order Completed', timestamp: at(ms), receivedAt: at(ms) });
+    const order = (messageId: string, userId: string, ms: number) =>
+      trackCall(messageId, { userId, event: 'Order Completed', timestamp: at(ms), receivedAt: at(ms) });
     // u-1 ordered today; u-2 ordered today and 5 days ago (twice in the window); u-3 ordered 30 days ago.
-    await p.route([order('o-1', 'u-1', now), order('o-2', 'u-2', now), order('o-3', 'u-2', now - 5 * DAY_MS), order('o-4', 'u-3', now - 30 * DAY_MS)]);
+    await p.route([
+      order('o-1', 'u-1', now),
+      order('o-2', 'u-2', now),
+      order('o-3', 'u-2', now - 5 * DAY_MS),
+      order('o-4', 'u-3', now - 30 * DAY_MS),
+    ]);
     await eventually(async () => expect(await profiles(p)).toBe(3));
 
     const id = await createAudience(admin, { name: 'Recent Buyers', condition: { event: { name: 'Order Completed', withinDays: 7 } } });
     expect((await ready(admin, id)).members).toBe(2);
     await receiver.waitFor(2);
-    expect(memberships(receiver).map((b) => [b.userId, b.traits['recent_buyers']]).sort()).toEqual([
+    expect(
+      memberships(receiver)
+        .map((b) => [b.userId, b.traits['recent_buyers']])
+        .sort(),
+    ).toEqual([
       ['u-1', true],
       ['u-2', true],
     ]);

@@ -8,7 +8,6 @@ import { eventually, startReceiver, sleep } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination } from '../../../test/support/pipeline';
 import { testScope } from '../../../test/support/scope';
 
-
 describe('audiences: recovery', () => {
   const scope = testScope();
 
@@ -25,7 +24,17 @@ describe('audiences: recovery', () => {
       }),
     );
     const admin = scope.track(await startTestAdmin({ prefix: p.prefix }));
-    expect((await admin.call('POST', '/audiences', { id: 'vip', name: 'VIP', sourceIds: ['src-test'], destinationIds: ['aud-hooks'], condition: { trait: { key: 'vip', equals: true } } })).status).toBe(201);
+    expect(
+      (
+        await admin.call('POST', '/audiences', {
+          id: 'vip',
+          name: 'VIP',
+          sourceIds: ['src-test'],
+          destinationIds: ['aud-hooks'],
+          condition: { trait: { key: 'vip', equals: true } },
+        })
+      ).status,
+    ).toBe(201);
     await eventually(async () => expect((await admin.call('GET', '/audiences/vip')).body.membership.status).toBe('ready'));
     // As a crash after the commit would leave it: member recorded, its call never queued.
     await p.admin.sadd(`${p.prefix}:aud:vip:members`, 'u-crash');
@@ -44,9 +53,25 @@ describe('audiences: recovery', () => {
 
   it('a call applied twice (a retried job) counts once', async () => {
     const receiver = scope.track(await startReceiver());
-    const p = scope.track(await startTestPipeline({ label: 'aud-repeat', audiences: true, destinations: [webhookDestination('aud-hooks', [receiver.url], { sourceIds: [] })] }));
+    const p = scope.track(
+      await startTestPipeline({
+        label: 'aud-repeat',
+        audiences: true,
+        destinations: [webhookDestination('aud-hooks', [receiver.url], { sourceIds: [] })],
+      }),
+    );
     const admin = scope.track(await startTestAdmin({ prefix: p.prefix }));
-    expect((await admin.call('POST', '/audiences', { id: 'twice', name: 'Bought Twice', sourceIds: ['src-test'], destinationIds: ['aud-hooks'], condition: { event: { name: 'Bought', atLeast: 2 } } })).status).toBe(201);
+    expect(
+      (
+        await admin.call('POST', '/audiences', {
+          id: 'twice',
+          name: 'Bought Twice',
+          sourceIds: ['src-test'],
+          destinationIds: ['aud-hooks'],
+          condition: { event: { name: 'Bought', atLeast: 2 } },
+        })
+      ).status,
+    ).toBe(201);
     await eventually(async () => expect((await admin.call('GET', '/audiences/twice')).body.membership.status).toBe('ready'));
     const bought = trackCall('bought-1', { userId: 'u-1', event: 'Bought' });
     // The same call in two route jobs, as a retried route job after a crash would give.

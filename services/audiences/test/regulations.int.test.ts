@@ -9,7 +9,12 @@ import { eventually, type Receiver, startReceiver, sleep } from '@eventrelay/tes
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
 import { testScope } from '../../../test/support/scope';
 
-const bodies = (r: Receiver) => r.requests.map((req) => ({ body: JSON.parse(req.body.toString('utf8')) as Record<string, unknown>, text: req.body.toString('utf8'), headers: req.headers }));
+const bodies = (r: Receiver) =>
+  r.requests.map((req) => ({
+    body: JSON.parse(req.body.toString('utf8')) as Record<string, unknown>,
+    text: req.body.toString('utf8'),
+    headers: req.headers,
+  }));
 const deletes = (r: Receiver) => bodies(r).filter((b) => b.body['type'] === 'delete');
 
 function identify(messageId: string, userId: string, traits: Record<string, unknown>) {
@@ -58,20 +63,41 @@ describe('regulations', () => {
   it('DELETE over two sources with Webhooks enabled and one without: exactly 2 delete notifications per user, and the user’s data erased', async () => {
     const { p, admin, a, b, c } = await setup('reg-delete');
     // Profiles and audience membership for u-1 and u-2 (u-3 keeps everything).
-    await p.route([identify('s-1', 'u-1', { plan: 'trial' }), identify('s-2', 'u-2', { plan: 'trial' }), identify('s-3', 'u-3', { plan: 'trial' })], 'seed', 'src-a');
+    await p.route(
+      [identify('s-1', 'u-1', { plan: 'trial' }), identify('s-2', 'u-2', { plan: 'trial' }), identify('s-3', 'u-3', { plan: 'trial' })],
+      'seed',
+      'src-a',
+    );
     await eventually(async () => expect(await p.admin.zcard(`${p.prefix}:prof:index`)).toBe(3));
-    const audience = await admin.call('POST', '/audiences', { id: 'trial', name: 'Trial', sourceIds: ['src-a'], destinationIds: [], condition: { trait: { key: 'plan', equals: 'trial' } } });
+    const audience = await admin.call('POST', '/audiences', {
+      id: 'trial',
+      name: 'Trial',
+      sourceIds: ['src-a'],
+      destinationIds: [],
+      condition: { trait: { key: 'plan', equals: 'trial' } },
+    });
     expect(audience.status).toBe(201);
-    await eventually(async () => expect((await admin.call('GET', '/audiences/trial')).body.membership).toMatchObject({ status: 'ready', members: 3 }));
+    await eventually(async () =>
+      expect((await admin.call('GET', '/audiences/trial')).body.membership).toMatchObject({ status: 'ready', members: 3 }),
+    );
     // Event-debugger entries of u-1 and u-3 on src-b, as ingest writes them.
     const ring = `${p.prefix}:debug:src-b`;
-    await p.admin.lpush(ring, JSON.stringify({ at: 't1', outcome: 'accepted', call: { userId: 'u-1', event: 'secret stuff' } }), JSON.stringify({ at: 't2', outcome: 'accepted', call: { userId: 'u-3' } }));
+    await p.admin.lpush(
+      ring,
+      JSON.stringify({ at: 't1', outcome: 'accepted', call: { userId: 'u-1', event: 'secret stuff' } }),
+      JSON.stringify({ at: 't2', outcome: 'accepted', call: { userId: 'u-3' } }),
+    );
     await a.waitFor(3); // the seed identifies, delivered to hook-a
     const seedRequests = a.requests.length;
 
     const id = await regulate(admin, { regulationType: 'DELETE', subjectIds: ['u-1', 'u-2'], sourceIds: ['src-a', 'src-b', 'src-c'] });
     const record = await finished(admin, id);
-    expect(record).toMatchObject({ regulationType: 'DELETE', subjectCount: 2, sourceIds: ['src-a', 'src-b', 'src-c'], counts: { subjectsDone: 2, deleteNotices: 4, profilesErased: 2 } });
+    expect(record).toMatchObject({
+      regulationType: 'DELETE',
+      subjectCount: 2,
+      sourceIds: ['src-a', 'src-b', 'src-c'],
+      counts: { subjectsDone: 2, deleteNotices: 4, profilesErased: 2 },
+    });
     expect(record.counts.suppressed).toBeUndefined();
 
     await a.waitFor(seedRequests + 2);
@@ -80,7 +106,12 @@ describe('regulations', () => {
     const all = [...deletes(a), ...deletes(b), ...deletes(c)];
     expect(all).toHaveLength(4);
     expect(deletes(c)).toHaveLength(0);
-    for (const r of [a, b]) expect(deletes(r).map((d) => d.body['userId']).sort()).toEqual(['u-1', 'u-2']);
+    for (const r of [a, b])
+      expect(
+        deletes(r)
+          .map((d) => d.body['userId'])
+          .sort(),
+      ).toEqual(['u-1', 'u-2']);
     for (const d of all) {
       // docs/spec.md §4: exactly type, userId, timestamp; no version.
       expect(Object.keys(d.body).sort()).toEqual(['timestamp', 'type', 'userId']);
@@ -94,7 +125,10 @@ describe('regulations', () => {
     expect(await p.admin.zrange(`${p.prefix}:prof:index`, 0, -1)).toEqual(['u-3']);
     expect(await p.admin.smembers(`${p.prefix}:aud:trial:members`)).toEqual(['u-3']);
     const debug = (await p.admin.lrange(ring, 0, -1)).map((e) => JSON.parse(e) as Record<string, unknown>);
-    expect(debug).toEqual([{ at: 't2', outcome: 'accepted', call: { userId: 'u-3' } }, { at: 't1', outcome: 'accepted', message: 'erased by a deletion regulation' }]);
+    expect(debug).toEqual([
+      { at: 't2', outcome: 'accepted', call: { userId: 'u-3' } },
+      { at: 't1', outcome: 'accepted', message: 'erased by a deletion regulation' },
+    ]);
     expect(JSON.stringify(await admin.call('GET', '/sources/src-b/events'))).not.toContain('secret stuff');
     // The record never holds the subject ids.
     expect(JSON.stringify(await p.admin.hgetall(`${p.prefix}:reg:regulations`))).not.toContain('u-1');
@@ -106,7 +140,12 @@ describe('regulations', () => {
     expect((await finished(admin, id)).counts).toEqual({ subjectsDone: 1, deleteNotices: 0, profilesErased: 0, suppressed: 1 });
     await p.router.refreshConfig();
 
-    await p.route([trackCall('t-bad-1', { userId: 'bad-user' }), trackCall('t-good-1', { userId: 'good-user' }), trackCall('t-bad-2', { userId: 'bad-user' }), trackCall('t-good-2', { userId: 'good-user' })]);
+    await p.route([
+      trackCall('t-bad-1', { userId: 'bad-user' }),
+      trackCall('t-good-1', { userId: 'good-user' }),
+      trackCall('t-bad-2', { userId: 'bad-user' }),
+      trackCall('t-good-2', { userId: 'good-user' }),
+    ]);
     await a.waitFor(2);
     await sleep(500);
     expect(a.requests.map((r) => r.headers['x-eventrelay-message-id']).sort()).toEqual(['t-good-1', 't-good-2']);

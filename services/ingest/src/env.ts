@@ -4,16 +4,38 @@ export const ingestEnvSpec = {
   ...commonEnv,
   INGEST_PORT: port({ default: 8080, describe: 'HTTP port of the intake and of its /healthz, /readyz and /metrics' }),
   INGEST_HOST: text({ default: '0.0.0.0', type: 'IP address or host name', describe: 'address the intake listens on' }),
-  INGEST_RATE_LIMIT: integer({ default: 1000, min: 1, max: 1_000_000_000, describe: 'requests per second per source, unless the source sets rateLimitPerSecond' }),
-  INGEST_MAX_QUEUE_DEPTH: integer({ default: 100_000, min: 0, max: 1_000_000_000, describe: 'waiting route jobs (one per flush, up to 1,000 calls each) above which the intake answers 503; 0 = no limit' }),
+  INGEST_RATE_LIMIT: integer({
+    default: 1000,
+    min: 1,
+    max: 1_000_000_000,
+    describe: 'requests per second per source, unless the source sets rateLimitPerSecond',
+  }),
+  INGEST_MAX_QUEUE_DEPTH: integer({
+    default: 100_000,
+    min: 0,
+    max: 1_000_000_000,
+    describe: 'waiting route jobs (one per flush, up to 1,000 calls each) above which the intake answers 503; 0 = no limit',
+  }),
   INGEST_FLUSH_MS: integer({
     default: 5,
     min: 0,
     max: 100,
-    describe: 'how long an accepted request waits for others to share its write to Redis (one call batch and route job per flush, whatever the sources); 0 = until the end of the event-loop turn. Longer means fewer, larger jobs (less Redis per call) and a later answer',
+    describe:
+      'how long an accepted request waits for others to share its write to Redis (one call batch and route job per flush, whatever the sources); 0 = until the end of the event-loop turn. Longer means fewer, larger jobs (less Redis per call) and a later answer',
   }),
-  INGEST_DEDUPE_WINDOW_S: integer({ default: 86_400, min: 0, max: 30 * 86_400, describe: 'how long a messageId is remembered per source; 0 = no dedupe. Redis holds one key per call for this long (sizing: docs/deployment.md)' }),
-  INGEST_DEBUG_EVENTS: integer({ default: 100, min: 0, max: 10_000, describe: 'latest calls kept per source for the event debugger (admin API); 0 = none' }),
+  INGEST_DEDUPE_WINDOW_S: integer({
+    default: 86_400,
+    min: 0,
+    max: 30 * 86_400,
+    describe:
+      'how long a messageId is remembered per source; 0 = no dedupe. Redis holds one key per call for this long (sizing: docs/deployment.md)',
+  }),
+  INGEST_DEBUG_EVENTS: integer({
+    default: 100,
+    min: 0,
+    max: 10_000,
+    describe: 'latest calls kept per source for the event debugger (admin API); 0 = none',
+  }),
 } as const;
 
 export type IngestEnv = EnvOf<typeof ingestEnvSpec>;

@@ -17,7 +17,13 @@ export function createIngestMetrics(registry: Registry, queueDepth: () => number
       labelNames: ['type', 'outcome', 'reason'] as const,
       registers: [registry],
     }),
-    duration: new Histogram({ name: 'eventrelay_ingest_request_duration_seconds', help: 'Time from request start to answer', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [registry] }),
+    duration: new Histogram({
+      name: 'eventrelay_ingest_request_duration_seconds',
+      help: 'Time from request start to answer',
+      labelNames: ['route'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
     queueDepth: new Gauge({
       name: 'eventrelay_ingest_route_queue_waiting',
       help: 'Waiting jobs on the route queue, as last polled',

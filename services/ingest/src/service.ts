@@ -17,13 +17,7 @@ import {
   type Registry,
   type RunningHttpService,
 } from '@eventrelay/runtime';
-import {
-  CallBatches,
-  ConfigStore,
-  SourceEvents,
-  applyConfigFile,
-  readConfigFile,
-} from '@eventrelay/stores';
+import { CallBatches, ConfigStore, SourceEvents, applyConfigFile, readConfigFile } from '@eventrelay/stores';
 import { ingestEnvSpec, type IngestEnv } from './env.js';
 import { createIngestMetrics } from './metrics.js';
 import { SourceDirectory } from './adapters/source-directory.js';
@@ -55,7 +49,14 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   const queue = openQueue('route', hot, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
   const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
   const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);
-  const debugEvents = env.INGEST_DEBUG_EVENTS > 0 ? new SourceEvents(hot, env.EVENTRELAY_PREFIX, { max: env.INGEST_DEBUG_EVENTS, prepare: redactSecrets, onError: (err) => logger.warn({ err }, 'debug_events.write_failed') }) : undefined;
+  const debugEvents =
+    env.INGEST_DEBUG_EVENTS > 0
+      ? new SourceEvents(hot, env.EVENTRELAY_PREFIX, {
+          max: env.INGEST_DEBUG_EVENTS,
+          prepare: redactSecrets,
+          onError: (err) => logger.warn({ err }, 'debug_events.write_failed'),
+        })
+      : undefined;
   const gate = shutdownGate();
   const release = async () => {
     await debugEvents?.close();
@@ -98,5 +99,14 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     await release();
     throw err;
   }
-  return serveHttp({ name: 'ingest', handler, port: env.INGEST_PORT, host: env.INGEST_HOST, logger, stopAccepting: gate.begin, release, releasing: 'close route queue and Redis' });
+  return serveHttp({
+    name: 'ingest',
+    handler,
+    port: env.INGEST_PORT,
+    host: env.INGEST_HOST,
+    logger,
+    stopAccepting: gate.begin,
+    release,
+    releasing: 'close route queue and Redis',
+  });
 }

@@ -7,7 +7,14 @@ import { CallBatches } from '@eventrelay/stores';
 import { IntakeWriter, MAX_CALLS_PER_FLUSH, type IntakeWriterOptions } from '../src/adapters/intake-writer';
 import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
-const call = (messageId: string): NormalizedCall => ({ type: 'track', event: 'E', userId: 'u', messageId, timestamp: '2026-11-21T09:30:00.000Z', receivedAt: '2026-11-21T09:30:00.000Z' });
+const call = (messageId: string): NormalizedCall => ({
+  type: 'track',
+  event: 'E',
+  userId: 'u',
+  messageId,
+  timestamp: '2026-11-21T09:30:00.000Z',
+  receivedAt: '2026-11-21T09:30:00.000Z',
+});
 
 describe('IntakeWriter', () => {
   const prefix = uniquePrefix('writer');
@@ -18,12 +25,25 @@ describe('IntakeWriter', () => {
   let serial = 0;
   let writer: IntakeWriter;
   const make = async (extra: Partial<IntakeWriterOptions> = {}) =>
-    new IntakeWriter({ batches, transaction: await transactionsOn(queue), queue, dedupeWindowSeconds: 60, flushMs: 0, clock: () => now, newBatchId: () => `b${++serial}`, ...extra });
+    new IntakeWriter({
+      batches,
+      transaction: await transactionsOn(queue),
+      queue,
+      dedupeWindowSeconds: 60,
+      flushMs: 0,
+      clock: () => now,
+      newBatchId: () => `b${++serial}`,
+      ...extra,
+    });
   /** Every route job on the queue with its batch's calls by source, as messageIds. */
   const jobs = async () => {
     const waiting = await queue.getJobs(['wait'], 0, -1, true);
     const out: [string, [string, string[]][]][] = [];
-    for (const j of waiting) out.push([j.data.batchId, (await batches.contents(j.data.batchId)).map((part) => [part.sourceId, part.calls.map((c) => c.messageId)])]);
+    for (const j of waiting)
+      out.push([
+        j.data.batchId,
+        (await batches.contents(j.data.batchId)).map((part) => [part.sourceId, part.calls.map((c) => c.messageId)]),
+      ]);
     return out;
   };
 
@@ -40,11 +60,22 @@ describe('IntakeWriter', () => {
   });
 
   it('writes the requests of one flush, from every source, as one call batch and one route job', async () => {
-    const [a, b] = await Promise.all([writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('f-1'), call('f-2')] }), writer.submit({ sourceId: 's2', ratePerSecond: 100, calls: [call('f-3')] })]);
+    const [a, b] = await Promise.all([
+      writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('f-1'), call('f-2')] }),
+      writer.submit({ sourceId: 's2', ratePerSecond: 100, calls: [call('f-3')] }),
+    ]);
     expect(a).toEqual({ kind: 'accepted', enqueued: 2, duplicates: 0, duplicateIndexes: [] });
     expect(b).toEqual({ kind: 'accepted', enqueued: 1, duplicates: 0, duplicateIndexes: [] });
     const queued = await jobs();
-    expect(queued).toEqual([[`b${serial}`, [['s1', ['f-1', 'f-2']], ['s2', ['f-3']]]]]);
+    expect(queued).toEqual([
+      [
+        `b${serial}`,
+        [
+          ['s1', ['f-1', 'f-2']],
+          ['s2', ['f-3']],
+        ],
+      ],
+    ]);
     // The job carries the reference only; the batch holds the calls and their route entries.
     const [job] = await queue.getJobs(['wait']);
     expect(job?.data).toEqual({ batchId: `b${serial}` });
@@ -57,7 +88,7 @@ describe('IntakeWriter', () => {
     ]);
   });
 
-  it('numbers the calls source by source and stores each source\'s calls of the flush as one field', async () => {
+  it("numbers the calls source by source and stores each source's calls of the flush as one field", async () => {
     const [a, b, c] = await Promise.all([
       writer.submit({ sourceId: 's1', ratePerSecond: 100, calls: [call('g-1'), call('g-2')] }),
       writer.submit({ sourceId: 's2', ratePerSecond: 100, calls: [call('g-3')] }),
@@ -136,10 +167,23 @@ describe('IntakeWriter', () => {
     lost.on('error', () => undefined);
     const lostQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: lost, prefix });
     lostQueue.on('error', () => undefined);
-    const w = new IntakeWriter({ batches: new CallBatches(lost, prefix), transaction: await transactionsOn(lostQueue), queue: lostQueue, dedupeWindowSeconds: 60, flushMs: 0, clock: () => now });
+    const w = new IntakeWriter({
+      batches: new CallBatches(lost, prefix),
+      transaction: await transactionsOn(lostQueue),
+      queue: lostQueue,
+      dedupeWindowSeconds: 60,
+      flushMs: 0,
+      clock: () => now,
+    });
     lost.disconnect();
-    const results = await Promise.allSettled([w.submit({ sourceId: 's', ratePerSecond: 9, calls: [call('x1')] }), w.submit({ sourceId: 's', ratePerSecond: 9, calls: [call('x2')] })]);
-    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'fulfilled'))).toEqual(['service_unavailable', 'service_unavailable']);
+    const results = await Promise.allSettled([
+      w.submit({ sourceId: 's', ratePerSecond: 9, calls: [call('x1')] }),
+      w.submit({ sourceId: 's', ratePerSecond: 9, calls: [call('x2')] }),
+    ]);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'fulfilled'))).toEqual([
+      'service_unavailable',
+      'service_unavailable',
+    ]);
     expect(await redis.exists(`${prefix}:dedupe:s:x1`, `${prefix}:dedupe:s:x2`)).toBe(0);
     expect(await jobs()).toEqual([]);
   });

@@ -73,8 +73,14 @@ describe('intake', () => {
       );
       expect(res.status).toBe(200);
       const calls = await lastCalls();
-      expect(calls.find((c) => c.messageId === a)).toMatchObject({ context: { library: { name: 'envelope-lib' }, ip: '10.0.0.1' }, integrations: { All: false, Webhooks: true } });
-      expect(calls.find((c) => c.messageId === b)).toMatchObject({ context: { library: { name: 'envelope-lib' }, ip: '10.0.0.2' }, integrations: { All: false, Webhooks: false } });
+      expect(calls.find((c) => c.messageId === a)).toMatchObject({
+        context: { library: { name: 'envelope-lib' }, ip: '10.0.0.1' },
+        integrations: { All: false, Webhooks: true },
+      });
+      expect(calls.find((c) => c.messageId === b)).toMatchObject({
+        context: { library: { name: 'envelope-lib' }, ip: '10.0.0.2' },
+        integrations: { All: false, Webhooks: false },
+      });
     });
   });
 
@@ -82,7 +88,9 @@ describe('intake', () => {
     const call = () => ({ userId: 'u1', event: 'Auth', messageId: mid('auth') });
     it('accepts Basic auth with and without the trailing colon, password ignored', async () => {
       for (const credentials of [`${t.writeKey}:`, t.writeKey, `${t.writeKey}:whatever`]) {
-        const res = await post(t.url, '/v1/track', call(), { headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } });
+        const res = await post(t.url, '/v1/track', call(), {
+          headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
+        });
         expect(res.status).toBe(200);
       }
     });
@@ -98,14 +106,22 @@ describe('intake', () => {
       expect(queued).not.toHaveProperty('writeKey');
     });
     it('with a Bearer token takes the write key from the body', async () => {
-      const res = await post(t.url, '/v1/track', { ...call(), writeKey: t.writeKey }, { headers: { authorization: 'Bearer some-oauth-token' } });
+      const res = await post(
+        t.url,
+        '/v1/track',
+        { ...call(), writeKey: t.writeKey },
+        { headers: { authorization: 'Bearer some-oauth-token' } },
+      );
       expect(res.status).toBe(200);
       const missing = await post(t.url, '/v1/track', call(), { headers: { authorization: 'Bearer some-oauth-token' } });
       expect(missing).toMatchObject({ status: 400, json: { success: false, code: 'missing_write_key' } });
     });
     it('answers 400 missing_write_key without a key and 401 unknown_write_key for an unknown one', async () => {
       expect(await post(t.url, '/v1/track', call())).toMatchObject({ status: 400, json: { success: false, code: 'missing_write_key' } });
-      expect(await post(t.url, '/v1/track', call(), { writeKey: 'no-such-key-123' })).toMatchObject({ status: 401, json: { success: false, code: 'unknown_write_key' } });
+      expect(await post(t.url, '/v1/track', call(), { writeKey: 'no-such-key-123' })).toMatchObject({
+        status: 401,
+        json: { success: false, code: 'unknown_write_key' },
+      });
     });
   });
 
@@ -172,7 +188,11 @@ describe('intake', () => {
       ['deflate', (b: Buffer) => deflateSync(b)],
     ])('inflates Content-Encoding %s', async (encoding, compress) => {
       const b = body();
-      const res = await post(t.url, '/v1/track', undefined, { writeKey: t.writeKey, raw: compress(Buffer.from(JSON.stringify(b))), headers: { 'content-encoding': encoding } });
+      const res = await post(t.url, '/v1/track', undefined, {
+        writeKey: t.writeKey,
+        raw: compress(Buffer.from(JSON.stringify(b))),
+        headers: { 'content-encoding': encoding },
+      });
       expect(res.status).toBe(200);
       expect((await lastCalls()).find((c) => c.messageId === b.messageId)).toMatchObject({ event: 'Compressed' });
     });
@@ -184,12 +204,22 @@ describe('intake', () => {
     });
 
     it('answers a CORS preflight so browser sources work', async () => {
-      const res = await fetch(`${t.url}/v1/t`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+      const res = await fetch(`${t.url}/v1/t`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://shop.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe('https://shop.example');
       expect(res.headers.get('access-control-allow-methods')).toContain('POST');
       expect(res.headers.get('access-control-allow-headers')).toContain('content-type');
-      const actual = await post(t.url, '/v1/t', body(), { writeKey: t.writeKey, headers: { origin: 'https://shop.example', 'content-type': 'text/plain' } });
+      const actual = await post(t.url, '/v1/t', body(), {
+        writeKey: t.writeKey,
+        headers: { origin: 'https://shop.example', 'content-type': 'text/plain' },
+      });
       expect(actual.headers.get('access-control-allow-origin')).toBe('https://shop.example');
     });
   });
@@ -206,30 +236,55 @@ describe('intake', () => {
       const at = sized({ userId: 'u', event: 'Big', messageId: mid('size') }, 32 * 1024);
       expect((await post(t.url, '/v1/track', undefined, { writeKey: t.writeKey, raw: at })).status).toBe(200);
       const over = sized({ userId: 'u', event: 'Big', messageId: mid('size') }, 32 * 1024 + 1);
-      expect(await post(t.url, '/v1/track', undefined, { writeKey: t.writeKey, raw: over })).toMatchObject({ status: 400, json: { code: 'payload_too_large' } });
+      expect(await post(t.url, '/v1/track', undefined, { writeKey: t.writeKey, raw: over })).toMatchObject({
+        status: 400,
+        json: { code: 'payload_too_large' },
+      });
     });
     it('the single-call limit applies to the inflated size of a gzip body', async () => {
       const over = sized({ userId: 'u', event: 'Big', messageId: mid('size') }, 32 * 1024 + 1);
-      const res = await post(t.url, '/v1/track', undefined, { writeKey: t.writeKey, raw: gzipSync(over), headers: { 'content-encoding': 'gzip' } });
+      const res = await post(t.url, '/v1/track', undefined, {
+        writeKey: t.writeKey,
+        raw: gzipSync(over),
+        headers: { 'content-encoding': 'gzip' },
+      });
       expect(res).toMatchObject({ status: 400, json: { code: 'payload_too_large' } });
       const at = sized({ userId: 'u', event: 'Big', messageId: mid('size') }, 32 * 1024);
-      expect((await post(t.url, '/v1/track', undefined, { writeKey: t.writeKey, raw: gzipSync(at), headers: { 'content-encoding': 'gzip' } })).status).toBe(200);
+      expect(
+        (await post(t.url, '/v1/track', undefined, { writeKey: t.writeKey, raw: gzipSync(at), headers: { 'content-encoding': 'gzip' } }))
+          .status,
+      ).toBe(200);
     });
     it('a batch of exactly 500 KB passes; one byte more is payload_too_large', async () => {
-      const items = Array.from({ length: 20 }, () => ({ type: 'track', userId: 'u', event: 'E', messageId: mid('b'), properties: { s: 'y'.repeat(20_000) } }));
+      const items = Array.from({ length: 20 }, () => ({
+        type: 'track',
+        userId: 'u',
+        event: 'E',
+        messageId: mid('b'),
+        properties: { s: 'y'.repeat(20_000) },
+      }));
       const at = sized({ batch: items }, 500 * 1024);
       const ok = await post(t.url, '/v1/batch', undefined, { writeKey: t.writeKey, raw: at });
       expect(ok).toMatchObject({ status: 200, json: { success: true } });
       const over = sized({ batch: items.map((i) => ({ ...i, messageId: mid('b') })) }, 500 * 1024 + 1);
-      expect(await post(t.url, '/v1/batch', undefined, { writeKey: t.writeKey, raw: over })).toMatchObject({ status: 400, json: { code: 'payload_too_large' } });
+      expect(await post(t.url, '/v1/batch', undefined, { writeKey: t.writeKey, raw: over })).toMatchObject({
+        status: 400,
+        json: { code: 'payload_too_large' },
+      });
     });
     it('a batch of 2500 items passes; 2501 is payload_too_large', async () => {
-      const make = (n: number) => ({ batch: Array.from({ length: n }, () => ({ type: 'track', userId: 'u', event: 'E', messageId: mid('n') })) });
+      const make = (n: number) => ({
+        batch: Array.from({ length: n }, () => ({ type: 'track', userId: 'u', event: 'E', messageId: mid('n') })),
+      });
       expect((await post(t.url, '/v1/batch', make(2500), { writeKey: t.writeKey })).status).toBe(200);
-      expect(await post(t.url, '/v1/batch', make(2501), { writeKey: t.writeKey })).toMatchObject({ status: 400, json: { code: 'payload_too_large' } });
+      expect(await post(t.url, '/v1/batch', make(2501), { writeKey: t.writeKey })).toMatchObject({
+        status: 400,
+        json: { code: 'payload_too_large' },
+      });
     });
     it('a batch item of exactly 32 KB is kept; one byte more is rejected', async () => {
-      const item = (bytes: number) => JSON.parse(sized({ type: 'track', userId: 'u', event: 'E', messageId: mid('item') }, bytes)) as Record<string, unknown>;
+      const item = (bytes: number) =>
+        JSON.parse(sized({ type: 'track', userId: 'u', event: 'E', messageId: mid('item') }, bytes)) as Record<string, unknown>;
       const res = await post(t.url, '/v1/batch', { batch: [item(32 * 1024), item(32 * 1024 + 1)] }, { writeKey: t.writeKey });
       expect(res.status).toBe(200);
       expect(res.json['rejected']).toEqual([{ index: 1, code: 'payload_too_large', message: expect.any(String) }]);
@@ -241,7 +296,12 @@ describe('intake', () => {
       now = Date.parse('2026-11-21T10:00:00.000Z');
       const messageId = mid('skew');
       // The client clock is 1 h 0.250 s behind; the call was made 1.5 s before it was sent.
-      await post(t.url, '/v1/track', { userId: 'u', event: 'Skew', messageId, timestamp: '2026-11-21T08:59:58.250Z', sentAt: '2026-11-21T08:59:59.750Z' }, { writeKey: t.writeKey });
+      await post(
+        t.url,
+        '/v1/track',
+        { userId: 'u', event: 'Skew', messageId, timestamp: '2026-11-21T08:59:58.250Z', sentAt: '2026-11-21T08:59:59.750Z' },
+        { writeKey: t.writeKey },
+      );
       const call = (await lastCalls()).find((c) => c.messageId === messageId);
       expect(call).toMatchObject({
         timestamp: '2026-11-21T09:59:58.500Z',
@@ -254,13 +314,29 @@ describe('intake', () => {
     it("uses the batch envelope's sentAt for items without their own", async () => {
       now = Date.parse('2026-11-21T10:00:00.000Z');
       const messageId = mid('envsent');
-      await post(t.url, '/v1/batch', { sentAt: '2026-11-21T10:00:05.000Z', batch: [{ type: 'track', userId: 'u', event: 'E', messageId, timestamp: '2026-11-21T10:00:04.000Z' }] }, { writeKey: t.writeKey });
-      expect((await lastCalls()).find((c) => c.messageId === messageId)).toMatchObject({ timestamp: '2026-11-21T09:59:59.000Z', sentAt: '2026-11-21T10:00:05.000Z' });
+      await post(
+        t.url,
+        '/v1/batch',
+        {
+          sentAt: '2026-11-21T10:00:05.000Z',
+          batch: [{ type: 'track', userId: 'u', event: 'E', messageId, timestamp: '2026-11-21T10:00:04.000Z' }],
+        },
+        { writeKey: t.writeKey },
+      );
+      expect((await lastCalls()).find((c) => c.messageId === messageId)).toMatchObject({
+        timestamp: '2026-11-21T09:59:59.000Z',
+        sentAt: '2026-11-21T10:00:05.000Z',
+      });
       now = RECEIVED_AT;
     });
     it('parses a Go-v2-style timestamp with a colon-less offset', async () => {
       const messageId = mid('go');
-      await post(t.url, '/v1/track', { userId: 'u', event: 'Go', messageId, timestamp: '2016-04-26T11:14:48-0700' }, { writeKey: t.writeKey });
+      await post(
+        t.url,
+        '/v1/track',
+        { userId: 'u', event: 'Go', messageId, timestamp: '2016-04-26T11:14:48-0700' },
+        { writeKey: t.writeKey },
+      );
       const call = (await lastCalls()).find((c) => c.messageId === messageId);
       expect(call).toMatchObject({ timestamp: '2016-04-26T18:14:48.000Z', originalTimestamp: '2016-04-26T18:14:48.000Z' });
     });
@@ -288,14 +364,28 @@ describe('intake', () => {
         const res = await post(t.url, '/v1/track', { userId: 'u', event: `Dup ${i}`, messageId }, { writeKey: t.writeKey });
         expect(res).toMatchObject({ status: 200, json: { success: true } });
       }
-      await post(t.url, '/v1/batch', { batch: [{ type: 'track', userId: 'u', event: 'Dup batch', messageId }, { type: 'track', userId: 'u', event: 'Dup batch', messageId }] }, { writeKey: t.writeKey });
+      await post(
+        t.url,
+        '/v1/batch',
+        {
+          batch: [
+            { type: 'track', userId: 'u', event: 'Dup batch', messageId },
+            { type: 'track', userId: 'u', event: 'Dup batch', messageId },
+          ],
+        },
+        { writeKey: t.writeKey },
+      );
       const calls = (await lastCalls()).filter((c) => c.messageId === messageId);
       expect(calls).toHaveLength(1);
       expect(calls[0]?.event).toBe('Dup 0');
     });
     it('dedupes a messageId repeated across requests sent concurrently, once each is answered', async () => {
       const messageId = mid('dupc');
-      const first = await Promise.all(Array.from({ length: 5 }, () => post(t.url, '/v1/track', { userId: 'u', event: 'Concurrent', messageId }, { writeKey: t.writeKey })));
+      const first = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          post(t.url, '/v1/track', { userId: 'u', event: 'Concurrent', messageId }, { writeKey: t.writeKey }),
+        ),
+      );
       expect(first.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
       const enqueued = (await lastCalls()).filter((c) => c.messageId === messageId).length;
       // Requests in flight together may each pass the gate (the router's job ids absorb that);
@@ -312,7 +402,8 @@ describe('intake limits on load', () => {
     const t = await startTestIngest({ label: 'rate', source: { rateLimitPerSecond: 3 } });
     try {
       const answers: Awaited<ReturnType<typeof post>>[] = [];
-      for (let i = 0; i < 10; i++) answers.push(await post(t.url, '/v1/track', { userId: 'u', event: 'Rate', messageId: `rate-${i}` }, { writeKey: t.writeKey }));
+      for (let i = 0; i < 10; i++)
+        answers.push(await post(t.url, '/v1/track', { userId: 'u', event: 'Rate', messageId: `rate-${i}` }, { writeKey: t.writeKey }));
       const limited = answers.filter((a) => a.status === 429);
       expect(limited.length).toBeGreaterThanOrEqual(1);
       const first = limited[0];
@@ -329,7 +420,10 @@ describe('intake limits on load', () => {
   it('answers 503 with Retry-After while the route queue is over its depth limit', async () => {
     const t = await startTestIngest({ label: 'depth', env: { INGEST_MAX_QUEUE_DEPTH: '2' } });
     try {
-      for (let i = 0; i < 2; i++) expect((await post(t.url, '/v1/track', { userId: 'u', event: 'Fill', messageId: `fill-${i}` }, { writeKey: t.writeKey })).status).toBe(200);
+      for (let i = 0; i < 2; i++)
+        expect(
+          (await post(t.url, '/v1/track', { userId: 'u', event: 'Fill', messageId: `fill-${i}` }, { writeKey: t.writeKey })).status,
+        ).toBe(200);
       // The depth is polled every 500 ms, so a request or two may still pass before the guard sees it.
       let res;
       let messageId;

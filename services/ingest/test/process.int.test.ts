@@ -31,7 +31,10 @@ describe('the ingest process', () => {
   const prefix = uniquePrefix('proc');
   beforeAll(() => {
     // Incremental: a no-op when scripts/test.sh has already built.
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', path.join(ROOT, 'services/ingest')], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', path.join(ROOT, 'services/ingest')], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
   }, 120_000);
   afterAll(() => deletePrefix(SHARED_REDIS_URL, prefix));
 
@@ -44,7 +47,15 @@ describe('the ingest process', () => {
   it('refuses to start on an invalid config file, naming the field, and writes nothing', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'eventrelay-'));
     const file = path.join(dir, 'bad.json');
-    writeFileSync(file, JSON.stringify({ sources: [{ id: 'ok', name: 'Ok', type: 'web', writeKey: 'good-write-key-1' }, { id: 'bad', name: 'Bad', type: 'desktop', writeKey: 'k' }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        sources: [
+          { id: 'ok', name: 'Ok', type: 'web', writeKey: 'good-write-key-1' },
+          { id: 'bad', name: 'Bad', type: 'desktop', writeKey: 'k' },
+        ],
+      }),
+    );
     const result = await run({ REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, EVENTRELAY_CONFIG: file, INGEST_PORT: '0' });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/sources\[1\]\.type/);
@@ -64,7 +75,14 @@ describe('the ingest process', () => {
     writeFileSync(file, JSON.stringify({ sources: [{ id: 'proc', name: 'Proc', type: 'server', writeKey: 'proc-write-key-1' }] }));
     const port = await freePort();
     const child = spawn(process.execPath, [ENTRY], {
-      env: { PATH: process.env['PATH'] ?? '', REDIS_URL: SHARED_REDIS_URL, EVENTRELAY_PREFIX: prefix, EVENTRELAY_CONFIG: file, INGEST_PORT: String(port), INGEST_HOST: '127.0.0.1' },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        REDIS_URL: SHARED_REDIS_URL,
+        EVENTRELAY_PREFIX: prefix,
+        EVENTRELAY_CONFIG: file,
+        INGEST_PORT: String(port),
+        INGEST_HOST: '127.0.0.1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let logs = '';
@@ -108,7 +126,14 @@ function request(
 ): Promise<{ status: number; connection: string | undefined }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: '/v1/track', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/track',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));

@@ -24,7 +24,15 @@ describe('intake during a Redis outage', () => {
 
     await redis.stop();
     const during = [];
-    for (let i = 0; i < 5; i++) during.push(await post(t.url, '/v1/batch', { batch: [{ type: 'track', userId: 'u', event: 'During', messageId: `during-${i}` }] }, { writeKey: t.writeKey }));
+    for (let i = 0; i < 5; i++)
+      during.push(
+        await post(
+          t.url,
+          '/v1/batch',
+          { batch: [{ type: 'track', userId: 'u', event: 'During', messageId: `during-${i}` }] },
+          { writeKey: t.writeKey },
+        ),
+      );
     for (const res of during) {
       expect(res.status).toBe(503);
       expect(res.json).toMatchObject({ success: false, code: 'service_unavailable' });

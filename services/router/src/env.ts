@@ -6,7 +6,8 @@ export const routerEnvSpec = {
   ROUTER_CONCURRENCY: integer({ default: 16, min: 1, max: 1000, describe: 'route jobs (ingest flushes) routed at once' }),
   ROUTER_FEED_PROFILES: oneOf(['true', 'false'], {
     default: 'true',
-    describe: 'put identify and track calls with a userId on the profile queue for the audiences service; set false when no audiences service runs, or the queue grows without bound',
+    describe:
+      'put identify and track calls with a userId on the profile queue for the audiences service; set false when no audiences service runs, or the queue grows without bound',
   }),
 } as const;
 

@@ -14,13 +14,7 @@ import {
   type Registry,
   type RunningWorkerProcess,
 } from '@eventrelay/runtime';
-import {
-  CallBatches,
-  ConfigStore,
-  DestinationDirectory,
-  applyConfigFile,
-  readConfigFile,
-} from '@eventrelay/stores';
+import { CallBatches, ConfigStore, DestinationDirectory, applyConfigFile, readConfigFile } from '@eventrelay/stores';
 import { routerEnvSpec, type RouterEnv } from './env.js';
 import { createRouterMetrics } from './metrics.js';
 import { SuppressionList } from './adapters/suppression-list.js';
@@ -44,8 +38,13 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
 
   const control = createRedis(env.REDIS_URL, 'control', 'router-control', registry);
   const connection = createRedis(env.REDIS_URL, 'worker', 'router-worker', registry);
-  const deliverQueue = openQueue('deliver', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
-  const profileQueue = env.ROUTER_FEED_PROFILES === 'true' ? openQueue('profile', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'profile_queue.error')) : undefined;
+  const deliverQueue = openQueue('deliver', connection, env.EVENTRELAY_PREFIX, (err) =>
+    logger.warn({ err: err.message }, 'deliver_queue.error'),
+  );
+  const profileQueue =
+    env.ROUTER_FEED_PROFILES === 'true'
+      ? openQueue('profile', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'profile_queue.error'))
+      : undefined;
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
   const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX, (what, detail) => logger.warn(detail, what));
@@ -76,7 +75,9 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       onError: (err) => logger.warn({ err: err.message }, 'route_worker.error'),
     },
   );
-  worker.on('failed', (job, err) => logger.error({ batchId: job?.data.batchId, attempt: job?.attemptsMade, err: err.message }, 'route.failed'));
+  worker.on('failed', (job, err) =>
+    logger.error({ batchId: job?.data.batchId, attempt: job?.attemptsMade, err: err.message }, 'route.failed'),
+  );
   const running = await runWorkerProcess({
     name: 'router',
     workers: [worker],

@@ -52,7 +52,8 @@ async function deliveryJobs(p: TestPipeline): Promise<string[]> {
     expect(job.id).toBe(batchDeliveryJobId(data.destinationId, data.batch.id));
     expect(job.id).not.toContain(':');
     for (const part of data.batch.parts) expect(part.sourceId).toBe(SOURCE);
-    for (const call of (await p.batches.readCalls(data.destinationId, data.batch)) ?? []) pairs.push(`${data.destinationId}/${call?.messageId}`);
+    for (const call of (await p.batches.readCalls(data.destinationId, data.batch)) ?? [])
+      pairs.push(`${data.destinationId}/${call?.messageId}`);
   }
   return pairs.sort();
 }
@@ -76,7 +77,12 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
     // destinations holding it instead of the route entries.
     const batch = await p.admin.hgetall(p.batches.key('req-1'));
     expect(Object.keys(batch).sort()).toEqual(['c0', 'd:d1', 'd:d2', 'h']);
-    expect((JSON.parse(batch['c0']!) as NormalizedCall[])[1]).toMatchObject({ type: 'track', messageId: 'm-2', userId: 'user-1', event: 'Tested' });
+    expect((JSON.parse(batch['c0']!) as NormalizedCall[])[1]).toMatchObject({
+      type: 'track',
+      messageId: 'm-2',
+      userId: 'user-1',
+      event: 'Tested',
+    });
     expect(batch['h']).toBe('2');
   });
 
@@ -151,7 +157,11 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
       const p = await start({ destinations: [dest('d1')] });
       await p.admin.hset(configKeys(p.prefix).suppressedUsers, { 'user-garbled': 'not json', 'user-odd': '{"sourceIds": 7}' });
       await p.router.refreshConfig();
-      await routeAndWait(p, 'req-1', [trackCall('m-garbled', { userId: 'user-garbled' }), trackCall('m-odd', { userId: 'user-odd' }), trackCall('m-free', { userId: 'user-free' })]);
+      await routeAndWait(p, 'req-1', [
+        trackCall('m-garbled', { userId: 'user-garbled' }),
+        trackCall('m-odd', { userId: 'user-odd' }),
+        trackCall('m-free', { userId: 'user-free' }),
+      ]);
       expect(await deliveryJobs(p)).toEqual(['d1/m-free']);
     });
 
@@ -212,9 +222,16 @@ describe('router + webhook-delivery: a call routed twice arrives once', () => {
 
   it('a route job processed twice, after its calls were delivered, delivers each call once', async () => {
     receiver = await startReceiver();
-    const p = await start({ delivery: true, destinations: [webhookDestination('d1', [receiver.url]), webhookDestination('d2', [receiver.url])] });
+    const p = await start({
+      delivery: true,
+      destinations: [webhookDestination('d1', [receiver.url]), webhookDestination('d2', [receiver.url])],
+    });
     const ids = ['t-1', 't-2', 't-3'];
-    await routeAndWait(p, 'req-twice', ids.map((id) => trackCall(id)));
+    await routeAndWait(
+      p,
+      'req-twice',
+      ids.map((id) => trackCall(id)),
+    );
     await receiver.waitFor(6);
     await eventually(async () => expect(await pendingDeliveries(p)).toBe(0));
     // Every destination released the batch after its round: it is gone.
@@ -224,6 +241,10 @@ describe('router + webhook-delivery: a call routed twice arrives once', () => {
     await routeAndWait(p, 'req-sentinel', [trackCall('sentinel')]);
     await receiver.waitFor(8);
     await eventually(async () => expect(await pendingDeliveries(p)).toBe(0));
-    expect(messageIdsAt(receiver).filter((id) => id !== 'sentinel').sort()).toEqual([...ids, ...ids].sort());
+    expect(
+      messageIdsAt(receiver)
+        .filter((id) => id !== 'sentinel')
+        .sort(),
+    ).toEqual([...ids, ...ids].sort());
   });
 });

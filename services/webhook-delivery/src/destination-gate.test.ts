@@ -358,7 +358,7 @@ describe('DestinationGate', () => {
   });
 
   describe('jobs of many requests', () => {
-    it('reserves a job\'s requests on admission: the next job goes only while fewer than the cap are reserved', () => {
+    it("reserves a job's requests on admission: the next job goes only while fewer than the cap are reserved", () => {
       const { gate } = harness({ maxInFlight: 8 });
       expectGo(gate.enter('d1', 0, 5));
       expect(gate.inFlight('d1')).toBe(5);
@@ -414,7 +414,7 @@ describe('DestinationGate', () => {
       expect(gate.open('d1')).toBe(0);
     });
 
-    it('holds back the requests still waiting for a place once the destination\'s requests turn slow', async () => {
+    it("holds back the requests still waiting for a place once the destination's requests turn slow", async () => {
       const { gate } = harness({ maxInFlight: 2, slowMs: 1000, maxParkMs: 5000 });
       expectGo(gate.enter('d1', 0, 4));
       expect(gate.send('d1')).toEqual({ kind: 'go' });
@@ -442,8 +442,8 @@ describe('DestinationGate', () => {
     });
   });
 
-  describe('places for a job\'s requests', () => {
-    it('end the job\'s reservations as its requests end, and the rest when the round is over', () => {
+  describe("places for a job's requests", () => {
+    it("end the job's reservations as its requests end, and the rest when the round is over", () => {
       const { gate } = harness({ maxInFlight: 8 });
       expectGo(gate.enter('d1', 0, 5));
       const places = gate.places('d1', 0, 5);
@@ -487,4 +487,3 @@ describe('DestinationGate', () => {
     });
   });
 });
-

@@ -224,7 +224,16 @@ export class DestinationGate {
   private lane(destinationId: string): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
-      lane = { inFlight: 0, waiters: [], open: 0, sendQueue: [], sweep: undefined, meanMs: 0, lastFinishedAt: this.options.clock(), slowSince: undefined };
+      lane = {
+        inFlight: 0,
+        waiters: [],
+        open: 0,
+        sendQueue: [],
+        sweep: undefined,
+        meanMs: 0,
+        lastFinishedAt: this.options.clock(),
+        slowSince: undefined,
+      };
       this.lanes.set(destinationId, lane);
     }
     return lane;

@@ -1,4 +1,15 @@
-import { EnvProblem, commonEnv, custom, integer, loadEnvFrom, port, text, type EnvOf, type EnvSource, type EnvVar } from '@eventrelay/config';
+import {
+  EnvProblem,
+  commonEnv,
+  custom,
+  integer,
+  loadEnvFrom,
+  port,
+  text,
+  type EnvOf,
+  type EnvSource,
+  type EnvVar,
+} from '@eventrelay/config';
 import { parseNetworkList } from './domain/networks.js';
 
 /** Checked here, kept as text (it is logged at start); the service parses it again. */
@@ -8,7 +19,10 @@ function networks(opts: { describe: string }): EnvVar<readonly string[]> {
     type: 'comma-separated CIDR networks',
     parse(raw) {
       const { networks: parsed, invalid } = parseNetworkList(raw ?? '');
-      if (invalid.length > 0) return new EnvProblem(`must be a comma-separated list of CIDR networks such as 10.1.0.0/16 or fd00::/8; not networks: ${invalid.map((i) => `"${i}"`).join(', ')}`);
+      if (invalid.length > 0)
+        return new EnvProblem(
+          `must be a comma-separated list of CIDR networks such as 10.1.0.0/16 or fd00::/8; not networks: ${invalid.map((i) => `"${i}"`).join(', ')}`,
+        );
       return Object.freeze(parsed.map((n) => n.text));
     },
   });
@@ -17,23 +31,68 @@ function networks(opts: { describe: string }): EnvVar<readonly string[]> {
 export const deliveryEnvSpec = {
   ...commonEnv,
   DELIVERY_METRICS_PORT: port({ default: 9102, describe: 'port of /healthz, /readyz and /metrics' }),
-  DELIVERY_TIMEOUT_MS: integer({ default: 5000, min: 100, max: 60_000, describe: 'limit on one attempt at one URL: connect, response headers and body' }),
-  RETRY_WINDOW_MS: integer({ default: 14_400_000, min: 1000, max: 7 * 86_400_000, describe: 'how long after its first attempt a call is retried before it is dead-lettered' }),
-  DELIVERY_RETRY_BASE_MS: integer({ default: 1000, min: 1, max: 3_600_000, describe: 'backoff ceiling after the first failed round; doubles per round (full jitter)' }),
+  DELIVERY_TIMEOUT_MS: integer({
+    default: 5000,
+    min: 100,
+    max: 60_000,
+    describe: 'limit on one attempt at one URL: connect, response headers and body',
+  }),
+  RETRY_WINDOW_MS: integer({
+    default: 14_400_000,
+    min: 1000,
+    max: 7 * 86_400_000,
+    describe: 'how long after its first attempt a call is retried before it is dead-lettered',
+  }),
+  DELIVERY_RETRY_BASE_MS: integer({
+    default: 1000,
+    min: 1,
+    max: 3_600_000,
+    describe: 'backoff ceiling after the first failed round; doubles per round (full jitter)',
+  }),
   DELIVERY_RETRY_MAX_MS: integer({ default: 1_800_000, min: 1, max: 86_400_000, describe: 'largest backoff ceiling between two rounds' }),
-  DELIVERY_CONCURRENCY: integer({ default: 256, min: 1, max: 10_000, describe: 'delivery jobs (each holding one or more calls) one process works on at once' }),
+  DELIVERY_CONCURRENCY: integer({
+    default: 256,
+    min: 1,
+    max: 10_000,
+    describe: 'delivery jobs (each holding one or more calls) one process works on at once',
+  }),
   DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: integer({
     default: 64,
     min: 1,
     max: 10_000,
-    describe: 'requests one process keeps open to one destination at once; jobs beyond it wait briefly or are parked, so a slow receiver cannot take every worker slot (see docs/delivery.md)',
+    describe:
+      'requests one process keeps open to one destination at once; jobs beyond it wait briefly or are parked, so a slow receiver cannot take every worker slot (see docs/delivery.md)',
   }),
-  DELIVERY_CONNECTIONS_PER_ORIGIN: integer({ default: 64, min: 1, max: 10_000, describe: 'keep-alive connections per receiver origin (scheme, host and port)' }),
-  DELIVERY_LOG_MAX_PER_DESTINATION: integer({ default: 1000, min: 1, max: 1_000_000, describe: 'attempt log entries kept per destination' }),
-  DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION: integer({ default: 100_000, min: 1, max: 100_000_000, describe: 'dead letters kept per destination; the oldest are evicted (and counted in a metric) beyond it' }),
-  WEBHOOK_ALLOWED_NETWORKS: networks({ describe: 'networks webhooks may reach although they are loopback, private, link-local, CGNAT or multicast (e.g. 10.20.0.0/16); unset, the SSRF guard refuses every such address' }),
-  WEBHOOK_CA_FILE: text({ type: 'file path', describe: "PEM file of CA certificates trusted for https receivers in addition to Node's list (NODE_EXTRA_CA_CERTS works too)" }),
-  NODE_EXTRA_CA_CERTS: text({ type: 'file path', describe: "Node's own list of extra CA certificates (PEM); honoured alongside WEBHOOK_CA_FILE when both are set" }),
+  DELIVERY_CONNECTIONS_PER_ORIGIN: integer({
+    default: 64,
+    min: 1,
+    max: 10_000,
+    describe: 'keep-alive connections per receiver origin (scheme, host and port)',
+  }),
+  DELIVERY_LOG_MAX_PER_DESTINATION: integer({
+    default: 1000,
+    min: 1,
+    max: 1_000_000,
+    describe: 'attempt log entries kept per destination',
+  }),
+  DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION: integer({
+    default: 100_000,
+    min: 1,
+    max: 100_000_000,
+    describe: 'dead letters kept per destination; the oldest are evicted (and counted in a metric) beyond it',
+  }),
+  WEBHOOK_ALLOWED_NETWORKS: networks({
+    describe:
+      'networks webhooks may reach although they are loopback, private, link-local, CGNAT or multicast (e.g. 10.20.0.0/16); unset, the SSRF guard refuses every such address',
+  }),
+  WEBHOOK_CA_FILE: text({
+    type: 'file path',
+    describe: "PEM file of CA certificates trusted for https receivers in addition to Node's list (NODE_EXTRA_CA_CERTS works too)",
+  }),
+  NODE_EXTRA_CA_CERTS: text({
+    type: 'file path',
+    describe: "Node's own list of extra CA certificates (PEM); honoured alongside WEBHOOK_CA_FILE when both are set",
+  }),
 } as const;
 
 export type DeliveryEnv = EnvOf<typeof deliveryEnvSpec>;

@@ -33,7 +33,11 @@ export function createDeliveryMetrics(registry: Registry, openRequests: () => It
       help: 'Jobs put back for later because their destination had DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION requests reserved and was slow',
       registers: [registry],
     }),
-    deadLettersEvicted: new Counter({ name: 'eventrelay_delivery_dead_letters_evicted_total', help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION', registers: [registry] }),
+    deadLettersEvicted: new Counter({
+      name: 'eventrelay_delivery_dead_letters_evicted_total',
+      help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION',
+      registers: [registry],
+    }),
     inFlight: new Gauge({
       name: 'eventrelay_delivery_in_flight',
       help: 'Requests open now, by destination',

@@ -6,15 +6,7 @@ import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
 import { ConfigError, describeEnv } from '@eventrelay/config';
-import {
-  createRedis,
-  openWorker,
-  putJobBack,
-  runWorkerProcess,
-  type Logger,
-  type Registry,
-  type ShutdownStep,
-} from '@eventrelay/runtime';
+import { createRedis, openWorker, putJobBack, runWorkerProcess, type Logger, type Registry, type ShutdownStep } from '@eventrelay/runtime';
 import {
   AttemptLog,
   CallBatches,
@@ -79,9 +71,19 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     ca,
     ...(deps.resolver ? { resolver: deps.resolver } : {}),
   });
-  const policy: RetryPolicy = { windowMs: env.RETRY_WINDOW_MS, baseDelayMs: env.DELIVERY_RETRY_BASE_MS, maxDelayMs: env.DELIVERY_RETRY_MAX_MS };
+  const policy: RetryPolicy = {
+    windowMs: env.RETRY_WINDOW_MS,
+    baseDelayMs: env.DELIVERY_RETRY_BASE_MS,
+    maxDelayMs: env.DELIVERY_RETRY_MAX_MS,
+  };
   let stopping = false;
-  const gate = new DestinationGate({ maxInFlight: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION, slowMs: Math.min(1000, env.DELIVERY_TIMEOUT_MS), maxParkMs: env.DELIVERY_TIMEOUT_MS, clock, random });
+  const gate = new DestinationGate({
+    maxInFlight: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+    slowMs: Math.min(1000, env.DELIVERY_TIMEOUT_MS),
+    maxParkMs: env.DELIVERY_TIMEOUT_MS,
+    clock,
+    random,
+  });
   const worker = openWorker(
     'deliver',
     connection,
@@ -116,7 +118,9 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       onError: (err) => logger.warn({ err: err.message }, 'deliver_worker.error'),
     },
   );
-  worker.on('failed', (job, err) => logger.error({ jobId: job?.id, destinationId: job?.data.destinationId, err: err.message }, 'delivery.job_failed'));
+  worker.on('failed', (job, err) =>
+    logger.error({ jobId: job?.id, destinationId: job?.data.destinationId, err: err.message }, 'delivery.job_failed'),
+  );
   const running = await runWorkerProcess({
     name: 'delivery',
     workers: [worker],
@@ -164,7 +168,11 @@ async function readPem(variable: string, path: string): Promise<string[]> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError('invalid_env', `${variable}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    throw new ConfigError(
+      'invalid_env',
+      `${variable}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { cause: err },
+    );
   }
   const pems = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   if (pems.length === 0) throw new ConfigError('invalid_env', `${variable}: ${path} holds no PEM certificate`);

@@ -24,7 +24,9 @@ describe('delivery jobs holding many calls', () => {
     return scope.track(await startReceiver(...args));
   }
   async function pipeline(options: PipelineOptions): Promise<TestPipeline> {
-    return scope.track(await startTestPipeline({ random, ...options, deliveryEnv: { DELIVERY_RETRY_BASE_MS: String(BASE_MS), ...options.deliveryEnv } }));
+    return scope.track(
+      await startTestPipeline({ random, ...options, deliveryEnv: { DELIVERY_RETRY_BASE_MS: String(BASE_MS), ...options.deliveryEnv } }),
+    );
   }
 
   it('mixed outcomes in one job (200, 500 then 200, 404): each 2xx once, only the 500s retried, one dead letter per 404', async () => {
@@ -46,7 +48,10 @@ describe('delivery jobs holding many calls', () => {
     const gone = ['gone-1', 'gone-2'];
     // Interleaved, so the outcomes are spread over the job.
     const ids = ['ok-1', 'flaky-1', 'gone-1', 'ok-2', 'flaky-2', 'ok-3', 'gone-2', 'flaky-3', 'ok-4'];
-    await p.route(ids.map((id) => trackCall(id)), 'mixed');
+    await p.route(
+      ids.map((id) => trackCall(id)),
+      'mixed',
+    );
 
     // First round: every call once, at attempt 1.
     await r.waitFor(ids.length);
@@ -62,7 +67,9 @@ describe('delivery jobs holding many calls', () => {
 
     // Second round: the 500s again (attempt 2), nothing else.
     await r.waitFor(ids.length + flaky.length);
-    await eventually(async () => expect(await p.deliverQueue.getJobCounts('wait', 'delayed', 'active')).toEqual({ wait: 0, delayed: 0, active: 0 }));
+    await eventually(async () =>
+      expect(await p.deliverQueue.getJobCounts('wait', 'delayed', 'active')).toEqual({ wait: 0, delayed: 0, active: 0 }),
+    );
     await sleep(3 * BASE_MS);
     const seen = r.requests.map((q) => `${idOf(q)}#${attemptOf(q)}`);
     expect(seen.slice(0, ids.length).sort()).toEqual(ids.map((id) => `${id}#1`).sort());
@@ -76,7 +83,12 @@ describe('delivery jobs holding many calls', () => {
     });
     expect(letters.map((l) => l.job.call.messageId).sort()).toEqual(gone);
     for (const l of letters) {
-      expect(l).toMatchObject({ jobId: callDeliveryId('dest-mixed', 'src-test', l.job.call.messageId), attempts: 1, lastError: `${r.url}: HTTP 404`, job: { sourceId: 'src-test', destinationId: 'dest-mixed' } });
+      expect(l).toMatchObject({
+        jobId: callDeliveryId('dest-mixed', 'src-test', l.job.call.messageId),
+        attempts: 1,
+        lastError: `${r.url}: HTTP 404`,
+        job: { sourceId: 'src-test', destinationId: 'dest-mixed' },
+      });
     }
 
     // The attempt log: one entry per attempt per call.
@@ -89,9 +101,17 @@ describe('delivery jobs holding many calls', () => {
 
   it('counts each call’s retry window from its own first attempt, within one job', async () => {
     const r = await receiver({ responder: () => ({ status: 503 }) });
-    const p = await pipeline({ label: 'batch-window', destinations: [webhookDestination('dest-window', [r.url])], deliveryEnv: { RETRY_WINDOW_MS: '60000' } });
+    const p = await pipeline({
+      label: 'batch-window',
+      destinations: [webhookDestination('dest-window', [r.url])],
+      deliveryEnv: { RETRY_WINDOW_MS: '60000' },
+    });
     const now = Date.now();
-    const state = (firstAttemptAt: number) => ({ firstAttemptAt, attempt: 3, urls: { [r.url]: { lastError: 'HTTP 503', notBefore: now - 1 } } });
+    const state = (firstAttemptAt: number) => ({
+      firstAttemptAt,
+      attempt: 3,
+      urls: { [r.url]: { lastError: 'HTTP 503', notBefore: now - 1 } },
+    });
     // Two calls retried together: one first tried two minutes ago (its window has passed), one just now.
     await p.deliverQueue.add('deliver', {
       destinationId: 'dest-window',
@@ -124,7 +144,10 @@ describe('delivery jobs holding many calls', () => {
     const p = await pipeline({ label: 'batch-replay', destinations: [webhookDestination('dest-replay', [r.url])] });
     const admin = scope.track(await startTestAdmin({ prefix: p.prefix }));
     const ids = ['r-1', 'r-2', 'r-3'];
-    await p.route(ids.map((id) => trackCall(id)), 'replayed');
+    await p.route(
+      ids.map((id) => trackCall(id)),
+      'replayed',
+    );
     await r.waitFor(3);
     await eventually(async () => expect(await p.deadLetters('dest-replay')).toHaveLength(3));
 
@@ -132,9 +155,13 @@ describe('delivery jobs holding many calls', () => {
     const answer = await admin.call('POST', '/destinations/dest-replay/replay', { messageIds: ['r-2'] });
     expect(answer).toMatchObject({ status: 200, body: { replayed: 1, notFound: [] } });
     await r.waitFor(4);
-    await eventually(async () => expect(await p.deliverQueue.getJobCounts('wait', 'delayed', 'active')).toEqual({ wait: 0, delayed: 0, active: 0 }));
+    await eventually(async () =>
+      expect(await p.deliverQueue.getJobCounts('wait', 'delayed', 'active')).toEqual({ wait: 0, delayed: 0, active: 0 }),
+    );
     await sleep(500);
-    expect(r.requests.slice(3).map((q) => `${idOf(q)}#${attemptOf(q)}#${q.headers['x-signature'] === undefined ? 'unsigned' : 'signed'}`)).toEqual(['r-2#1#unsigned']);
+    expect(
+      r.requests.slice(3).map((q) => `${idOf(q)}#${attemptOf(q)}#${q.headers['x-signature'] === undefined ? 'unsigned' : 'signed'}`),
+    ).toEqual(['r-2#1#unsigned']);
     expect((await p.deadLetters('dest-replay')).map((l) => l.job.call.messageId).sort()).toEqual(['r-1', 'r-3']);
   });
 });

@@ -98,6 +98,12 @@ describe('webhook bodies and signatures match the golden fixtures', () => {
     await pipeline.route([trackCall('m-unsigned')]);
     const req = await requestFor(receiver, 'm-unsigned');
     expect(req.headers['x-signature']).toBeUndefined();
-    expect(JSON.parse(req.body.toString('utf8'))).toMatchObject({ version: 1, type: 'track', userId: 'user-1', event: 'Tested', properties: { n: 1 } });
+    expect(JSON.parse(req.body.toString('utf8'))).toMatchObject({
+      version: 1,
+      type: 'track',
+      userId: 'user-1',
+      event: 'Tested',
+      properties: { n: 1 },
+    });
   });
 });

@@ -24,7 +24,14 @@ describe('destination changes while running', () => {
   it("a disabled destination's pending message is dead-lettered for replay, not sent", async () => {
     const receiver = scope.track(await startReceiver({ responder: () => ({ status: 500 }) }));
     const dest = webhookDestination('dest-off', [receiver.url]);
-    const p = scope.track(await startTestPipeline({ label: 'cfg-off', destinations: [dest], random: () => 0.999, deliveryEnv: { DELIVERY_RETRY_BASE_MS: '1000' } }));
+    const p = scope.track(
+      await startTestPipeline({
+        label: 'cfg-off',
+        destinations: [dest],
+        random: () => 0.999,
+        deliveryEnv: { DELIVERY_RETRY_BASE_MS: '1000' },
+      }),
+    );
     await p.route([trackCall('m-off-1')]);
     await receiver.waitFor(1);
     // The first attempt failed and a retry is scheduled; now the destination is disabled.

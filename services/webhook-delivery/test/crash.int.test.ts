@@ -19,7 +19,12 @@ const KILL_AFTER_RECEIVED = 100;
 const children: ServiceProcess[] = [];
 
 async function startDeliveryChild(prefix: string, redisUrl: string): Promise<ServiceProcess> {
-  const child = await startService('webhook-delivery', { REDIS_URL: redisUrl, EVENTRELAY_PREFIX: prefix, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', LOG_LEVEL: 'warn' });
+  const child = await startService('webhook-delivery', {
+    REDIS_URL: redisUrl,
+    EVENTRELAY_PREFIX: prefix,
+    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+    LOG_LEVEL: 'warn',
+  });
   children.push(child);
   return child;
 }
@@ -40,7 +45,12 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
         return { status: 200, delayMs };
       },
     });
-    pipeline = await startTestPipeline({ label: 'crash', ingest: true, delivery: false, destinations: [webhookDestination('dest-crash', [receiver.url])] });
+    pipeline = await startTestPipeline({
+      label: 'crash',
+      ingest: true,
+      delivery: false,
+      destinations: [webhookDestination('dest-crash', [receiver.url])],
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -56,7 +66,13 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
     const ids = Array.from({ length: CALLS }, (_, i) => `crash-${runId}-${String(i).padStart(4, '0')}`);
     const sending = (async () => {
       for (let i = 0; i < CALLS; i += BATCH) {
-        const batch = ids.slice(i, i + BATCH).map((messageId, j) => ({ type: 'track', messageId, userId: `user-${(i + j) % 37}`, event: 'Crash Tested', properties: { n: i + j } }));
+        const batch = ids.slice(i, i + BATCH).map((messageId, j) => ({
+          type: 'track',
+          messageId,
+          userId: `user-${(i + j) % 37}`,
+          event: 'Crash Tested',
+          properties: { n: i + j },
+        }));
         const res = await post(pipeline.ingestUrl, '/v1/batch', { batch }, { writeKey: pipeline.writeKey });
         if (res.status !== 200) throw new Error(`intake answered ${res.status} ${JSON.stringify(res.json)}`);
       }
@@ -83,7 +99,9 @@ describe('webhook-delivery killed mid-flight (SIGKILL) and restarted', () => {
     for (const job of activeAtKill) {
       const data = job.data;
       if ('calls' in data) for (const item of data.calls) inFlightIds.add(item.call.messageId);
-      else for (const call of (await pipeline.batches.readCalls(data.destinationId, data.batch)) ?? []) if (call) inFlightIds.add(call.messageId);
+      else
+        for (const call of (await pipeline.batches.readCalls(data.destinationId, data.batch)) ?? [])
+          if (call) inFlightIds.add(call.messageId);
     }
     const receivedAtKill = receiver.requests.length;
     const openAtReceiver = receiver.requests.filter((r, i) => r.at + (delays[i] ?? 0) > killedAt).length;

@@ -74,7 +74,12 @@ describe('webhook request headers', () => {
 
   it('numbers attempts 1 then 2 on a retry, with the same message id, body and signature', async () => {
     const r = await receiver({ responder: (_req, i) => ({ status: i === 0 ? 503 : 200 }) });
-    const p = await pipeline({ label: 'headers-attempt', destinations: [webhookDestination('dest-a', [r.url], { sharedSecret: 'attempt-secret' })], deliveryEnv: FAST_RETRY, random });
+    const p = await pipeline({
+      label: 'headers-attempt',
+      destinations: [webhookDestination('dest-a', [r.url], { sharedSecret: 'attempt-secret' })],
+      deliveryEnv: FAST_RETRY,
+      random,
+    });
     await p.route([trackCall('m-attempt-1')]);
     const [first, second] = await r.waitFor(2);
     expect(first!.headers['x-eventrelay-attempt']).toBe('1');

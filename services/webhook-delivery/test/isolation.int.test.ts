@@ -85,7 +85,11 @@ describe('a hung receiver does not starve the other destinations', () => {
     pipeline = await startTestPipeline({
       label: 'isolation',
       destinations: [...healthy.map((r, i) => webhookDestination(`dest-ok-${i}`, [r.url])), webhookDestination('dest-hung', [hung.url])],
-      deliveryEnv: { DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS), DELIVERY_CONCURRENCY: String(CONCURRENCY), DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(CAP) },
+      deliveryEnv: {
+        DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
+        DELIVERY_CONCURRENCY: String(CONCURRENCY),
+        DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(CAP),
+      },
     });
   });
 
@@ -107,7 +111,9 @@ describe('a hung receiver does not starve the other destinations', () => {
     // The snapshot is taken while the hang is still going on: the hung receiver has answered nothing.
     const got = healthy.map((r) => new Set(r.requests.map((q) => q.headers['x-eventrelay-message-id'])).size);
     const hungReceived = hung.received();
-    console.log(`isolation test: ${sent} calls sent to each destination; at the end of the stream the healthy receivers had ${got.join(', ')}; the hung one had been sent ${hungReceived} requests, at most ${hung.maxOpen()} open at once`);
+    console.log(
+      `isolation test: ${sent} calls sent to each destination; at the end of the stream the healthy receivers had ${got.join(', ')}; the hung one had been sent ${hungReceived} requests, at most ${hung.maxOpen()} open at once`,
+    );
 
     const floor = Math.ceil(sent * FLOOR_SHARE);
     expect(got).toEqual(got.map((n) => (n >= floor ? n : `fewer than ${floor}: ${n}`)));

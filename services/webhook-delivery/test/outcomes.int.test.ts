@@ -18,7 +18,6 @@ const random = () => 0.999;
 /** Longer than any backoff these tests can schedule before they look for a retry that must not come. */
 const BEYOND_BACKOFF_MS = 8 * BASE_MS;
 
-
 describe('delivery outcomes', () => {
   const scope = testScope();
   async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
@@ -26,7 +25,9 @@ describe('delivery outcomes', () => {
   }
   async function pipeline(options: PipelineOptions): Promise<TestPipeline> {
     // Opened after its receivers, so closed before them.
-    return scope.track(await startTestPipeline({ random, ...options, deliveryEnv: { DELIVERY_RETRY_BASE_MS: String(BASE_MS), ...options.deliveryEnv } }));
+    return scope.track(
+      await startTestPipeline({ random, ...options, deliveryEnv: { DELIVERY_RETRY_BASE_MS: String(BASE_MS), ...options.deliveryEnv } }),
+    );
   }
   /** The attempt log, oldest first, once it holds `count` entries. */
   async function attemptsOf(p: TestPipeline, destinationId: string, count: number): Promise<DeliveryAttempt[]> {
@@ -97,7 +98,11 @@ describe('delivery outcomes', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     scope.track({ close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) });
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    const p = await pipeline({ label: 'out-stall', destinations: [webhookDestination('dest-1', [url])], deliveryEnv: { DELIVERY_TIMEOUT_MS: '1000' } });
+    const p = await pipeline({
+      label: 'out-stall',
+      destinations: [webhookDestination('dest-1', [url])],
+      deliveryEnv: { DELIVERY_TIMEOUT_MS: '1000' },
+    });
     await p.route([trackCall('m-stall')]);
     const attempts = await attemptsOf(p, 'dest-1', 2);
     expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'retryable' });
@@ -184,7 +189,11 @@ describe('delivery outcomes', () => {
     const a = await receiver({ responder: () => ({ status: 500 }) });
     const b = await receiver({ responder: () => ({ status: 500 }) });
     const windowMs = 3000;
-    const p = await pipeline({ label: 'out-window', destinations: [webhookDestination('dest-1', [a.url, b.url])], deliveryEnv: { RETRY_WINDOW_MS: String(windowMs) } });
+    const p = await pipeline({
+      label: 'out-window',
+      destinations: [webhookDestination('dest-1', [a.url, b.url])],
+      deliveryEnv: { RETRY_WINDOW_MS: String(windowMs) },
+    });
     await p.route([trackCall('m-window')]);
 
     const letter = await deadLetterOf(p, 'dest-1', 15_000);

@@ -4,8 +4,20 @@ import { describeWorkerProcess } from '../../../test/support/process-checks';
 describeWorkerProcess(
   'webhook-delivery',
   'DELIVERY_METRICS_PORT',
-  { DELIVERY_TIMEOUT_MS: 'soon', RETRY_WINDOW_MS: '0', WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8, not-a-network, 300.1.1.1/8', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '0' },
-  ['DELIVERY_TIMEOUT_MS', 'RETRY_WINDOW_MS', 'WEBHOOK_ALLOWED_NETWORKS', 'not-a-network', '300.1.1.1/8', 'DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION'],
+  {
+    DELIVERY_TIMEOUT_MS: 'soon',
+    RETRY_WINDOW_MS: '0',
+    WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8, not-a-network, 300.1.1.1/8',
+    DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '0',
+  },
+  [
+    'DELIVERY_TIMEOUT_MS',
+    'RETRY_WINDOW_MS',
+    'WEBHOOK_ALLOWED_NETWORKS',
+    'not-a-network',
+    '300.1.1.1/8',
+    'DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION',
+  ],
 );
 
 describe('the webhook-delivery process, CA file', () => {

@@ -17,12 +17,21 @@ describe('webhook-delivery on SIGTERM while a receiver is slow', () => {
   let pipeline: TestPipeline;
   const children: ServiceProcess[] = [];
   const startDelivery = (env: Record<string, string>) =>
-    startService('webhook-delivery', { REDIS_URL: pipeline.redisUrl, EVENTRELAY_PREFIX: pipeline.prefix, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...env });
+    startService('webhook-delivery', {
+      REDIS_URL: pipeline.redisUrl,
+      EVENTRELAY_PREFIX: pipeline.prefix,
+      WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+      ...env,
+    });
 
   beforeAll(async () => {
     buildServices('webhook-delivery');
     receiver = await startReceiver({ responder: () => ({ status: 200, delayMs: SLOW_MS }) });
-    pipeline = await startTestPipeline({ label: 'shutdown', delivery: false, destinations: [webhookDestination('dest-slow', [receiver.url])] });
+    pipeline = await startTestPipeline({
+      label: 'shutdown',
+      delivery: false,
+      destinations: [webhookDestination('dest-slow', [receiver.url])],
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -32,7 +41,11 @@ describe('webhook-delivery on SIGTERM while a receiver is slow', () => {
   });
 
   it('finishes the attempts in flight, leaves the rest queued, exits 0, and loses nothing', async () => {
-    const env = { DELIVERY_CONCURRENCY: String(CONCURRENCY), DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(CONCURRENCY), LOG_LEVEL: 'info' };
+    const env = {
+      DELIVERY_CONCURRENCY: String(CONCURRENCY),
+      DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(CONCURRENCY),
+      LOG_LEVEL: 'info',
+    };
     const first = await startDelivery(env);
     children.push(first);
     const ids = Array.from({ length: CALLS }, (_, i) => `slow-${i}`);
@@ -60,14 +73,26 @@ describe('webhook-delivery on SIGTERM while a receiver is slow', () => {
     expect(counts['wait']! + counts['delayed']!).toBe(1);
     const [held] = await pipeline.deliverQueue.getJobs(['wait', 'delayed']);
     const sent = new Set(receiver.requests.map((r) => String(r.headers['x-eventrelay-message-id'])));
-    expect(held && 'calls' in held.data ? held.data.calls.map((c) => [c.call.messageId, c.retry]) : held?.data).toEqual(ids.filter((id) => !sent.has(id)).map((id) => [id, undefined]));
+    expect(held && 'calls' in held.data ? held.data.calls.map((c) => [c.call.messageId, c.retry]) : held?.data).toEqual(
+      ids.filter((id) => !sent.has(id)).map((id) => [id, undefined]),
+    );
     expect(receiver.requests).toHaveLength(CONCURRENCY);
 
     // The next process delivers the rest, and only the rest.
     const second = await startDelivery(env);
     children.push(second);
     await eventually(() => expect(receiver.requests).toHaveLength(CALLS), 15_000, 50);
-    await eventually(async () => expect(await pipeline.deliverQueue.getJobCounts('active', 'wait', 'delayed', 'failed')).toEqual({ active: 0, wait: 0, delayed: 0, failed: 0 }), 10_000, 50);
+    await eventually(
+      async () =>
+        expect(await pipeline.deliverQueue.getJobCounts('active', 'wait', 'delayed', 'failed')).toEqual({
+          active: 0,
+          wait: 0,
+          delayed: 0,
+          failed: 0,
+        }),
+      10_000,
+      50,
+    );
     const delivered = receiver.requests.map((r) => String(r.headers['x-eventrelay-message-id']));
     expect([...delivered].sort()).toEqual([...ids].sort());
     await second.stop('SIGTERM', 10_000);

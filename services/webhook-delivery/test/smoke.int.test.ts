@@ -8,7 +8,10 @@ describe('route job → router → webhook-delivery → receiver', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    pipeline = await startTestPipeline({ label: 'smoke', destinations: [webhookDestination('dest-1', [receiver.url], { sharedSecret: 'shh' })] });
+    pipeline = await startTestPipeline({
+      label: 'smoke',
+      destinations: [webhookDestination('dest-1', [receiver.url], { sharedSecret: 'shh' })],
+    });
   });
   afterAll(async () => {
     await pipeline.close();

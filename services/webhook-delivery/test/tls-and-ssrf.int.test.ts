@@ -19,9 +19,10 @@ const MADE_UP_HOST = 'hooks.example.test';
 /** Longer than any backoff these tests can schedule. */
 const SETTLE_MS = 500;
 
-
 /** Maps the given names onto addresses and records every lookup; any other name does not exist. */
-function fakeResolver(names: Record<string, LookupAddress[] | ((call: number) => LookupAddress[])>): Resolver & { readonly lookups: string[] } {
+function fakeResolver(
+  names: Record<string, LookupAddress[] | ((call: number) => LookupAddress[])>,
+): Resolver & { readonly lookups: string[] } {
   const lookups: string[] = [];
   const resolver = (hostname: string) => {
     lookups.push(hostname);
@@ -110,7 +111,12 @@ describe('tls and the SSRF guard', () => {
 
     it('a CA-signed certificate with WEBHOOK_CA_FILE naming the CA: delivered', async () => {
       const r = await receiver({ tls: certs.caSigned });
-      const p = await pipeline({ label: 'tls-ca', destinations: [webhookDestination('dest-1', [r.url])], deliveryEnv: { WEBHOOK_CA_FILE: certs.caFile }, resolver: resolver() });
+      const p = await pipeline({
+        label: 'tls-ca',
+        destinations: [webhookDestination('dest-1', [r.url])],
+        deliveryEnv: { WEBHOOK_CA_FILE: certs.caFile },
+        resolver: resolver(),
+      });
       await p.route([trackCall('m-ca-signed')]);
 
       const [req] = await r.waitFor(1);
@@ -139,7 +145,11 @@ describe('tls and the SSRF guard', () => {
     it('refuses an IPv4 loopback literal that WEBHOOK_ALLOWED_NETWORKS does not cover, sending nothing', async () => {
       const r = await receiver();
       const url = `http://127.0.0.1:${r.port}/`;
-      const p = await pipeline({ label: 'ssrf-literal', destinations: [webhookDestination('dest-1', [url])], deliveryEnv: { WEBHOOK_ALLOWED_NETWORKS: NOT_LOOPBACK } });
+      const p = await pipeline({
+        label: 'ssrf-literal',
+        destinations: [webhookDestination('dest-1', [url])],
+        deliveryEnv: { WEBHOOK_ALLOWED_NETWORKS: NOT_LOOPBACK },
+      });
       await p.route([trackCall('m-ssrf-literal')]);
       await expectRefusedAsLoopback(p, r, url);
     });
@@ -148,7 +158,12 @@ describe('tls and the SSRF guard', () => {
       const r = await receiver();
       const url = `http://${MADE_UP_HOST}:${r.port}/`;
       const resolver = fakeResolver({ [MADE_UP_HOST]: LOCALHOST_V4 });
-      const p = await pipeline({ label: 'ssrf-name', destinations: [webhookDestination('dest-1', [url])], deliveryEnv: { WEBHOOK_ALLOWED_NETWORKS: NOT_LOOPBACK }, resolver });
+      const p = await pipeline({
+        label: 'ssrf-name',
+        destinations: [webhookDestination('dest-1', [url])],
+        deliveryEnv: { WEBHOOK_ALLOWED_NETWORKS: NOT_LOOPBACK },
+        resolver,
+      });
       await p.route([trackCall('m-ssrf-name')]);
       await expectRefusedAsLoopback(p, r, url);
       expect(resolver.lookups).toContain(MADE_UP_HOST);
@@ -177,7 +192,12 @@ describe('tls and the SSRF guard', () => {
       // The first answer is an allowed address where nothing listens (so that attempt is retried);
       // later answers point at the receiver on 127.0.0.1, which is not allowed.
       const resolver = fakeResolver({ [MADE_UP_HOST]: (n) => (n === 1 ? [{ address: '127.0.0.2', family: 4 }] : LOCALHOST_V4) });
-      const p = await pipeline({ label: 'ssrf-rebind', destinations: [webhookDestination('dest-1', [url])], deliveryEnv: { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.2/32' }, resolver });
+      const p = await pipeline({
+        label: 'ssrf-rebind',
+        destinations: [webhookDestination('dest-1', [url])],
+        deliveryEnv: { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.2/32' },
+        resolver,
+      });
       await p.route([trackCall('m-ssrf-rebind')]);
 
       const letter = await deadLetterOf(p, 'dest-1');
@@ -195,7 +215,11 @@ describe('tls and the SSRF guard', () => {
     it('refuses an IPv4-mapped IPv6 literal of loopback when loopback is not allowed', async () => {
       const r = await receiver();
       const url = `http://[::ffff:127.0.0.1]:${r.port}/`;
-      const p = await pipeline({ label: 'ssrf-mapped', destinations: [webhookDestination('dest-1', [url])], deliveryEnv: { WEBHOOK_ALLOWED_NETWORKS: NOT_LOOPBACK } });
+      const p = await pipeline({
+        label: 'ssrf-mapped',
+        destinations: [webhookDestination('dest-1', [url])],
+        deliveryEnv: { WEBHOOK_ALLOWED_NETWORKS: NOT_LOOPBACK },
+      });
       await p.route([trackCall('m-ssrf-mapped')]);
       await expectRefusedAsLoopback(p, r, url);
     });

@@ -15,17 +15,38 @@ describe('jobs queued before jobs carried batches', () => {
 
   it('are delivered after the upgrade: old route jobs through the router, old delivery jobs with their retry state', async () => {
     const r = scope.track(await startReceiver());
-    const p = scope.track(await startTestPipeline({ label: 'upgrade', destinations: [webhookDestination('d-old', [r.url], { sharedSecret: 's3cret' })] }));
+    const p = scope.track(
+      await startTestPipeline({ label: 'upgrade', destinations: [webhookDestination('d-old', [r.url], { sharedSecret: 's3cret' })] }),
+    );
     // As the old ingest wrote them: the calls in the job.
     const oldRoute = { sourceId: p.source.id, requestId: 'req-old-1', calls: [trackCall('old-r-1'), trackCall('old-r-2')] };
     await p.routeQueue.add(queueCatalog.route.jobName, oldRoute as unknown as RouteJob, { jobId: 'req-old-1' });
     // As the old router wrote them, one of them retrying already (two rounds made).
-    const retry = { firstAttemptAt: Date.now() - 60_000, attempt: 2, urls: { [r.url]: { lastError: 'HTTP 503', notBefore: Date.now() - 1 } } };
-    await p.deliverQueue.add(queueCatalog.deliver.jobName, { sourceId: p.source.id, destinationId: 'd-old', call: trackCall('old-d-1'), retry } as unknown as DeliverJob, { jobId: 'd-old-x1' });
-    await p.deliverQueue.add(queueCatalog.deliver.jobName, { sourceId: p.source.id, destinationId: 'd-old', call: trackCall('old-d-2') } as unknown as DeliverJob, { jobId: 'd-old-x2' });
+    const retry = {
+      firstAttemptAt: Date.now() - 60_000,
+      attempt: 2,
+      urls: { [r.url]: { lastError: 'HTTP 503', notBefore: Date.now() - 1 } },
+    };
+    await p.deliverQueue.add(
+      queueCatalog.deliver.jobName,
+      { sourceId: p.source.id, destinationId: 'd-old', call: trackCall('old-d-1'), retry } as unknown as DeliverJob,
+      { jobId: 'd-old-x1' },
+    );
+    await p.deliverQueue.add(
+      queueCatalog.deliver.jobName,
+      { sourceId: p.source.id, destinationId: 'd-old', call: trackCall('old-d-2') } as unknown as DeliverJob,
+      { jobId: 'd-old-x2' },
+    );
 
     await r.waitFor(4);
-    await eventually(async () => expect(await p.deliverQueue.getJobCounts('wait', 'delayed', 'active', 'failed')).toEqual({ wait: 0, delayed: 0, active: 0, failed: 0 }));
+    await eventually(async () =>
+      expect(await p.deliverQueue.getJobCounts('wait', 'delayed', 'active', 'failed')).toEqual({
+        wait: 0,
+        delayed: 0,
+        active: 0,
+        failed: 0,
+      }),
+    );
     expect(r.requests.map(idOf).sort()).toEqual(['old-d-1', 'old-d-2', 'old-r-1', 'old-r-2']);
     const attemptOf = (id: string) => r.requests.find((q) => idOf(q) === id)?.headers['x-eventrelay-attempt'];
     expect(attemptOf('old-d-1')).toBe('3');

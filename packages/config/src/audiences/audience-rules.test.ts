@@ -4,8 +4,19 @@ import { MAX_CONDITION_DEPTH, audienceProblems, type AudienceWorld } from './aud
 import { audienceFingerprint } from './fingerprint.js';
 
 const plan = (value: string): AudienceCondition => ({ trait: { key: 'plan', equals: value } });
-const audience = (extra: Partial<Audience> = {}): Audience => ({ id: 'trial', name: 'Trial Users', sourceIds: ['web', 'api'], destinationIds: ['hooks'], condition: plan('trial'), ...extra });
-const world = (others: Audience[] = []): AudienceWorld => ({ sourceIds: new Set(['web', 'api']), destinationIds: new Set(['hooks', 'crm']), others });
+const audience = (extra: Partial<Audience> = {}): Audience => ({
+  id: 'trial',
+  name: 'Trial Users',
+  sourceIds: ['web', 'api'],
+  destinationIds: ['hooks'],
+  condition: plan('trial'),
+  ...extra,
+});
+const world = (others: Audience[] = []): AudienceWorld => ({
+  sourceIds: new Set(['web', 'api']),
+  destinationIds: new Set(['hooks', 'crm']),
+  others,
+});
 
 /** `levels` conditions in a chain of `not`s, the innermost a trait test. */
 function nested(levels: number): AudienceCondition {
@@ -39,36 +50,65 @@ describe('audienceProblems', () => {
   it(`accepts ${MAX_CONDITION_DEPTH} levels of nesting and refuses one more at the field that goes too deep`, () => {
     expect(audienceProblems(audience({ condition: nested(MAX_CONDITION_DEPTH) }), world())).toEqual([]);
     const problems = audienceProblems(audience({ condition: nested(MAX_CONDITION_DEPTH + 1) }), world());
-    expect(problems).toEqual([{ field: `condition${'.not'.repeat(MAX_CONDITION_DEPTH)}`, message: `nests deeper than ${MAX_CONDITION_DEPTH} levels` }]);
+    expect(problems).toEqual([
+      { field: `condition${'.not'.repeat(MAX_CONDITION_DEPTH)}`, message: `nests deeper than ${MAX_CONDITION_DEPTH} levels` },
+    ]);
   });
 
   it('gives the path through all and any with indexes', () => {
     const condition: AudienceCondition = { all: [plan('a'), { any: [plan('b'), nested(MAX_CONDITION_DEPTH - 1)] }] };
-    expect(audienceProblems(audience({ condition }), world())).toEqual([{ field: `condition.all[1].any[1]${'.not'.repeat(MAX_CONDITION_DEPTH - 2)}`, message: `nests deeper than ${MAX_CONDITION_DEPTH} levels` }]);
+    expect(audienceProblems(audience({ condition }), world())).toEqual([
+      {
+        field: `condition.all[1].any[1]${'.not'.repeat(MAX_CONDITION_DEPTH - 2)}`,
+        message: `nests deeper than ${MAX_CONDITION_DEPTH} levels`,
+      },
+    ]);
   });
 });
 
 describe('AudienceCreate schema problems', () => {
   const validate = adminBodyValidator<AudienceCreate>('AudienceCreate');
-  const body = (extra: Record<string, unknown>) => ({ name: 'Trial Users', sourceIds: ['web'], destinationIds: [], condition: plan('trial'), ...extra });
+  const body = (extra: Record<string, unknown>) => ({
+    name: 'Trial Users',
+    sourceIds: ['web'],
+    destinationIds: [],
+    condition: plan('trial'),
+    ...extra,
+  });
   const problemsOf = (value: unknown) => (validate(value) ? [] : schemaProblems(validate.errors));
 
   const oneOfNode = 'must have exactly one of all, any, not, trait, event';
   const oneOperator = 'must have key and exactly one of equals, not_equals, exists, contains, gt, gte, lt, lte';
 
   it('accepts a valid body', () => {
-    expect(problemsOf(body({ condition: { all: [plan('trial'), { not: { event: { name: 'Order Completed', atLeast: 2, withinDays: 90 } } }] } }))).toEqual([]);
+    expect(
+      problemsOf(
+        body({ condition: { all: [plan('trial'), { not: { event: { name: 'Order Completed', atLeast: 2, withinDays: 90 } } }] } }),
+      ),
+    ).toEqual([]);
   });
 
   it.each<[string, unknown, { field: string; message: string }[]]>([
     ['an empty condition', {}, [{ field: 'condition', message: oneOfNode }]],
-    ['a condition with two keys', { trait: { key: 'plan', exists: true }, event: { name: 'Signed Up' } }, [{ field: 'condition', message: oneOfNode }]],
+    [
+      'a condition with two keys',
+      { trait: { key: 'plan', exists: true }, event: { name: 'Signed Up' } },
+      [{ field: 'condition', message: oneOfNode }],
+    ],
     ['an empty nested condition', { any: [plan('a'), {}] }, [{ field: 'condition.any[1]', message: oneOfNode }]],
-    ['a trait test with two operators', { trait: { key: 'plan', equals: 'trial', exists: true } }, [{ field: 'condition.trait', message: oneOperator }]],
+    [
+      'a trait test with two operators',
+      { trait: { key: 'plan', equals: 'trial', exists: true } },
+      [{ field: 'condition.trait', message: oneOperator }],
+    ],
     ['a trait test without an operator', { not: { trait: { key: 'plan' } } }, [{ field: 'condition.not.trait', message: oneOperator }]],
     ['an unknown operator', { trait: { key: 'plan', like: 'tri%' } }, [{ field: 'condition.trait.like', message: 'is not a known field' }]],
     ['event.atLeast 0', { event: { name: 'Signed Up', atLeast: 0 } }, [{ field: 'condition.event.atLeast', message: 'must be >= 1' }]],
-    ['event.withinDays 91', { event: { name: 'Signed Up', withinDays: 91 } }, [{ field: 'condition.event.withinDays', message: 'must be <= 90' }]],
+    [
+      'event.withinDays 91',
+      { event: { name: 'Signed Up', withinDays: 91 } },
+      [{ field: 'condition.event.withinDays', message: 'must be <= 90' }],
+    ],
   ])('refuses %s, naming the field', (_what, condition, expected) => {
     expect(problemsOf(body({ condition }))).toEqual(expected);
   });

@@ -20,9 +20,11 @@ export interface AudienceWorld {
 export function audienceProblems(audience: Audience, world: AudienceWorld): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const key = traitKey(audience.name);
-  if (!/[\p{L}\p{N}]/u.test(key)) problems.push({ field: 'name', message: 'must hold at least one letter or digit (its snake_case form is the membership trait)' });
+  if (!/[\p{L}\p{N}]/u.test(key))
+    problems.push({ field: 'name', message: 'must hold at least one letter or digit (its snake_case form is the membership trait)' });
   for (const other of world.others) {
-    if (key !== '' && traitKey(other.name) === key) problems.push({ field: 'name', message: `gives the trait "${key}", which audience "${other.id}" already sends` });
+    if (key !== '' && traitKey(other.name) === key)
+      problems.push({ field: 'name', message: `gives the trait "${key}", which audience "${other.id}" already sends` });
   }
   audience.sourceIds.forEach((id, i) => {
     if (!world.sourceIds.has(id)) problems.push({ field: `sourceIds[${i}]`, message: `names no source ("${id}")` });

@@ -15,7 +15,10 @@
  * A name with no letter or digit has no key and is refused when the audience is saved.
  */
 export function traitKey(name: string): string {
-  const unaccented = name.normalize('NFKD').replace(/([A-Za-z])[\u0300-\u036f]+/g, '$1').normalize('NFC');
+  const unaccented = name
+    .normalize('NFKD')
+    .replace(/([A-Za-z])[\u0300-\u036f]+/g, '$1')
+    .normalize('NFC');
   const words = unaccented.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2').replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1 $2');
   return words
     .toLowerCase()

@@ -24,7 +24,11 @@ function webhookTargetProblems(target: WebhookTarget, at: string): FieldProblem[
   const problems = webhookHeaderProblems(target.headers, at);
   const url = parseHttpUrl(target.url);
   if (!url) problems.push({ field: `${at}.url`, message: 'must be an absolute http or https URL' });
-  else if (url.username !== '' || url.password !== '') problems.push({ field: `${at}.url`, message: 'may not hold a user name or password; send credentials in a static Authorization header' });
+  else if (url.username !== '' || url.password !== '')
+    problems.push({
+      field: `${at}.url`,
+      message: 'may not hold a user name or password; send credentials in a static Authorization header',
+    });
   return problems;
 }
 

@@ -20,6 +20,9 @@ export class AudienceStatus {
     const pipeline = this.redis.pipeline();
     for (const id of audienceIds) pipeline.hgetall(this.keys.state(id)).scard(this.keys.members(id));
     const values = await execAll(pipeline);
-    return audienceIds.map((_, i) => ({ pass: parsePassState(values[2 * i] as Record<string, string>), members: Number(values[2 * i + 1]) }));
+    return audienceIds.map((_, i) => ({
+      pass: parsePassState(values[2 * i] as Record<string, string>),
+      members: Number(values[2 * i + 1]),
+    }));
   }
 }

@@ -41,7 +41,9 @@ export class Replayer {
   /** Returns how many letters were replayed (and removed). */
   private async requeue(destinationId: string, letters: readonly DeadLetter[]): Promise<number> {
     if (letters.length === 0) return 0;
-    await this.queue.addBulk(letters.map(replayJob).map(({ jobId, data }) => ({ name: queueCatalog.deliver.jobName, data, opts: { jobId } })));
+    await this.queue.addBulk(
+      letters.map(replayJob).map(({ jobId, data }) => ({ name: queueCatalog.deliver.jobName, data, opts: { jobId } })),
+    );
     return this.deadLetters.remove(destinationId, letters);
   }
 }

@@ -1,4 +1,15 @@
-import { RequestError, audienceFingerprint, emptySnapshot, type PassState, type Audience, type AudienceCreate, type ConfigSnapshot, type Destination, type RegulationCreate, type Source } from '@eventrelay/config';
+import {
+  RequestError,
+  audienceFingerprint,
+  emptySnapshot,
+  type PassState,
+  type Audience,
+  type AudienceCreate,
+  type ConfigSnapshot,
+  type Destination,
+  type RegulationCreate,
+  type Source,
+} from '@eventrelay/config';
 import { planCreateAudience, planDeleteAudience, toAudienceView } from './audiences.js';
 import { planDeleteDestination } from './destinations.js';
 import { planRegulation } from './regulations.js';
@@ -6,16 +17,40 @@ import { thrown } from '../../../../test/support/thrown';
 
 const ctx = { tokenId: 'tok_12345678', now: '2026-11-21T10:00:00.000Z' };
 const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk_${id}_0000000` });
-const destination = (id: string): Destination => ({ id, name: 'Webhooks', enabled: true, sourceIds: ['s1'], settings: { webhooks: [{ url: `https://${id}.example/in` }] } });
-const trial: Audience = { id: 'a1', name: 'Trial Users', sourceIds: ['s1'], destinationIds: ['d1', 'd2'], condition: { trait: { key: 'plan', equals: 'trial' } } };
+const destination = (id: string): Destination => ({
+  id,
+  name: 'Webhooks',
+  enabled: true,
+  sourceIds: ['s1'],
+  settings: { webhooks: [{ url: `https://${id}.example/in` }] },
+});
+const trial: Audience = {
+  id: 'a1',
+  name: 'Trial Users',
+  sourceIds: ['s1'],
+  destinationIds: ['d1', 'd2'],
+  condition: { trait: { key: 'plan', equals: 'trial' } },
+};
 const snapshot = (extra: Partial<ConfigSnapshot> = {}): ConfigSnapshot => ({
   ...emptySnapshot,
-  sources: new Map([['s1', source('s1')], ['s2', source('s2')]]),
-  destinations: new Map([['d1', destination('d1')], ['d2', destination('d2')]]),
+  sources: new Map([
+    ['s1', source('s1')],
+    ['s2', source('s2')],
+  ]),
+  destinations: new Map([
+    ['d1', destination('d1')],
+    ['d2', destination('d2')],
+  ]),
   audiences: new Map([['a1', trial]]),
   ...extra,
 });
-const create = (extra: Partial<AudienceCreate> = {}): AudienceCreate => ({ name: 'Paying Users', sourceIds: ['s1', 's2'], destinationIds: ['d1'], condition: { trait: { key: 'plan', equals: 'paid' } }, ...extra });
+const create = (extra: Partial<AudienceCreate> = {}): AudienceCreate => ({
+  name: 'Paying Users',
+  sourceIds: ['s1', 's2'],
+  destinationIds: ['d1'],
+  condition: { trait: { key: 'plan', equals: 'paid' } },
+  ...extra,
+});
 
 const refusal = (run: () => unknown): RequestError => thrown(RequestError, run);
 
@@ -24,7 +59,15 @@ describe('planCreateAudience', () => {
     const { result, changes, audit } = planCreateAudience(snapshot(), create(), 'aud_generated', ctx);
     expect(result).toEqual({ id: 'aud_generated', ...create() });
     expect(changes).toEqual([{ kind: 'put-audience', audience: result }]);
-    expect(audit).toEqual([{ at: ctx.now, tokenId: ctx.tokenId, action: 'audience.create', targetId: 'aud_generated', details: { traitKey: 'paying_users', sourceIds: ['s1', 's2'], destinationIds: ['d1'] } }]);
+    expect(audit).toEqual([
+      {
+        at: ctx.now,
+        tokenId: ctx.tokenId,
+        action: 'audience.create',
+        targetId: 'aud_generated',
+        details: { traitKey: 'paying_users', sourceIds: ['s1', 's2'], destinationIds: ['d1'] },
+      },
+    ]);
   });
 
   it('uses the given id when there is one', () => {
@@ -55,7 +98,11 @@ describe('planCreateAudience', () => {
 
 describe('planDeleteAudience', () => {
   it('deletes and audits, or refuses an unknown id', () => {
-    expect(planDeleteAudience(snapshot(), 'a1', ctx)).toEqual({ changes: [{ kind: 'delete-audience', id: 'a1' }], audit: [{ at: ctx.now, tokenId: ctx.tokenId, action: 'audience.delete', targetId: 'a1' }], result: undefined });
+    expect(planDeleteAudience(snapshot(), 'a1', ctx)).toEqual({
+      changes: [{ kind: 'delete-audience', id: 'a1' }],
+      audit: [{ at: ctx.now, tokenId: ctx.tokenId, action: 'audience.delete', targetId: 'a1' }],
+      result: undefined,
+    });
     const err = refusal(() => planDeleteAudience(snapshot(), 'a9', ctx));
     expect([err.code, err.httpStatus]).toEqual(['not_found', 404]);
   });
@@ -67,8 +114,16 @@ describe('toAudienceView', () => {
 
   it('shows the stored pass when it is of the current definition', () => {
     const pass: PassState = { fingerprint: current, status: 'ready', scanned: 120, lastFullSyncAt: synced };
-    expect(toAudienceView(trial, pass, 7)).toEqual({ ...trial, traitKey: 'trial_users', membership: { status: 'ready', members: 7, profilesScanned: 120, lastFullSyncAt: '2026-11-20T08:00:00.000Z' } });
-    expect(toAudienceView(trial, { fingerprint: current, status: 'backfilling', scanned: 3 }, 1).membership).toEqual({ status: 'backfilling', members: 1, profilesScanned: 3 });
+    expect(toAudienceView(trial, pass, 7)).toEqual({
+      ...trial,
+      traitKey: 'trial_users',
+      membership: { status: 'ready', members: 7, profilesScanned: 120, lastFullSyncAt: '2026-11-20T08:00:00.000Z' },
+    });
+    expect(toAudienceView(trial, { fingerprint: current, status: 'backfilling', scanned: 3 }, 1).membership).toEqual({
+      status: 'backfilling',
+      members: 1,
+      profilesScanned: 3,
+    });
   });
 
   it('is pending when the stored pass is of an earlier definition, even if that one was ready', () => {
@@ -90,12 +145,26 @@ describe('toAudienceView', () => {
 });
 
 describe('planRegulation', () => {
-  const request = (extra: Partial<RegulationCreate> = {}): RegulationCreate => ({ regulationType: 'DELETE', subjectType: 'USER_ID', subjectIds: ['alice', 'bob'], ...extra });
+  const request = (extra: Partial<RegulationCreate> = {}): RegulationCreate => ({
+    regulationType: 'DELETE',
+    subjectType: 'USER_ID',
+    subjectIds: ['alice', 'bob'],
+    ...extra,
+  });
 
   it('gives the job and its pending record', () => {
     const { job, record } = planRegulation(snapshot(), request({ sourceIds: ['s2'] }), 'reg_1', ctx.now);
     expect(job).toEqual({ id: 'reg_1', createdAt: ctx.now, request: request({ sourceIds: ['s2'] }) });
-    expect(record).toEqual({ id: 'reg_1', regulationType: 'DELETE', subjectType: 'USER_ID', subjectCount: 2, sourceIds: ['s2'], status: 'pending', createdAt: ctx.now, counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 } });
+    expect(record).toEqual({
+      id: 'reg_1',
+      regulationType: 'DELETE',
+      subjectType: 'USER_ID',
+      subjectCount: 2,
+      sourceIds: ['s2'],
+      status: 'pending',
+      createdAt: ctx.now,
+      counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
+    });
     expect(planRegulation(snapshot(), request(), 'reg_2', ctx.now).record).not.toHaveProperty('sourceIds');
   });
 
@@ -113,13 +182,25 @@ describe('planDeleteDestination with audiences', () => {
   it('detaches the destination from every audience that lists it, and says so in the audit', () => {
     const other: Audience = { ...trial, id: 'a2', name: 'Other', destinationIds: ['d2'] };
     const third: Audience = { ...trial, id: 'a3', name: 'Third', destinationIds: ['d1'] };
-    const { changes, audit } = planDeleteDestination(snapshot({ audiences: new Map([['a1', trial], ['a2', other], ['a3', third]]) }), 'd1', ctx);
+    const { changes, audit } = planDeleteDestination(
+      snapshot({
+        audiences: new Map([
+          ['a1', trial],
+          ['a2', other],
+          ['a3', third],
+        ]),
+      }),
+      'd1',
+      ctx,
+    );
     expect(changes).toEqual([
       { kind: 'delete-destination', id: 'd1' },
       { kind: 'put-audience', audience: { ...trial, destinationIds: ['d2'] } },
       { kind: 'put-audience', audience: { ...third, destinationIds: [] } },
     ]);
-    expect(audit).toEqual([{ at: ctx.now, tokenId: ctx.tokenId, action: 'destination.delete', targetId: 'd1', details: { detachedFrom: ['a1', 'a3'] } }]);
+    expect(audit).toEqual([
+      { at: ctx.now, tokenId: ctx.tokenId, action: 'destination.delete', targetId: 'd1', details: { detachedFrom: ['a1', 'a3'] } },
+    ]);
   });
 
   it('changes no audience and audits no details when none lists it', () => {

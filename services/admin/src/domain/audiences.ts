@@ -24,15 +24,37 @@ export function existingAudience(snapshot: ConfigSnapshot, id: string): Audience
   return audience;
 }
 
-export function planCreateAudience(snapshot: ConfigSnapshot, input: AudienceCreate, generatedId: string, ctx: WriteContext): ConfigPlan<Audience> {
+export function planCreateAudience(
+  snapshot: ConfigSnapshot,
+  input: AudienceCreate,
+  generatedId: string,
+  ctx: WriteContext,
+): ConfigPlan<Audience> {
   const id = input.id ?? generatedId;
-  if (snapshot.audiences.has(id)) throw new RequestError('conflict', `an audience "${id}" already exists`, [{ field: 'id', message: 'is taken' }]);
-  const audience: Audience = { id, name: input.name, sourceIds: input.sourceIds, destinationIds: input.destinationIds, condition: input.condition };
-  const problems = audienceProblems(audience, { sourceIds: new Set(snapshot.sources.keys()), destinationIds: new Set(snapshot.destinations.keys()), others: snapshot.audiences.values() });
+  if (snapshot.audiences.has(id))
+    throw new RequestError('conflict', `an audience "${id}" already exists`, [{ field: 'id', message: 'is taken' }]);
+  const audience: Audience = {
+    id,
+    name: input.name,
+    sourceIds: input.sourceIds,
+    destinationIds: input.destinationIds,
+    condition: input.condition,
+  };
+  const problems = audienceProblems(audience, {
+    sourceIds: new Set(snapshot.sources.keys()),
+    destinationIds: new Set(snapshot.destinations.keys()),
+    others: snapshot.audiences.values(),
+  });
   if (problems.length > 0) throw new RequestError('invalid_request', problems.map(describeProblem).join('; '), problems);
   return {
     changes: [{ kind: 'put-audience', audience }],
-    audit: [auditEntry(ctx, 'audience.create', id, { traitKey: traitKey(audience.name), sourceIds: audience.sourceIds, destinationIds: audience.destinationIds })],
+    audit: [
+      auditEntry(ctx, 'audience.create', id, {
+        traitKey: traitKey(audience.name),
+        sourceIds: audience.sourceIds,
+        destinationIds: audience.destinationIds,
+      }),
+    ],
     result: audience,
   };
 }

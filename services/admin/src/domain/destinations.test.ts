@@ -6,30 +6,74 @@ import { thrown } from '../../../../test/support/thrown';
 
 const ctx = { tokenId: 'tok_12345678', now: '2026-11-21T10:00:00.000Z' };
 const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk_${id}_0000000` });
-const hooks: Destination = { id: 'd1', name: 'Webhooks', enabled: true, sourceIds: ['s1'], settings: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-A': '1' } }], sharedSecret: 'old-secret-1234' } };
-const snapshot = (extra: Partial<ConfigSnapshot> = {}): ConfigSnapshot => ({ ...emptySnapshot, sources: new Map([['s1', source('s1')], ['s2', source('s2')]]), destinations: new Map([['d1', hooks]]), ...extra });
+const hooks: Destination = {
+  id: 'd1',
+  name: 'Webhooks',
+  enabled: true,
+  sourceIds: ['s1'],
+  settings: { webhooks: [{ url: 'https://a.example/in', headers: { 'X-A': '1' } }], sharedSecret: 'old-secret-1234' },
+};
+const snapshot = (extra: Partial<ConfigSnapshot> = {}): ConfigSnapshot => ({
+  ...emptySnapshot,
+  sources: new Map([
+    ['s1', source('s1')],
+    ['s2', source('s2')],
+  ]),
+  destinations: new Map([['d1', hooks]]),
+  ...extra,
+});
 
 const refusal = (run: () => unknown): RequestError => thrown(RequestError, run);
 
 describe('planPatchDestination (JSON merge patch)', () => {
   it('keeps the secret when the patch leaves it out, removes it on null, replaces it on a string', () => {
     expect(planPatchDestination(snapshot(), 'd1', { enabled: false }, ctx).result.settings.sharedSecret).toBe('old-secret-1234');
-    expect(planPatchDestination(snapshot(), 'd1', { settings: { sharedSecret: null } }, ctx).result.settings).not.toHaveProperty('sharedSecret');
+    expect(planPatchDestination(snapshot(), 'd1', { settings: { sharedSecret: null } }, ctx).result.settings).not.toHaveProperty(
+      'sharedSecret',
+    );
     expect(planPatchDestination(snapshot(), 'd1', { settings: { sharedSecret: 'new' } }, ctx).result.settings.sharedSecret).toBe('new');
   });
 
   it('replaces webhooks and sourceIds as whole lists and leaves the rest', () => {
-    const { result, changes, audit } = planPatchDestination(snapshot(), 'd1', { sourceIds: ['s2'], settings: { webhooks: [{ url: 'https://b.example' }] } }, ctx);
-    expect(result).toEqual({ ...hooks, sourceIds: ['s2'], settings: { webhooks: [{ url: 'https://b.example' }], sharedSecret: 'old-secret-1234' } });
+    const { result, changes, audit } = planPatchDestination(
+      snapshot(),
+      'd1',
+      { sourceIds: ['s2'], settings: { webhooks: [{ url: 'https://b.example' }] } },
+      ctx,
+    );
+    expect(result).toEqual({
+      ...hooks,
+      sourceIds: ['s2'],
+      settings: { webhooks: [{ url: 'https://b.example' }], sharedSecret: 'old-secret-1234' },
+    });
     expect(changes).toEqual([{ kind: 'put-destination', destination: result }]);
-    expect(audit).toEqual([{ at: ctx.now, tokenId: ctx.tokenId, action: 'destination.update', targetId: 'd1', details: { fields: ['sourceIds', 'settings.webhooks'] } }]);
+    expect(audit).toEqual([
+      {
+        at: ctx.now,
+        tokenId: ctx.tokenId,
+        action: 'destination.update',
+        targetId: 'd1',
+        details: { fields: ['sourceIds', 'settings.webhooks'] },
+      },
+    ]);
   });
 
   it('refuses an unknown id and a result that breaks the rules, naming the field', () => {
     expect(refusal(() => planPatchDestination(snapshot(), 'nope', { enabled: true }, ctx)).code).toBe('not_found');
-    const err = refusal(() => planPatchDestination(snapshot(), 'd1', { sourceIds: ['s1', 'ghost'], settings: { webhooks: [{ url: 'https://u:p@a.example', headers: { Host: 'x' } }] } }, ctx));
+    const err = refusal(() =>
+      planPatchDestination(
+        snapshot(),
+        'd1',
+        { sourceIds: ['s1', 'ghost'], settings: { webhooks: [{ url: 'https://u:p@a.example', headers: { Host: 'x' } }] } },
+        ctx,
+      ),
+    );
     expect(err.code).toBe('invalid_request');
-    expect(err.fields.map((f) => f.field).sort()).toEqual(['settings.webhooks[0].headers.Host', 'settings.webhooks[0].url', 'sourceIds[1]']);
+    expect(err.fields.map((f) => f.field).sort()).toEqual([
+      'settings.webhooks[0].headers.Host',
+      'settings.webhooks[0].url',
+      'sourceIds[1]',
+    ]);
   });
 
   it('never puts the secret in the audit entry', () => {
@@ -40,13 +84,33 @@ describe('planPatchDestination (JSON merge patch)', () => {
 
 describe('planCreateDestination', () => {
   it('starts disabled with no sources unless told, under the given or the generated id', () => {
-    const made = planCreateDestination(snapshot(), { name: 'Webhooks', settings: { webhooks: [{ url: 'http://x.example' }] } }, 'dst_generated', ctx).result;
-    expect(made).toEqual({ id: 'dst_generated', name: 'Webhooks', enabled: false, sourceIds: [], settings: { webhooks: [{ url: 'http://x.example' }] } });
-    expect(planCreateDestination(snapshot(), { id: 'mine', name: 'Webhooks', enabled: true, settings: { webhooks: [{ url: 'http://x.example' }] } }, 'dst_generated', ctx).result.id).toBe('mine');
+    const made = planCreateDestination(
+      snapshot(),
+      { name: 'Webhooks', settings: { webhooks: [{ url: 'http://x.example' }] } },
+      'dst_generated',
+      ctx,
+    ).result;
+    expect(made).toEqual({
+      id: 'dst_generated',
+      name: 'Webhooks',
+      enabled: false,
+      sourceIds: [],
+      settings: { webhooks: [{ url: 'http://x.example' }] },
+    });
+    expect(
+      planCreateDestination(
+        snapshot(),
+        { id: 'mine', name: 'Webhooks', enabled: true, settings: { webhooks: [{ url: 'http://x.example' }] } },
+        'dst_generated',
+        ctx,
+      ).result.id,
+    ).toBe('mine');
   });
 
   it('refuses a taken id with conflict', () => {
-    const err = refusal(() => planCreateDestination(snapshot(), { id: 'd1', name: 'Webhooks', settings: { webhooks: [{ url: 'http://x.example' }] } }, 'x', ctx));
+    const err = refusal(() =>
+      planCreateDestination(snapshot(), { id: 'd1', name: 'Webhooks', settings: { webhooks: [{ url: 'http://x.example' }] } }, 'x', ctx),
+    );
     expect([err.code, err.fields]).toEqual(['conflict', [{ field: 'id', message: 'is taken' }]]);
   });
 });
@@ -54,7 +118,12 @@ describe('planCreateDestination', () => {
 describe('destinationProblems', () => {
   it('reports every X-Eventrelay- header, reserved or not yet used', () => {
     const d = { ...hooks, settings: { webhooks: [{ url: 'https://a', headers: { 'x-eventrelay-future': 'v', 'X-Custom': 'ok' } }] } };
-    expect(destinationProblems(d, snapshot())).toEqual([{ field: 'settings.webhooks[0].headers.x-eventrelay-future', message: 'may not be set: eventrelay or the HTTP connection controls that header' }]);
+    expect(destinationProblems(d, snapshot())).toEqual([
+      {
+        field: 'settings.webhooks[0].headers.x-eventrelay-future',
+        message: 'may not be set: eventrelay or the HTTP connection controls that header',
+      },
+    ]);
   });
 });
 
@@ -67,18 +136,30 @@ describe('planDeleteDestination', () => {
 
 describe('sources', () => {
   it('create uses the generated write key and refuses a taken id', () => {
-    const { result } = planCreateSource(snapshot(), { name: 'App', type: 'web', rateLimitPerSecond: 9 }, { id: 'src_x', writeKey: 'wk_generated_key' }, ctx);
+    const { result } = planCreateSource(
+      snapshot(),
+      { name: 'App', type: 'web', rateLimitPerSecond: 9 },
+      { id: 'src_x', writeKey: 'wk_generated_key' },
+      ctx,
+    );
     expect(result).toEqual({ id: 'src_x', name: 'App', type: 'web', writeKey: 'wk_generated_key', rateLimitPerSecond: 9 });
-    expect(refusal(() => planCreateSource(snapshot(), { id: 's1', name: 'A', type: 'web' }, { id: 'x', writeKey: 'k' }, ctx)).code).toBe('conflict');
+    expect(refusal(() => planCreateSource(snapshot(), { id: 's1', name: 'A', type: 'web' }, { id: 'x', writeKey: 'k' }, ctx)).code).toBe(
+      'conflict',
+    );
   });
 
   it('patch with rateLimitPerSecond null goes back to the default', () => {
     const limited = snapshot({ sources: new Map([['s1', { ...source('s1'), rateLimitPerSecond: 5 }]]) });
-    expect(planPatchSource(limited, 's1', { rateLimitPerSecond: null, name: 'Renamed' }, ctx).result).toEqual({ ...source('s1'), name: 'Renamed' });
+    expect(planPatchSource(limited, 's1', { rateLimitPerSecond: null, name: 'Renamed' }, ctx).result).toEqual({
+      ...source('s1'),
+      name: 'Renamed',
+    });
   });
 
   it('rotation unmaps the old write key', () => {
-    expect(planRotateWriteKey(snapshot(), 's1', 'wk_new_key_000', ctx).changes).toEqual([{ kind: 'put-source', source: { ...source('s1'), writeKey: 'wk_new_key_000' }, previousWriteKey: 'wk_s1_0000000' }]);
+    expect(planRotateWriteKey(snapshot(), 's1', 'wk_new_key_000', ctx).changes).toEqual([
+      { kind: 'put-source', source: { ...source('s1'), writeKey: 'wk_new_key_000' }, previousWriteKey: 'wk_s1_0000000' },
+    ]);
   });
 
   it('delete disconnects the source from destinations and audiences', () => {
@@ -96,7 +177,9 @@ describe('sources', () => {
 describe('toDestinationView', () => {
   it('shows only whether a secret is set and, from 8 characters on, its last 4', () => {
     expect(toDestinationView(hooks).settings.sharedSecret).toEqual({ set: true, last4: '1234' });
-    expect(toDestinationView({ ...hooks, settings: { ...hooks.settings, sharedSecret: 'short' } }).settings.sharedSecret).toEqual({ set: true });
+    expect(toDestinationView({ ...hooks, settings: { ...hooks.settings, sharedSecret: 'short' } }).settings.sharedSecret).toEqual({
+      set: true,
+    });
     expect(toDestinationView({ ...hooks, settings: { webhooks: hooks.settings.webhooks } }).settings.sharedSecret).toEqual({ set: false });
     expect(JSON.stringify(toDestinationView(hooks))).not.toContain('old-secret');
   });

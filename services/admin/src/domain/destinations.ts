@@ -22,14 +22,32 @@ export function existingDestination(snapshot: ConfigSnapshot, id: string): Desti
   return destination;
 }
 
-export function planCreateDestination(snapshot: ConfigSnapshot, input: DestinationCreate, generatedId: string, ctx: WriteContext): ConfigPlan<Destination> {
+export function planCreateDestination(
+  snapshot: ConfigSnapshot,
+  input: DestinationCreate,
+  generatedId: string,
+  ctx: WriteContext,
+): ConfigPlan<Destination> {
   const id = input.id ?? generatedId;
-  if (snapshot.destinations.has(id)) throw new RequestError('conflict', `a destination "${id}" already exists`, [{ field: 'id', message: 'is taken' }]);
-  const destination: Destination = { id, name: input.name, enabled: input.enabled ?? false, sourceIds: input.sourceIds ?? [], settings: input.settings };
+  if (snapshot.destinations.has(id))
+    throw new RequestError('conflict', `a destination "${id}" already exists`, [{ field: 'id', message: 'is taken' }]);
+  const destination: Destination = {
+    id,
+    name: input.name,
+    enabled: input.enabled ?? false,
+    sourceIds: input.sourceIds ?? [],
+    settings: input.settings,
+  };
   assertValid(destination, snapshot);
   return {
     changes: [{ kind: 'put-destination', destination }],
-    audit: [auditEntry(ctx, 'destination.create', id, { enabled: destination.enabled, sourceIds: destination.sourceIds, urls: destination.settings.webhooks.length })],
+    audit: [
+      auditEntry(ctx, 'destination.create', id, {
+        enabled: destination.enabled,
+        sourceIds: destination.sourceIds,
+        urls: destination.settings.webhooks.length,
+      }),
+    ],
     result: destination,
   };
 }
@@ -38,7 +56,12 @@ export function planCreateDestination(snapshot: ConfigSnapshot, input: Destinati
  * JSON merge patch: given fields replace the stored ones, lists (webhooks, sourceIds) whole;
  * settings.sharedSecret null removes the secret and leaving it out keeps it.
  */
-export function planPatchDestination(snapshot: ConfigSnapshot, id: string, patch: DestinationPatch, ctx: WriteContext): ConfigPlan<Destination> {
+export function planPatchDestination(
+  snapshot: ConfigSnapshot,
+  id: string,
+  patch: DestinationPatch,
+  ctx: WriteContext,
+): ConfigPlan<Destination> {
   const old = existingDestination(snapshot, id);
   const { sharedSecret: oldSecret, ...oldSettings } = old.settings;
   const secret = patch.settings?.sharedSecret === undefined ? oldSecret : (patch.settings.sharedSecret ?? undefined);
@@ -46,10 +69,18 @@ export function planPatchDestination(snapshot: ConfigSnapshot, id: string, patch
     ...old,
     ...(patch.enabled === undefined ? {} : { enabled: patch.enabled }),
     ...(patch.sourceIds === undefined ? {} : { sourceIds: patch.sourceIds }),
-    settings: { ...oldSettings, ...(patch.settings?.webhooks ? { webhooks: patch.settings.webhooks } : {}), ...(secret === undefined ? {} : { sharedSecret: secret }) },
+    settings: {
+      ...oldSettings,
+      ...(patch.settings?.webhooks ? { webhooks: patch.settings.webhooks } : {}),
+      ...(secret === undefined ? {} : { sharedSecret: secret }),
+    },
   };
   assertValid(destination, snapshot);
-  return { changes: [{ kind: 'put-destination', destination }], audit: [auditEntry(ctx, 'destination.update', id, { fields: patchedFields(patch) })], result: destination };
+  return {
+    changes: [{ kind: 'put-destination', destination }],
+    audit: [auditEntry(ctx, 'destination.update', id, { fields: patchedFields(patch) })],
+    result: destination,
+  };
 }
 
 /** Also disconnects it from every audience, so no reference dangles. */
@@ -57,7 +88,13 @@ export function planDeleteDestination(snapshot: ConfigSnapshot, id: string, ctx:
   existingDestination(snapshot, id);
   const detached = [...snapshot.audiences.values()].filter((a) => a.destinationIds.includes(id));
   return {
-    changes: [{ kind: 'delete-destination', id }, ...detached.map((a): ConfigChange => ({ kind: 'put-audience', audience: { ...a, destinationIds: a.destinationIds.filter((d) => d !== id) } }))],
+    changes: [
+      { kind: 'delete-destination', id },
+      ...detached.map((a): ConfigChange => ({
+        kind: 'put-audience',
+        audience: { ...a, destinationIds: a.destinationIds.filter((d) => d !== id) },
+      })),
+    ],
     audit: [auditEntry(ctx, 'destination.delete', id, ...(detached.length > 0 ? [{ detachedFrom: detached.map((a) => a.id) }] : []))],
     result: undefined,
   };
@@ -66,7 +103,9 @@ export function planDeleteDestination(snapshot: ConfigSnapshot, id: string, ctx:
 /** What the schema cannot check, each problem naming its field. */
 export function destinationProblems(destination: Destination, snapshot: ConfigSnapshot): FieldProblem[] {
   const type = destinationType(destination.name);
-  const problems: FieldProblem[] = type ? [...type.settingsProblems(destination.settings, 'settings')] : [{ field: 'name', message: 'names no destination type in the catalog' }];
+  const problems: FieldProblem[] = type
+    ? [...type.settingsProblems(destination.settings, 'settings')]
+    : [{ field: 'name', message: 'names no destination type in the catalog' }];
   destination.sourceIds.forEach((sourceId, i) => {
     if (!snapshot.sources.has(sourceId)) problems.push({ field: `sourceIds[${i}]`, message: `names no source ("${sourceId}")` });
   });

@@ -1,7 +1,21 @@
 /** Accepting a regulation: the checks a schema cannot make, the job and its first record. Pure. */
-import { RequestError, describeProblem, newRegulation, type ConfigSnapshot, type FieldProblem, type Regulation, type RegulationCreate, type RegulationJob } from '@eventrelay/config';
+import {
+  RequestError,
+  describeProblem,
+  newRegulation,
+  type ConfigSnapshot,
+  type FieldProblem,
+  type Regulation,
+  type RegulationCreate,
+  type RegulationJob,
+} from '@eventrelay/config';
 
-export function planRegulation(snapshot: ConfigSnapshot, request: RegulationCreate, id: string, now: string): { job: RegulationJob; record: Regulation } {
+export function planRegulation(
+  snapshot: ConfigSnapshot,
+  request: RegulationCreate,
+  id: string,
+  now: string,
+): { job: RegulationJob; record: Regulation } {
   const problems: FieldProblem[] = [];
   request.sourceIds?.forEach((sourceId, i) => {
     if (!snapshot.sources.has(sourceId)) problems.push({ field: `sourceIds[${i}]`, message: `names no source ("${sourceId}")` });

@@ -16,11 +16,18 @@ export function replayJob(letter: DeadLetter): ReplayJob {
   return { jobId: letter.jobId, data: { destinationId, calls: [{ sourceId, call }] } };
 }
 
-export type ReplaySelection = { readonly kind: 'all' } | { readonly kind: 'since'; readonly sinceMs: number } | { readonly kind: 'messages'; readonly messageIds: readonly string[] };
+export type ReplaySelection =
+  | { readonly kind: 'all' }
+  | { readonly kind: 'since'; readonly sinceMs: number }
+  | { readonly kind: 'messages'; readonly messageIds: readonly string[] };
 
 /** The request read as a selection; refused while the destination is off (it would die again). */
 export function replaySelection(request: ReplayRequest, destination: Destination): ReplaySelection {
-  if (!destination.enabled) throw new RequestError('conflict', `destination "${destination.id}" is disabled: enable it before replaying, or its messages are dead-lettered again`);
+  if (!destination.enabled)
+    throw new RequestError(
+      'conflict',
+      `destination "${destination.id}" is disabled: enable it before replaying, or its messages are dead-lettered again`,
+    );
   if (request.messageIds) return { kind: 'messages', messageIds: request.messageIds };
   if (request.since !== undefined) {
     const sinceMs = parseInstant(request.since);
@@ -40,8 +47,23 @@ const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9}
 function parseInstant(text: string): number | undefined {
   const m = INSTANT.exec(text);
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const date = new Date(Date.UTC(year, month - 1, day));
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (
+    date.getUTCFullYear() !== year ||
+    date.getUTCMonth() !== month - 1 ||
+    date.getUTCDate() !== day ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
+    return undefined;
   return Date.parse(text);
 }

@@ -5,7 +5,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { EventrelayError, RequestError, adminBodyValidator, adminQueryValidator, describeProblem, schemaProblems, type FieldProblem } from '@eventrelay/config';
+import {
+  EventrelayError,
+  RequestError,
+  adminBodyValidator,
+  adminQueryValidator,
+  describeProblem,
+  schemaProblems,
+  type FieldProblem,
+} from '@eventrelay/config';
 import { handleOps, type Logger, type OpsDeps } from '@eventrelay/runtime';
 import { authenticate, type AdminToken } from '../domain/tokens.js';
 import type { AdminMetrics } from '../metrics.js';
@@ -61,7 +69,10 @@ export function createAdminHandler(deps: AppDeps): (req: IncomingMessage, res: S
   }
 
   // Paths that exist for other methods get 405 (after authentication, so nothing is revealed).
-  const patterns = deps.routes.map((r) => ({ method: r.method.toUpperCase(), regex: new RegExp(`^${ADMIN_BASE}${r.path.replace(/:[A-Za-z]+/g, '[^/]+')}/?$`) }));
+  const patterns = deps.routes.map((r) => ({
+    method: r.method.toUpperCase(),
+    regex: new RegExp(`^${ADMIN_BASE}${r.path.replace(/:[A-Za-z]+/g, '[^/]+')}/?$`),
+  }));
   app.use((req: Request) => {
     const allowed = patterns.filter((p) => p.regex.test(req.path)).map((p) => p.method);
     if (allowed.length > 0) throw new MethodNotAllowed(req.method, req.path, allowed);
@@ -90,7 +101,17 @@ export function createAdminHandler(deps: AppDeps): (req: IncomingMessage, res: S
       const seconds = (performance.now() - started) / 1000;
       deps.metrics.requests.inc({ operation: trace.operation, status: String(res.statusCode) });
       deps.metrics.duration.observe({ operation: trace.operation }, seconds);
-      deps.logger.info({ method: req.method, operation: trace.operation, status: res.statusCode, code: trace.code, tokenId: trace.tokenId, ms: Math.round(seconds * 100_000) / 100 }, 'admin.request');
+      deps.logger.info(
+        {
+          method: req.method,
+          operation: trace.operation,
+          status: res.statusCode,
+          code: trace.code,
+          tokenId: trace.tokenId,
+          ms: Math.round(seconds * 100_000) / 100,
+        },
+        'admin.request',
+      );
     });
     app(req, res);
   };
@@ -123,7 +144,11 @@ function toKnownError(err: unknown): EventrelayError | undefined {
   if (err instanceof EventrelayError) return err;
   const type = (err as { type?: unknown } | null)?.type;
   if (type === 'entity.too.large') return new RequestError('payload_too_large', 'the request body is over 1 MB');
-  if (type === 'entity.parse.failed') return new RequestError('invalid_request', `the request body is not valid JSON: ${(err as Error).message}`, [{ field: '(body)', message: 'is not valid JSON' }]);
-  if (typeof type === 'string' && type.startsWith('encoding.') || type === 'charset.unsupported' || type === 'request.aborted') return new RequestError('invalid_request', (err as Error).message);
+  if (type === 'entity.parse.failed')
+    return new RequestError('invalid_request', `the request body is not valid JSON: ${(err as Error).message}`, [
+      { field: '(body)', message: 'is not valid JSON' },
+    ]);
+  if ((typeof type === 'string' && type.startsWith('encoding.')) || type === 'charset.unsupported' || type === 'request.aborted')
+    return new RequestError('invalid_request', (err as Error).message);
   return undefined;
 }

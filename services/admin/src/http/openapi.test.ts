@@ -25,11 +25,37 @@ const fromDocument = (name: string) => ajv.getSchema(`openapi.json#/components/s
 const secret = { sharedSecret: 's3cret' };
 const hook = (url: string, headers?: Record<string, string>) => (headers ? { url, headers } : { url });
 const samples: Record<string, unknown[]> = {
-  SourceCreate: [{ name: 'App', type: 'web' }, { id: 'app_1', name: 'A', type: 'server', rateLimitPerSecond: 5 }, {}, { name: '', type: 'web' }, { name: 'A', type: 'tv' }, { name: 'A', type: 'web', writeKey: 'x' }, { id: 'bad id', name: 'A', type: 'web' }, { name: 'A', type: 'web', rateLimitPerSecond: 0 }, [], 'text', null],
-  SourcePatch: [{ name: 'B' }, { rateLimitPerSecond: null }, { rateLimitPerSecond: 2 }, {}, { id: 'x' }, { type: 'mobile', name: 'M' }, { rateLimitPerSecond: 1.5 }],
+  SourceCreate: [
+    { name: 'App', type: 'web' },
+    { id: 'app_1', name: 'A', type: 'server', rateLimitPerSecond: 5 },
+    {},
+    { name: '', type: 'web' },
+    { name: 'A', type: 'tv' },
+    { name: 'A', type: 'web', writeKey: 'x' },
+    { id: 'bad id', name: 'A', type: 'web' },
+    { name: 'A', type: 'web', rateLimitPerSecond: 0 },
+    [],
+    'text',
+    null,
+  ],
+  SourcePatch: [
+    { name: 'B' },
+    { rateLimitPerSecond: null },
+    { rateLimitPerSecond: 2 },
+    {},
+    { id: 'x' },
+    { type: 'mobile', name: 'M' },
+    { rateLimitPerSecond: 1.5 },
+  ],
   DestinationCreate: [
     { name: 'Webhooks', settings: { webhooks: [hook('https://a.example')] } },
-    { id: 'd1', name: 'Webhooks', enabled: true, sourceIds: ['s1', 's2'], settings: { webhooks: [hook('http://a', { 'X-A': 'b' })], ...secret } },
+    {
+      id: 'd1',
+      name: 'Webhooks',
+      enabled: true,
+      sourceIds: ['s1', 's2'],
+      settings: { webhooks: [hook('http://a', { 'X-A': 'b' })], ...secret },
+    },
     { name: 'Other', settings: { webhooks: [hook('https://a')] } },
     { name: 'Webhooks', settings: { webhooks: [] } },
     { name: 'Webhooks', settings: { webhooks: Array.from({ length: 6 }, () => hook('https://a')) } },
@@ -39,8 +65,28 @@ const samples: Record<string, unknown[]> = {
     { name: 'Webhooks', settings: { webhooks: [hook('https://a')], sharedSecret: '' } },
     { name: 'Webhooks', settings: { webhooks: [hook('https://a')], extra: 1 } },
   ],
-  DestinationPatch: [{ enabled: true }, { settings: { sharedSecret: null } }, { settings: { webhooks: [hook('https://b')] } }, {}, { settings: {} }, { enabled: 'yes' }, { name: 'Webhooks' }, { settings: { sharedSecret: '' } }, { sourceIds: [] }],
-  ReplayRequest: [{ all: true }, { messageIds: ['m1'] }, { since: '2026-11-21T00:00:00Z' }, {}, { all: false }, { all: true, since: 'x' }, { messageIds: [] }, { messageIds: [''] }, { other: 1 }],
+  DestinationPatch: [
+    { enabled: true },
+    { settings: { sharedSecret: null } },
+    { settings: { webhooks: [hook('https://b')] } },
+    {},
+    { settings: {} },
+    { enabled: 'yes' },
+    { name: 'Webhooks' },
+    { settings: { sharedSecret: '' } },
+    { sourceIds: [] },
+  ],
+  ReplayRequest: [
+    { all: true },
+    { messageIds: ['m1'] },
+    { since: '2026-11-21T00:00:00Z' },
+    {},
+    { all: false },
+    { all: true, since: 'x' },
+    { messageIds: [] },
+    { messageIds: [''] },
+    { other: 1 },
+  ],
 };
 const querySamples: Record<string, Record<string, string>[]> = {
   PageQuery: [{}, { limit: '5' }, { limit: '0' }, { limit: '1001' }, { limit: 'abc' }, { cursor: '12' }, { cursor: '' }, { other: 'x' }],
@@ -50,8 +96,12 @@ const querySamples: Record<string, Record<string, string>[]> = {
 describe('the OpenAPI document', () => {
   it('is OpenAPI 3.1 with one operation per route, each with a unique operationId', () => {
     expect(doc['openapi']).toBe('3.1.0');
-    const operations = Object.entries(doc['paths'] as Json).flatMap(([p, methods]) => Object.entries(methods as Json).map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, id: (op as Json)['operationId'] as string })));
-    expect(operations.map((o) => o.key).sort()).toEqual(routes.map((r) => `${r.method.toUpperCase()} /admin/v1${r.path.replace(/:([a-z]+)/gi, '{$1}')}`).sort());
+    const operations = Object.entries(doc['paths'] as Json).flatMap(([p, methods]) =>
+      Object.entries(methods as Json).map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, id: (op as Json)['operationId'] as string })),
+    );
+    expect(operations.map((o) => o.key).sort()).toEqual(
+      routes.map((r) => `${r.method.toUpperCase()} /admin/v1${r.path.replace(/:([a-z]+)/gi, '{$1}')}`).sort(),
+    );
     expect(new Set(operations.map((o) => o.id)).size).toBe(routes.length);
   });
 
@@ -61,7 +111,11 @@ describe('the OpenAPI document', () => {
 
   it('names, for every route with a body, the schema that route validates with', () => {
     for (const route of routes.filter((r) => r.body)) {
-      expect(doc['paths'][`/admin/v1${route.path.replace(/:([a-z]+)/gi, '{$1}')}`][route.method]['requestBody']['content']['application/json']['schema']).toEqual({ $ref: `#/components/schemas/${route.body}` });
+      expect(
+        doc['paths'][`/admin/v1${route.path.replace(/:([a-z]+)/gi, '{$1}')}`][route.method]['requestBody']['content']['application/json'][
+          'schema'
+        ],
+      ).toEqual({ $ref: `#/components/schemas/${route.body}` });
     }
   });
 
@@ -77,13 +131,16 @@ describe('the OpenAPI document', () => {
   it.each(Object.keys(querySamples))('documents the %s query parameters the routes accept', (name) => {
     const route = adminQueryValidator(name as AdminApiDefinition);
     const params = routes.find((r) => r.query === name)!;
-    const documented = doc['paths'][`/admin/v1${params.path.replace(/:([a-z]+)/gi, '{$1}')}`][params.method]['parameters'].filter((p: Json) => p['in'] === 'query');
+    const documented = doc['paths'][`/admin/v1${params.path.replace(/:([a-z]+)/gi, '{$1}')}`][params.method]['parameters'].filter(
+      (p: Json) => p['in'] === 'query',
+    );
     const coercing = new Ajv2020({ strict: true, allowUnionTypes: true, coerceTypes: true });
     coercing.addVocabulary(['components']);
     coercing.addSchema({ $id: 'openapi.json', components: doc['components'] });
     for (const query of querySamples[name]!) {
       const unknown = Object.keys(query).some((k) => !documented.some((p: Json) => p['name'] === k));
-      const byDocument = !unknown && documented.every((p: Json) => !(p['name'] in query) || coercing.validate(p['schema'], query[p['name']]));
+      const byDocument =
+        !unknown && documented.every((p: Json) => !(p['name'] in query) || coercing.validate(p['schema'], query[p['name']]));
       expect(byDocument).toBe(route({ ...query }));
     }
   });

@@ -27,7 +27,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Jso
     info: {
       title: 'eventrelay admin API',
       version,
-      description: 'Sources, destinations, delivery log, dead letters and replay, the event debugger and the audit log. Errors are `{success: false, code, message, fields?}`; every code is in docs/errors.md.',
+      description:
+        'Sources, destinations, delivery log, dead letters and replay, the event debugger and the audit log. Errors are `{success: false, code, message, fields?}`; every code is in docs/errors.md.',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
@@ -44,7 +45,12 @@ function operation(route: RouteSpec, components: Json): Json {
     ...[...route.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
     ...(route.query ? queryParameters(route.query, components) : []),
   ];
-  const answer = route.answer.schema === undefined ? undefined : route.answer.list ? { type: 'array', items: ref(route.answer.schema) } : ref(route.answer.schema);
+  const answer =
+    route.answer.schema === undefined
+      ? undefined
+      : route.answer.list
+        ? { type: 'array', items: ref(route.answer.schema) }
+        : ref(route.answer.schema);
   const errors = ['unauthorized', ...route.errors, 'internal_error'] as const;
   return {
     operationId: route.operationId,
@@ -53,11 +59,17 @@ function operation(route: RouteSpec, components: Json): Json {
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body) } } } } : {}),
     responses: {
-      [String(route.answer.status)]: { description: route.answer.description, ...(answer ? { content: { 'application/json': { schema: answer } } } : {}) },
+      [String(route.answer.status)]: {
+        description: route.answer.description,
+        ...(answer ? { content: { 'application/json': { schema: answer } } } : {}),
+      },
       ...Object.fromEntries(
         errors
           .filter((code) => !(route.public && code === 'unauthorized'))
-          .map((code) => [String(errorCodes[code].httpStatus), { description: `${code}: ${errorCodes[code].summary}`, content: { 'application/json': { schema: ref('ApiError') } } }]),
+          .map((code) => [
+            String(errorCodes[code].httpStatus),
+            { description: `${code}: ${errorCodes[code].summary}`, content: { 'application/json': { schema: ref('ApiError') } } },
+          ]),
       ),
     },
   };
@@ -92,7 +104,8 @@ function rewrite(value: unknown, file: string, titles: Map<string, string>): unk
   if (Array.isArray(value)) return value.map((v) => rewrite(v, file, titles));
   if (value === null || typeof value !== 'object') return value;
   const out: Json = {};
-  for (const [key, v] of Object.entries(value)) out[key] = key === '$ref' && typeof v === 'string' ? componentRef(v, file, titles) : rewrite(v, file, titles);
+  for (const [key, v] of Object.entries(value))
+    out[key] = key === '$ref' && typeof v === 'string' ? componentRef(v, file, titles) : rewrite(v, file, titles);
   return out;
 }
 

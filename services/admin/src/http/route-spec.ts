@@ -29,7 +29,12 @@ export interface RouteSpec {
   readonly summary: string;
   readonly body?: AdminApiDefinition;
   readonly query?: AdminApiDefinition;
-  readonly answer: { readonly status: 200 | 201 | 202 | 204; readonly schema?: SchemaName; readonly list?: boolean; readonly description: string };
+  readonly answer: {
+    readonly status: 200 | 201 | 202 | 204;
+    readonly schema?: SchemaName;
+    readonly list?: boolean;
+    readonly description: string;
+  };
   /** Error codes this route can answer with besides 401 and 500, for the document. */
   readonly errors: readonly ('invalid_request' | 'not_found' | 'conflict')[];
   /** Served without a token (the OpenAPI document itself). */

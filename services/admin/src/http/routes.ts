@@ -21,7 +21,15 @@ import {
   type SourceCreate,
   type SourcePatch,
 } from '@eventrelay/config';
-import { isDeadLetterCursor, type AttemptLog, type AuditLog, type ConfigStore, type DeadLetterStore, type RegulationStore, type SourceEvents } from '@eventrelay/stores';
+import {
+  isDeadLetterCursor,
+  type AttemptLog,
+  type AuditLog,
+  type ConfigStore,
+  type DeadLetterStore,
+  type RegulationStore,
+  type SourceEvents,
+} from '@eventrelay/stores';
 import { existingAudience, planCreateAudience, planDeleteAudience, toAudienceView } from '../domain/audiences.js';
 import { planRegulation } from '../domain/regulations.js';
 import type { AudienceStatus } from '../adapters/audience-status.js';
@@ -60,7 +68,10 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
   const write = <R>(plan: (snapshot: ConfigSnapshot) => ConfigPlan<R>) => deps.store.update(plan);
   const read = async <R>(pick: (snapshot: ConfigSnapshot) => R) => pick(await deps.store.snapshot());
   const cursorProblem = (ok: boolean) => {
-    if (!ok) throw new RequestError('invalid_request', 'cursor is not one this API gave out', [{ field: 'cursor', message: 'is not one this API gave out' }]);
+    if (!ok)
+      throw new RequestError('invalid_request', 'cursor is not one this API gave out', [
+        { field: 'cursor', message: 'is not one this API gave out' },
+      ]);
   };
   const logCursor = (cursor: string | undefined) => cursorProblem(cursor === undefined || /^\d{1,18}$/.test(cursor));
   const audienceViews = async (audiences: Audience[]) => {
@@ -86,14 +97,21 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       summary: 'The destination types available, each with the JSON Schema of its settings',
       answer: { status: 200, schema: 'CatalogEntry', list: true, description: 'the catalog' },
       errors: [],
-      handle: () => Promise.resolve(ok(destinationCatalog.map(({ name, description, settingsSchema }): CatalogEntry => ({ name, description, settingsSchema })))),
+      handle: () =>
+        Promise.resolve(
+          ok(destinationCatalog.map(({ name, description, settingsSchema }): CatalogEntry => ({ name, description, settingsSchema }))),
+        ),
     },
     {
       method: 'get',
       path: '/config',
       operationId: 'exportConfig',
       summary: 'Everything as a declarative config file (EVENTRELAY_CONFIG), shared secrets left out',
-      answer: { status: 200, schema: 'EventrelayConfig', description: 'the config; applying it again changes nothing, and keeps the stored secrets' },
+      answer: {
+        status: 200,
+        schema: 'EventrelayConfig',
+        description: 'the config; applying it again changes nothing, and keeps the stored secrets',
+      },
       errors: [],
       handle: async () => ok(await read(exportConfig)),
     },
@@ -115,7 +133,10 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       body: 'SourceCreate',
       answer: { status: 201, schema: 'Source', description: 'the new source with its write key' },
       errors: ['invalid_request', 'conflict'],
-      handle: async (req: AdminRequest<SourceCreate>) => ({ status: 201, body: await write((s) => planCreateSource(s, req.body, { id: deps.newId('src'), writeKey: deps.newWriteKey() }, ctx(req))) }),
+      handle: async (req: AdminRequest<SourceCreate>) => ({
+        status: 201,
+        body: await write((s) => planCreateSource(s, req.body, { id: deps.newId('src'), writeKey: deps.newWriteKey() }, ctx(req))),
+      }),
     },
     {
       method: 'get',
@@ -190,7 +211,10 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       body: 'DestinationCreate',
       answer: { status: 201, schema: 'DestinationView', description: 'the new destination' },
       errors: ['invalid_request', 'conflict'],
-      handle: async (req: AdminRequest<DestinationCreate>) => ({ status: 201, body: toDestinationView(await write((s) => planCreateDestination(s, req.body, deps.newId('dst'), ctx(req)))) }),
+      handle: async (req: AdminRequest<DestinationCreate>) => ({
+        status: 201,
+        body: toDestinationView(await write((s) => planCreateDestination(s, req.body, deps.newId('dst'), ctx(req)))),
+      }),
     },
     {
       method: 'get',
@@ -209,7 +233,8 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       body: 'DestinationPatch',
       answer: { status: 200, schema: 'DestinationView', description: 'the destination as stored' },
       errors: ['invalid_request', 'not_found'],
-      handle: async (req: AdminRequest<DestinationPatch>) => ok(toDestinationView(await write((s) => planPatchDestination(s, param(req, 'id'), req.body, ctx(req))))),
+      handle: async (req: AdminRequest<DestinationPatch>) =>
+        ok(toDestinationView(await write((s) => planPatchDestination(s, param(req, 'id'), req.body, ctx(req))))),
     },
     {
       method: 'delete',
@@ -257,7 +282,8 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       method: 'post',
       path: '/destinations/:id/replay',
       operationId: 'replayDeadLetters',
-      summary: 'Deliver dead letters again (all, given messageIds, or those since a time), each with a fresh retry window and its messageId',
+      summary:
+        'Deliver dead letters again (all, given messageIds, or those since a time), each with a fresh retry window and its messageId',
       body: 'ReplayRequest',
       answer: { status: 200, schema: 'ReplayResult', description: 'how many were put back on the delivery queue' },
       errors: ['invalid_request', 'not_found', 'conflict'],
@@ -283,9 +309,14 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       method: 'post',
       path: '/audiences',
       operationId: 'createAudience',
-      summary: 'Create an audience; within seconds every current member is sent one identify with the trait true (the backfill), and later only changes',
+      summary:
+        'Create an audience; within seconds every current member is sent one identify with the trait true (the backfill), and later only changes',
       body: 'AudienceCreate',
-      answer: { status: 201, schema: 'AudienceView', description: 'the new audience (membership pending until the audiences service starts its backfill)' },
+      answer: {
+        status: 201,
+        schema: 'AudienceView',
+        description: 'the new audience (membership pending until the audiences service starts its backfill)',
+      },
       errors: ['invalid_request', 'conflict'],
       handle: async (req: AdminRequest<AudienceCreate>) => {
         const audience = await write((s) => planCreateAudience(s, req.body, deps.newId('aud'), ctx(req)));
@@ -322,16 +353,27 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       method: 'post',
       path: '/regulations',
       operationId: 'createRegulation',
-      summary: 'Delete and/or suppress users: delete notifications to every affected source with Webhooks enabled, their profiles erased, their later calls dropped',
+      summary:
+        'Delete and/or suppress users: delete notifications to every affected source with Webhooks enabled, their profiles erased, their later calls dropped',
       body: 'RegulationCreate',
-      answer: { status: 202, schema: 'Regulation', description: 'accepted; the audiences service carries it out (poll GET /regulations/:id)' },
+      answer: {
+        status: 202,
+        schema: 'Regulation',
+        description: 'accepted; the audiences service carries it out (poll GET /regulations/:id)',
+      },
       errors: ['invalid_request'],
       handle: async (req: AdminRequest<RegulationCreate>) => {
         const { job, record } = planRegulation(await deps.store.snapshot(), req.body, deps.newId('reg'), ctx(req).now);
         // Queued first: if the record cannot be written after, the job still runs and writes it.
         await deps.queueRegulation(job);
         await deps.regulations.create(record);
-        await deps.audit.record(auditEntry(ctx(req), 'regulation.create', job.id, { regulationType: record.regulationType, subjects: record.subjectCount, ...(record.sourceIds ? { sourceIds: record.sourceIds } : {}) }));
+        await deps.audit.record(
+          auditEntry(ctx(req), 'regulation.create', job.id, {
+            regulationType: record.regulationType,
+            subjects: record.subjectCount,
+            ...(record.sourceIds ? { sourceIds: record.sourceIds } : {}),
+          }),
+        );
         return { status: 202, body: record };
       },
     },

@@ -11,7 +11,12 @@ export class ConfigView {
   private bySource = new Map<string, Audience[]>();
   private readonly watch: ConfigWatch;
 
-  constructor(store: ConfigStore, onChange: (snapshot: ConfigSnapshot) => Promise<void>, refreshMs = 1000, onRefreshError: (err: unknown) => void = () => undefined) {
+  constructor(
+    store: ConfigStore,
+    onChange: (snapshot: ConfigSnapshot) => Promise<void>,
+    refreshMs = 1000,
+    onRefreshError: (err: unknown) => void = () => undefined,
+  ) {
     this.watch = new ConfigWatch(
       store,
       async () => {

@@ -72,7 +72,11 @@ export class MembershipStore {
   /** Commits the proposals that change membership; undefined when the profile moved on. */
   async commit(userId: string, version: number, proposals: readonly Proposal[], at: number): Promise<Transition[] | undefined> {
     if (proposals.length === 0) return [];
-    const keys = [this.keys.profile(userId), this.audiencesKey, ...proposals.flatMap((p) => [this.keys.members(p.audienceId), this.keys.outbox(p.audienceId)])];
+    const keys = [
+      this.keys.profile(userId),
+      this.audiencesKey,
+      ...proposals.flatMap((p) => [this.keys.members(p.audienceId), this.keys.outbox(p.audienceId)]),
+    ];
     const args = [String(version), userId, String(at), ...proposals.flatMap((p) => [p.audienceId, p.member ? '1' : '0', p.transitionId])];
     const result = (await this.redis.eval(COMMIT, keys.length, ...keys, ...args)) as number | number[];
     if (!Array.isArray(result)) return undefined;
@@ -97,7 +101,8 @@ export class MembershipStore {
     for await (const chunk of stream as AsyncIterable<string[]>) {
       for (let i = 0; i + 1 < chunk.length; i += 2) {
         const [want, transitionId, at] = (chunk[i + 1] as string).split(' ');
-        if (Number(at) < before && transitionId) found.push({ audienceId, userId: chunk[i] as string, member: want === '1', transitionId, at: Number(at) });
+        if (Number(at) < before && transitionId)
+          found.push({ audienceId, userId: chunk[i] as string, member: want === '1', transitionId, at: Number(at) });
       }
     }
     return found;

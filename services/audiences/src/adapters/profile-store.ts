@@ -135,11 +135,16 @@ export class ProfileStore {
     return { applied, dropped, fields };
   }
 
-  private async apply(sourceId: string, call: ProfileCall, withFields: boolean): Promise<{ applied: boolean; dropped: number; fields: Record<string, string> }> {
+  private async apply(
+    sourceId: string,
+    call: ProfileCall,
+    withFields: boolean,
+  ): Promise<{ applied: boolean; dropped: number; fields: Record<string, string> }> {
     // An unreadable timestamp (ingest normalizes them, so only a hand-made job) counts as 1970.
     const at = Date.parse(call.timestamp) || 0;
     const digest = createHash('sha1').update(`${sourceId}\n${call.messageId}`).digest('hex').slice(0, 12);
-    const payload = call.type === 'identify' ? Object.entries(call.traits ?? {}).flatMap(([k, v]) => [k, JSON.stringify(v ?? null)]) : [call.event ?? ''];
+    const payload =
+      call.type === 'identify' ? Object.entries(call.traits ?? {}).flatMap(([k, v]) => [k, JSON.stringify(v ?? null)]) : [call.event ?? ''];
     const { maxTraitBytes, maxEvents, daysKept } = this.limits;
     const [applied, dropped, flat] = (await this.redis.eval(
       APPLY,

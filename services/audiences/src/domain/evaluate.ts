@@ -10,7 +10,8 @@ export function meets(condition: AudienceCondition, view: ProfileView, now: numb
   if (condition.any) return condition.any.some((c) => meets(c, view, now));
   if (condition.not) return !meets(condition.not, view, now);
   if (condition.trait) return traitMeets(condition.trait, view);
-  if (condition.event) return view.eventCount(condition.event.name, utcDay(now), condition.event.withinDays) >= (condition.event.atLeast ?? 1);
+  if (condition.event)
+    return view.eventCount(condition.event.name, utcDay(now), condition.event.withinDays) >= (condition.event.atLeast ?? 1);
   return false;
 }
 

@@ -13,7 +13,13 @@ const audience = (extra: Partial<Audience> = {}): Audience => ({
   ...extra,
 });
 
-const destination = (id: string, enabled: boolean): Destination => ({ id, name: 'Webhooks', enabled, sourceIds: [], settings: { webhooks: [{ url: `https://${id}.example/in` }] } });
+const destination = (id: string, enabled: boolean): Destination => ({
+  id,
+  name: 'Webhooks',
+  enabled,
+  sourceIds: [],
+  settings: { webhooks: [{ url: `https://${id}.example/in` }] },
+});
 const destinations = new Map<string, Destination>([
   ['d-on', destination('d-on', true)],
   ['d-off', destination('d-off', false)],
@@ -21,7 +27,14 @@ const destinations = new Map<string, Destination>([
   ['d-unlisted', destination('d-unlisted', true)],
 ]);
 
-const transition = (extra: Partial<Transition> = {}): Transition => ({ audienceId: 'aud_trial', userId: 'user-1', member: true, transitionId: 'tr-42', at: Date.parse('2026-11-21T10:00:00.123Z'), ...extra });
+const transition = (extra: Partial<Transition> = {}): Transition => ({
+  audienceId: 'aud_trial',
+  userId: 'user-1',
+  member: true,
+  transitionId: 'tr-42',
+  at: Date.parse('2026-11-21T10:00:00.123Z'),
+  ...extra,
+});
 
 function profileOf(fields: Record<string, string>): Profile {
   return parseProfile('user-1', { v: '1', ...fields })!;

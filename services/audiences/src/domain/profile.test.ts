@@ -3,7 +3,9 @@ import { DAY_MS, parseCounter, parseProfile, utcDay, viewThrough, type Profile, 
 const TODAY = utcDay(Date.parse('2026-11-21T10:00:00.000Z'));
 
 /** A profile built directly, one entry per source. */
-function profile(sources: Record<string, { traitsAt?: number; traits?: Record<string, unknown>; events?: Record<string, string> }>): Profile {
+function profile(
+  sources: Record<string, { traitsAt?: number; traits?: Record<string, unknown>; events?: Record<string, string> }>,
+): Profile {
   const map = new Map<string, SourceProfile>();
   for (const [id, s] of Object.entries(sources)) {
     map.set(id, {
@@ -64,9 +66,22 @@ describe('parseProfile', () => {
     expect([...(p?.sources.keys() ?? [])].sort()).toEqual(['api', 'web']);
     const web = p!.sources.get('web')!;
     expect(web.traitsAt).toBe(1_700_000_000_000);
-    expect(Object.fromEntries(web.traits)).toEqual({ plan: 'trial', seats: 3, tags: ['a', 1], manager: null, 'address.city': 'Berlin', 'ns:key': true });
+    expect(Object.fromEntries(web.traits)).toEqual({
+      plan: 'trial',
+      seats: 3,
+      tags: ['a', 1],
+      manager: null,
+      'address.city': 'Berlin',
+      'ns:key': true,
+    });
     expect([...web.events.keys()].sort()).toEqual(['Order: Completed', 'Signed Up']);
-    expect(web.events.get('Order: Completed')).toEqual({ total: 3, days: new Map([[TODAY, 2], [TODAY - 1, 1]]) });
+    expect(web.events.get('Order: Completed')).toEqual({
+      total: 3,
+      days: new Map([
+        [TODAY, 2],
+        [TODAY - 1, 1],
+      ]),
+    });
     const api = p!.sources.get('api')!;
     expect(api.traitsAt).toBe(0);
     expect(api.traits.size).toBe(0);
@@ -94,7 +109,11 @@ describe('viewThrough', () => {
       mid: { traitsAt: 2000, traits: { plan: 'trial' } },
       new: { traitsAt: 3000, traits: { seats: 5, onlyNew: 'n' } },
     });
-    for (const order of [['old', 'mid', 'new'], ['new', 'mid', 'old'], ['mid', 'new', 'old']]) {
+    for (const order of [
+      ['old', 'mid', 'new'],
+      ['new', 'mid', 'old'],
+      ['mid', 'new', 'old'],
+    ]) {
       const view = viewThrough(p, order)!;
       expect(view.trait('plan')).toEqual({ set: true, value: 'trial' });
       expect(view.trait('seats')).toEqual({ set: true, value: 5 });

@@ -92,7 +92,9 @@ export interface ProfileView {
  * otherwise make every user of every other source a member).
  */
 export function viewThrough(profile: Profile, sourceIds: readonly string[]): ProfileView | undefined {
-  const parts = sourceIds.map((id) => profile.sources.get(id)).filter((s): s is SourceProfile => s !== undefined && (s.traits.size > 0 || s.events.size > 0));
+  const parts = sourceIds
+    .map((id) => profile.sources.get(id))
+    .filter((s): s is SourceProfile => s !== undefined && (s.traits.size > 0 || s.events.size > 0));
   if (parts.length === 0) return undefined;
   const byAge = [...parts].sort((a, b) => a.traitsAt - b.traitsAt);
   const traits = new Map<string, unknown>();

@@ -1,8 +1,23 @@
-import { callDeliveryId, emptySnapshot, type ConfigSnapshot, type DeleteNotice, type Destination, type RegulationCreate, type RegulationJob, type Source } from '@eventrelay/config';
+import {
+  callDeliveryId,
+  emptySnapshot,
+  type ConfigSnapshot,
+  type DeleteNotice,
+  type Destination,
+  type RegulationCreate,
+  type RegulationJob,
+  type Source,
+} from '@eventrelay/config';
 import { affectedSources, deleteNotices, deletes, suppresses } from './regulation.js';
 
 const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk_${id}_0000000` });
-const destination = (id: string, sourceIds: string[], enabled = true): Destination => ({ id, name: 'Webhooks', enabled, sourceIds, settings: { webhooks: [{ url: `https://${id}.example/in` }] } });
+const destination = (id: string, sourceIds: string[], enabled = true): Destination => ({
+  id,
+  name: 'Webhooks',
+  enabled,
+  sourceIds,
+  settings: { webhooks: [{ url: `https://${id}.example/in` }] },
+});
 
 // s1 and s2 reach an enabled destination; s3 only a disabled one.
 const snapshot: ConfigSnapshot = {
@@ -40,7 +55,12 @@ describe('deleteNotices', () => {
   it('plans one notice per user and source with an enabled Webhooks destination', () => {
     const planned = notices(job(), ['alice', 'bob']);
     expect(planned).toHaveLength(4);
-    expect(planned.map((p) => `${p.call.userId}@${p.sourceId}→${p.destinationId}`).sort()).toEqual(['alice@s1→d-both', 'alice@s2→d-both', 'bob@s1→d-both', 'bob@s2→d-both']);
+    expect(planned.map((p) => `${p.call.userId}@${p.sourceId}→${p.destinationId}`).sort()).toEqual([
+      'alice@s1→d-both',
+      'alice@s2→d-both',
+      'bob@s1→d-both',
+      'bob@s2→d-both',
+    ]);
     for (const userId of ['alice', 'bob']) expect(planned.filter((p) => p.call.userId === userId)).toHaveLength(2);
   });
 
@@ -71,12 +91,15 @@ describe('deleteNotices', () => {
     expect(messageId(job(), 'alice')).not.toBe(messageId(job({}, 'reg_2'), 'alice'));
   });
 
-  it.each(['alice', 'Jürgen Müller', 'user with spaces', 'ユーザー/1:2', 'a'.repeat(1000)])('keeps the messageId of %j header-safe', (userId) => {
-    const [first] = notices(job(), [userId]);
-    expect(first!.call.messageId).toMatch(/^del-reg_1-[A-Za-z0-9_-]+$/);
-    expect(first!.call.messageId.length).toBeLessThanOrEqual('del-reg_1-'.length + 22);
-    expect(first!.call.userId).toBe(userId);
-  });
+  it.each(['alice', 'Jürgen Müller', 'user with spaces', 'ユーザー/1:2', 'a'.repeat(1000)])(
+    'keeps the messageId of %j header-safe',
+    (userId) => {
+      const [first] = notices(job(), [userId]);
+      expect(first!.call.messageId).toMatch(/^del-reg_1-[A-Za-z0-9_-]+$/);
+      expect(first!.call.messageId.length).toBeLessThanOrEqual('del-reg_1-'.length + 22);
+      expect(first!.call.userId).toBe(userId);
+    },
+  );
 
   it('plans nothing for sources without an enabled destination, or no users', () => {
     expect(deleteNotices(job(), ['s3'], snapshot, ['alice'])).toEqual([]);

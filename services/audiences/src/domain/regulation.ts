@@ -25,14 +25,24 @@ export function affectedSources(job: RegulationJob, snapshot: ConfigSnapshot): s
  * again (a retried job), so the delivery job ids dedupe; the userId is hashed into it because a
  * messageId travels in a header.
  */
-export function deleteNotices(job: RegulationJob, sourceIds: readonly string[], snapshot: ConfigSnapshot, userIds: readonly string[]): PlannedDelivery[] {
+export function deleteNotices(
+  job: RegulationJob,
+  sourceIds: readonly string[],
+  snapshot: ConfigSnapshot,
+  userIds: readonly string[],
+): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
   const destinations = [...snapshot.destinations.values()].filter((d) => d.enabled && d.name === 'Webhooks');
   for (const sourceId of sourceIds) {
     const targets = destinations.filter((d) => d.sourceIds.includes(sourceId));
     for (const userId of userIds) {
       // Per source too: two notices that reach one receiver are two notifications, not a resend.
-      const call: DeleteNotice = { type: 'delete', messageId: `del-${job.id}-${hash('sha256', `${sourceId}\n${userId}`, 'base64url').slice(0, 22)}`, userId, timestamp: job.createdAt };
+      const call: DeleteNotice = {
+        type: 'delete',
+        messageId: `del-${job.id}-${hash('sha256', `${sourceId}\n${userId}`, 'base64url').slice(0, 22)}`,
+        userId,
+        timestamp: job.createdAt,
+      };
       for (const d of targets) planned.push({ jobId: callDeliveryId(d.id, sourceId, call.messageId), sourceId, destinationId: d.id, call });
     }
   }

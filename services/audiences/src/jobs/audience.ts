@@ -91,7 +91,9 @@ async function periodic(deps: PassDeps): Promise<boolean> {
   const all = [...deps.config.audiences];
   // An audience still backfilling is evaluated by its backfill.
   const states = await Promise.all(all.map((a) => deps.membership.passState(a.id)));
-  const windowed = all.filter((a, i) => isTimeWindowed(a.condition) && states[i]?.status === 'ready' && states[i]?.fingerprint === audienceFingerprint(a));
+  const windowed = all.filter(
+    (a, i) => isTimeWindowed(a.condition) && states[i]?.status === 'ready' && states[i]?.fingerprint === audienceFingerprint(a),
+  );
   let changes = 0;
   let scanned = 0;
   if (windowed.length > 0) {
@@ -132,11 +134,22 @@ async function walk(
     const fields = await deps.profiles.read(userIds);
     scanned += userIds.length;
     cursor = userIds[userIds.length - 1] as string;
-    if (!(await page(userIds.map((userId, i) => ({ userId, fields: fields[i] ?? {} })), cursor, scanned))) return { finished: false, scanned };
+    if (
+      !(await page(
+        userIds.map((userId, i) => ({ userId, fields: fields[i] ?? {} })),
+        cursor,
+        scanned,
+      ))
+    )
+      return { finished: false, scanned };
   }
 }
 
-async function settleCounted(deps: PassDeps, users: { userId: string; fields: Record<string, string> }[], audiences: readonly Audience[]): Promise<Transition[]> {
+async function settleCounted(
+  deps: PassDeps,
+  users: { userId: string; fields: Record<string, string> }[],
+  audiences: readonly Audience[],
+): Promise<Transition[]> {
   const changes = await deps.sync.settle(users, audiences);
   countMembershipChanges(deps.metrics, changes);
   return changes;

@@ -41,6 +41,18 @@ export function createProfileProcessor(deps: ProfileWorkerDeps): (job: Job<Profi
     if (applied < calls.length) deps.metrics.calls.inc({ result: 'repeated' }, calls.length - applied);
     if (dropped > 0) deps.metrics.capped.inc(dropped);
     countMembershipChanges(deps.metrics, changes);
-    deps.logger.info({ sourceId, calls: calls.length, users: byUser.size, applied, capped: dropped, changes: changes.length, attempt: job.attemptsMade + 1, ms: deps.clock() - started }, 'profile.updated');
+    deps.logger.info(
+      {
+        sourceId,
+        calls: calls.length,
+        users: byUser.size,
+        applied,
+        capped: dropped,
+        changes: changes.length,
+        attempt: job.attemptsMade + 1,
+        ms: deps.clock() - started,
+      },
+      'profile.updated',
+    );
   };
 }

@@ -72,6 +72,17 @@ export function createRegulationProcessor(deps: RegulationDeps): (job: Job<Regul
     }
     record = { ...record, status: 'finished', finishedAt: new Date(deps.clock()).toISOString() };
     await deps.regulations.save(record);
-    deps.logger.info({ regulationId: data.id, regulationType: data.request.regulationType, subjects: subjects.length, sources: sources.length, ...record.counts, attempt: job.attemptsMade + 1, ms: deps.clock() - started }, 'regulation.finished');
+    deps.logger.info(
+      {
+        regulationId: data.id,
+        regulationType: data.request.regulationType,
+        subjects: subjects.length,
+        sources: sources.length,
+        ...record.counts,
+        attempt: job.attemptsMade + 1,
+        ms: deps.clock() - started,
+      },
+      'regulation.finished',
+    );
   };
 }

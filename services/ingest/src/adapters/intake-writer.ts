@@ -32,7 +32,9 @@ export interface Submission {
 }
 
 /** `duplicateIndexes`: which of the submission's calls were duplicates (for the metrics by type). */
-export type SubmitResult = { kind: 'accepted'; enqueued: number; duplicates: number; duplicateIndexes: readonly number[] } | { kind: 'rate_limited'; resetAtEpochSeconds: number };
+export type SubmitResult =
+  | { kind: 'accepted'; enqueued: number; duplicates: number; duplicateIndexes: readonly number[] }
+  | { kind: 'rate_limited'; resetAtEpochSeconds: number };
 
 interface Pending {
   readonly sub: Submission;
@@ -85,7 +87,8 @@ export class IntakeWriter {
       this.pendingCalls += sub.calls.length;
       this.pendingBytes += json.length;
       if (this.pendingCalls >= MAX_CALLS_PER_FLUSH || this.pendingBytes >= MAX_BYTES_PER_FLUSH) this.flushNow();
-      else if (this.timer === undefined) this.timer = this.opts.flushMs > 0 ? setTimeout(() => this.flushNow(), this.opts.flushMs) : setImmediate(() => this.flushNow());
+      else if (this.timer === undefined)
+        this.timer = this.opts.flushMs > 0 ? setTimeout(() => this.flushNow(), this.opts.flushMs) : setImmediate(() => this.flushNow());
     });
   }
 
@@ -125,10 +128,20 @@ export class IntakeWriter {
         }
         const duplicateIndexes: number[] = [];
         verdict.duplicate.forEach((d, j) => d && duplicateIndexes.push(j));
-        p.resolve({ kind: 'accepted', enqueued: p.sub.calls.length - duplicateIndexes.length, duplicates: duplicateIndexes.length, duplicateIndexes });
+        p.resolve({
+          kind: 'accepted',
+          enqueued: p.sub.calls.length - duplicateIndexes.length,
+          duplicates: duplicateIndexes.length,
+          duplicateIndexes,
+        });
       });
     } catch (err) {
-      const unavailable = new UnavailableError('service_unavailable', 'the event store is unavailable; retry later (repeats are deduplicated)', 1, { cause: err });
+      const unavailable = new UnavailableError(
+        'service_unavailable',
+        'the event store is unavailable; retry later (repeats are deduplicated)',
+        1,
+        { cause: err },
+      );
       batch.forEach((p) => p.reject(unavailable));
     }
   }

@@ -32,7 +32,15 @@ describe('interpretBody, single calls', () => {
     const body = { userId: 'u1', event: 'Bought', properties: { price: 9.5 }, writeKey: 'wk' };
     expect(interpret({ kind: 'single', type: 'track' }, body)).toEqual({
       accepted: [
-        { type: 'track', messageId: 'gen-1', userId: 'u1', event: 'Bought', properties: { price: 9.5 }, receivedAt: RECEIVED_ISO, timestamp: RECEIVED_ISO },
+        {
+          type: 'track',
+          messageId: 'gen-1',
+          userId: 'u1',
+          event: 'Bought',
+          properties: { price: 9.5 },
+          receivedAt: RECEIVED_ISO,
+          timestamp: RECEIVED_ISO,
+        },
       ],
       rejected: [],
     });
@@ -58,7 +66,10 @@ describe('interpretBody, single calls', () => {
   });
 
   it('uses the call sentAt for clock-skew correction', () => {
-    const { accepted } = interpret({ kind: 'single', type: 'page' }, { anonymousId: 'a1', timestamp: '2026-11-21T09:00:00Z', sentAt: '2026-11-21T09:00:30Z' });
+    const { accepted } = interpret(
+      { kind: 'single', type: 'page' },
+      { anonymousId: 'a1', timestamp: '2026-11-21T09:00:00Z', sentAt: '2026-11-21T09:00:30Z' },
+    );
     expect(accepted[0]?.timestamp).toBe('2026-11-21T09:29:30.000Z');
   });
 
@@ -177,7 +188,12 @@ describe('interpretBody, batches', () => {
         ],
       };
       const { accepted } = interpret(BATCH, body);
-      expect(accepted[0]?.context).toEqual({ library: { name: 'analytics-node', version: '6.2.0' }, ip: '198.51.100.1', locale: 'de-DE', timezone: 'UTC' });
+      expect(accepted[0]?.context).toEqual({
+        library: { name: 'analytics-node', version: '6.2.0' },
+        ip: '198.51.100.1',
+        locale: 'de-DE',
+        timezone: 'UTC',
+      });
       expect(accepted[0]?.integrations).toEqual({ All: false, Webhooks: false, Mixpanel: true });
       expect(accepted[1]?.context).toEqual(body.context);
       expect(accepted[1]?.integrations).toEqual(body.integrations);
@@ -187,7 +203,10 @@ describe('interpretBody, batches', () => {
     });
 
     it('merges one level deep: a nested object of the item replaces the envelope one', () => {
-      const body = { context: { library: { name: 'a', version: '1' } }, batch: [{ type: 'identify', userId: 'u1', context: { library: { name: 'b' } } }] };
+      const body = {
+        context: { library: { name: 'a', version: '1' } },
+        batch: [{ type: 'identify', userId: 'u1', context: { library: { name: 'b' } } }],
+      };
       expect(interpret(BATCH, body).accepted[0]?.context).toEqual({ library: { name: 'b' } });
     });
 
@@ -257,7 +276,13 @@ describe('interpretBody, batches', () => {
       const body = { batch: [itemOfSize(MAX_CALL_BYTES), itemOfSize(MAX_CALL_BYTES + 1), { type: 'identify', userId: 'small' }] };
       const { accepted, rejected } = interpret(BATCH, body);
       expect(accepted.map((c) => c.userId)).toEqual(['u1', 'small']);
-      expect(rejected).toEqual([{ index: 1, code: 'payload_too_large', message: `call is ${MAX_CALL_BYTES + 1} bytes with the batch context merged in; at most ${MAX_CALL_BYTES} are allowed` }]);
+      expect(rejected).toEqual([
+        {
+          index: 1,
+          code: 'payload_too_large',
+          message: `call is ${MAX_CALL_BYTES + 1} bytes with the batch context merged in; at most ${MAX_CALL_BYTES} are allowed`,
+        },
+      ]);
     });
 
     it('measures multi-byte characters in bytes, not characters', () => {
@@ -296,7 +321,11 @@ describe('interpretBody, batches', () => {
       const padding = `{"type":"identify","userId":"u2","traits":{"blob":"${'x'.repeat(10_000)}"}}`;
       const verdict = (text: string) => {
         const body = JSON.parse(text) as Record<string, unknown>;
-        return interpretBody(BATCH, body, context(body, { measureItems: itemsNeedMeasuring(inspectJsonText(text), Buffer.byteLength(text), MAX_CALL_BYTES) })).rejected.map((r) => r.index);
+        return interpretBody(
+          BATCH,
+          body,
+          context(body, { measureItems: itemsNeedMeasuring(inspectJsonText(text), Buffer.byteLength(text), MAX_CALL_BYTES) }),
+        ).rejected.map((r) => r.index);
       };
       const alone = `{"batch":[${grows}]}`;
       const withSibling = `{"batch":[${grows},${padding}]}`;
@@ -304,7 +333,6 @@ describe('interpretBody, batches', () => {
       expect(Buffer.byteLength(withSibling)).toBeGreaterThan(MAX_CALL_BYTES);
       expect(verdict(alone)).toEqual(verdict(withSibling));
     });
-
   });
 });
 

@@ -32,12 +32,16 @@ export function interpretBody(route: IntakeRoute, body: Record<string, unknown>,
   if (route.kind === 'single') {
     const checked = checkCall(body, route.type);
     if (!checked.ok) throw new ValidationError('invalid_event', checked.problem.message);
-    return { accepted: [normalizeCall(body, checked.call, route.type, normalizeContext(ctx.receivedAt, undefined, ctx.newMessageId))], rejected: [] };
+    return {
+      accepted: [normalizeCall(body, checked.call, route.type, normalizeContext(ctx.receivedAt, undefined, ctx.newMessageId))],
+      rejected: [],
+    };
   }
 
   const items = body['batch'];
   if (!Array.isArray(items)) throw new ValidationError('invalid_request', 'batch must be an array');
-  if (items.length > MAX_BATCH_ITEMS) throw new ValidationError('payload_too_large', `batch has ${items.length} items; at most ${MAX_BATCH_ITEMS} are allowed`);
+  if (items.length > MAX_BATCH_ITEMS)
+    throw new ValidationError('payload_too_large', `batch has ${items.length} items; at most ${MAX_BATCH_ITEMS} are allowed`);
 
   const envelopeContext = isPlainObject(body['context']) ? body['context'] : undefined;
   const envelopeIntegrations = isPlainObject(body['integrations']) ? body['integrations'] : undefined;
@@ -58,7 +62,11 @@ export function interpretBody(route: IntakeRoute, body: Record<string, unknown>,
     const merged = mergeEnvelope(item, envelopeContext, envelopeIntegrations);
     const size = ctx.measureItems ? Buffer.byteLength(JSON.stringify(merged)) : 0;
     if (size > MAX_CALL_BYTES) {
-      rejected.push({ index, code: 'payload_too_large', message: `call is ${size} bytes with the batch context merged in; at most ${MAX_CALL_BYTES} are allowed` });
+      rejected.push({
+        index,
+        code: 'payload_too_large',
+        message: `call is ${size} bytes with the batch context merged in; at most ${MAX_CALL_BYTES} are allowed`,
+      });
       return;
     }
     const checked = checkCall(merged, type);
@@ -72,10 +80,17 @@ export function interpretBody(route: IntakeRoute, body: Record<string, unknown>,
 }
 
 /** The envelope's context and integrations sit under the item's own: the item's keys win. */
-function mergeEnvelope(item: Record<string, unknown>, context: Record<string, unknown> | undefined, integrations: Record<string, unknown> | undefined): Record<string, unknown> {
+function mergeEnvelope(
+  item: Record<string, unknown>,
+  context: Record<string, unknown> | undefined,
+  integrations: Record<string, unknown> | undefined,
+): Record<string, unknown> {
   if (!context && !integrations) return item;
   const merged = { ...item };
   if (context) merged['context'] = isPlainObject(item['context']) ? { ...context, ...item['context'] } : (item['context'] ?? context);
-  if (integrations) merged['integrations'] = isPlainObject(item['integrations']) ? { ...integrations, ...item['integrations'] } : (item['integrations'] ?? integrations);
+  if (integrations)
+    merged['integrations'] = isPlainObject(item['integrations'])
+      ? { ...integrations, ...item['integrations'] }
+      : (item['integrations'] ?? integrations);
   return merged;
 }

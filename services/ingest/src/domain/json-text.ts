@@ -6,14 +6,16 @@ import { ValidationError } from '@eventrelay/config';
 import { MAX_JSON_DEPTH } from './limits.js';
 
 export function parseJsonObject(text: string, shape: JsonTextShape = inspectJsonText(text)): Record<string, unknown> {
-  if (shape.depth > MAX_JSON_DEPTH) throw new ValidationError('invalid_request', `body nests ${shape.depth} levels deep; at most ${MAX_JSON_DEPTH} are allowed`);
+  if (shape.depth > MAX_JSON_DEPTH)
+    throw new ValidationError('invalid_request', `body nests ${shape.depth} levels deep; at most ${MAX_JSON_DEPTH} are allowed`);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     throw new ValidationError('invalid_request', `body is not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError('invalid_request', 'body must be a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ValidationError('invalid_request', 'body must be a JSON object');
   return value as Record<string, unknown>;
 }
 

@@ -23,7 +23,13 @@ describe('normalizeContext', () => {
   it('computes receivedAt once, in ISO form, and parses the envelope sentAt', () => {
     const newMessageId = ids();
     const ctx = normalizeContext(RECEIVED_AT, '2026-11-21T10:29:58+01:00', newMessageId);
-    expect(ctx).toEqual({ receivedAt: RECEIVED_AT, receivedAtIso: '2026-11-21T09:30:00.000Z', envelopeSentAt: Date.parse('2026-11-21T09:29:58.000Z'), envelopeSentAtIso: '2026-11-21T09:29:58.000Z', newMessageId });
+    expect(ctx).toEqual({
+      receivedAt: RECEIVED_AT,
+      receivedAtIso: '2026-11-21T09:30:00.000Z',
+      envelopeSentAt: Date.parse('2026-11-21T09:29:58.000Z'),
+      envelopeSentAtIso: '2026-11-21T09:29:58.000Z',
+      newMessageId,
+    });
   });
 
   it('treats an unparseable envelope sentAt as absent', () => {
@@ -63,7 +69,10 @@ describe('normalizeCall', () => {
   });
 
   it('corrects clock skew: timestamp = receivedAt - (sentAt - originalTimestamp)', () => {
-    const call = normalize({ userId: 'u1', event: 'E', timestamp: '2026-11-21T08:00:00.000Z', sentAt: '2026-11-21T08:00:04.321Z' }, 'track');
+    const call = normalize(
+      { userId: 'u1', event: 'E', timestamp: '2026-11-21T08:00:00.000Z', sentAt: '2026-11-21T08:00:04.321Z' },
+      'track',
+    );
     expect(call.timestamp).toBe('2026-11-21T09:29:55.679Z');
     expect(call.originalTimestamp).toBe('2026-11-21T08:00:00.000Z');
     expect(call.sentAt).toBe('2026-11-21T08:00:04.321Z');
@@ -82,9 +91,9 @@ describe('normalizeCall', () => {
       originalTimestamp: '2026-11-21T09:00:00.000Z',
       timestamp: '2026-11-21T09:00:00.000Z',
     });
-    expect(normalize({ userId: 'u1', timestamp: 'yesterday', originalTimestamp: '2026-11-21T09:00:00Z' }, 'identify').originalTimestamp).toBe(
-      '2026-11-21T09:00:00.000Z',
-    );
+    expect(
+      normalize({ userId: 'u1', timestamp: 'yesterday', originalTimestamp: '2026-11-21T09:00:00Z' }, 'identify').originalTimestamp,
+    ).toBe('2026-11-21T09:00:00.000Z');
   });
 
   it('prefers timestamp over originalTimestamp when both parse', () => {
@@ -105,13 +114,17 @@ describe('normalizeCall', () => {
     expect(fromEnvelope.sentAt).toBe('2026-11-21T08:00:10.000Z');
     expect(fromEnvelope.timestamp).toBe('2026-11-21T09:29:50.000Z');
 
-    const own = normalize({ userId: 'u1', timestamp: '2026-11-21T08:00:00.000Z', sentAt: '2026-11-21T08:00:01.000Z' }, 'identify', { envelopeSentAt });
+    const own = normalize({ userId: 'u1', timestamp: '2026-11-21T08:00:00.000Z', sentAt: '2026-11-21T08:00:01.000Z' }, 'identify', {
+      envelopeSentAt,
+    });
     expect(own.sentAt).toBe('2026-11-21T08:00:01.000Z');
     expect(own.timestamp).toBe('2026-11-21T09:29:59.000Z');
   });
 
   it('falls back to the envelope sentAt when the call has an unparseable one', () => {
-    const call = normalize({ userId: 'u1', timestamp: '2026-11-21T08:00:00.000Z', sentAt: 'later' }, 'identify', { envelopeSentAt: '2026-11-21T08:00:03.000Z' });
+    const call = normalize({ userId: 'u1', timestamp: '2026-11-21T08:00:00.000Z', sentAt: 'later' }, 'identify', {
+      envelopeSentAt: '2026-11-21T08:00:03.000Z',
+    });
     expect(call.sentAt).toBe('2026-11-21T08:00:03.000Z');
     expect(call.timestamp).toBe('2026-11-21T09:29:57.000Z');
   });
@@ -124,8 +137,17 @@ describe('normalizeCall', () => {
   });
 
   it('replaces the time fields the client sent rather than passing them through', () => {
-    const call = normalize({ userId: 'u1', timestamp: 'garbage', sentAt: 'garbage', receivedAt: '1999-01-01T00:00:00Z', originalTimestamp: 'garbage' }, 'identify');
-    expect(call).toEqual({ type: 'identify', messageId: 'gen-1', userId: 'u1', receivedAt: '2026-11-21T09:30:00.000Z', timestamp: '2026-11-21T09:30:00.000Z' });
+    const call = normalize(
+      { userId: 'u1', timestamp: 'garbage', sentAt: 'garbage', receivedAt: '1999-01-01T00:00:00Z', originalTimestamp: 'garbage' },
+      'identify',
+    );
+    expect(call).toEqual({
+      type: 'identify',
+      messageId: 'gen-1',
+      userId: 'u1',
+      receivedAt: '2026-11-21T09:30:00.000Z',
+      timestamp: '2026-11-21T09:30:00.000Z',
+    });
   });
 
   it('takes the type from the route, not from the body', () => {
@@ -133,7 +155,10 @@ describe('normalizeCall', () => {
   });
 
   it('keeps unknown keys as sent and does not carry the write key', () => {
-    const call = normalize({ userId: 'u1', writeKey: 'wk', channel: 'server', version: 2, context: { library: { name: 'x' } } }, 'identify');
+    const call = normalize(
+      { userId: 'u1', writeKey: 'wk', channel: 'server', version: 2, context: { library: { name: 'x' } } },
+      'identify',
+    );
     expect(call['channel']).toBe('server');
     expect(call['version']).toBe(2);
     expect(call.context).toEqual({ library: { name: 'x' } });

@@ -21,7 +21,13 @@ export interface NormalizeContext {
 
 export function normalizeContext(receivedAt: number, envelopeSentAt: unknown, newMessageId: () => string): NormalizeContext {
   const sentAt = parseTimestamp(envelopeSentAt);
-  return { receivedAt, receivedAtIso: isoUtc(receivedAt), envelopeSentAt: sentAt, envelopeSentAtIso: sentAt === undefined ? undefined : canonicalIso(envelopeSentAt, sentAt), newMessageId };
+  return {
+    receivedAt,
+    receivedAtIso: isoUtc(receivedAt),
+    envelopeSentAt: sentAt,
+    envelopeSentAtIso: sentAt === undefined ? undefined : canonicalIso(envelopeSentAt, sentAt),
+    newMessageId,
+  };
 }
 
 /** `raw` is the call as sent (for its time fields); `checked` is what checkCall returned. */
@@ -37,7 +43,8 @@ export function normalizeCall(raw: RawCall, checked: RawCall, type: CallType, ct
   normalized.messageId = typeof checked['messageId'] === 'string' ? checked['messageId'] : ctx.newMessageId();
   // Formatting dates is a measurable share of intake CPU: reuse strings already in canonical form.
   const originalIso = original === undefined ? undefined : canonicalIso(originalText, original);
-  normalized.timestamp = timestamp === ctx.receivedAt ? ctx.receivedAtIso : timestamp === original && originalIso ? originalIso : isoUtc(timestamp);
+  normalized.timestamp =
+    timestamp === ctx.receivedAt ? ctx.receivedAtIso : timestamp === original && originalIso ? originalIso : isoUtc(timestamp);
   normalized.receivedAt = ctx.receivedAtIso;
   if (originalIso !== undefined) normalized.originalTimestamp = originalIso;
   if (ownSentAt !== undefined) normalized.sentAt = canonicalIso(raw['sentAt'], ownSentAt);

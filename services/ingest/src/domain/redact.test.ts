@@ -16,7 +16,15 @@ describe('redactSecrets', () => {
       writeKey: REDACTED,
       traits: { email: 'a@b.c', password: REDACTED, nested: [{ apiKey: REDACTED, api_key: REDACTED, keep: 1 }] },
       context: { device: { token: REDACTED }, headers: { Authorization: REDACTED }, library: { name: 'n' } },
-      properties: { creditCard: REDACTED, card_number: REDACTED, cvv: REDACTED, ssn: REDACTED, clientSecret: REDACTED, passwd: REDACTED, private_key: REDACTED },
+      properties: {
+        creditCard: REDACTED,
+        card_number: REDACTED,
+        cvv: REDACTED,
+        ssn: REDACTED,
+        clientSecret: REDACTED,
+        passwd: REDACTED,
+        private_key: REDACTED,
+      },
     });
   });
 

@@ -22,12 +22,21 @@ describe('routeFor', () => {
     expect(routeFor(segment)).toEqual({ kind: 'batch' });
   });
 
-  it.each([[''], ['Track'], ['TRACK'], ['track/'], ['tracks'], ['x'], ['delete'], ['batch/x'], ['__proto__'], ['constructor'], ['toString']])(
-    '/v1/%s is no route',
-    (segment) => {
-      expect(routeFor(segment)).toBeUndefined();
-    },
-  );
+  it.each([
+    [''],
+    ['Track'],
+    ['TRACK'],
+    ['track/'],
+    ['tracks'],
+    ['x'],
+    ['delete'],
+    ['batch/x'],
+    ['__proto__'],
+    ['constructor'],
+    ['toString'],
+  ])('/v1/%s is no route', (segment) => {
+    expect(routeFor(segment)).toBeUndefined();
+  });
 });
 
 describe('CALL_TYPES and isCallType', () => {
@@ -37,6 +46,7 @@ describe('CALL_TYPES and isCallType', () => {
 
   it('knows the call types and nothing else', () => {
     for (const type of CALL_TYPES) expect(isCallType(type)).toBe(true);
-    for (const value of ['Track', 'batch', 'delete', '', ' track', undefined, null, 1, ['track'], { type: 'track' }]) expect(isCallType(value)).toBe(false);
+    for (const value of ['Track', 'batch', 'delete', '', ' track', undefined, null, 1, ['track'], { type: 'track' }])
+      expect(isCallType(value)).toBe(false);
   });
 });

@@ -149,12 +149,19 @@ describe('parseTimestamp', () => {
       expect(parseTimestamp(long.slice(0, 64))).toBe(at('2026-11-21T09:30:00.000Z'));
     });
 
-    it.each([[undefined], [null], [0], [1479720600000], [true], [{}], [[]], [['2026-11-21T09:30:00Z']], [new Date('2026-11-21T09:30:00Z')]])(
-      'non-string %p',
-      (input) => {
-        expect(parseTimestamp(input)).toBeUndefined();
-      },
-    );
+    it.each([
+      [undefined],
+      [null],
+      [0],
+      [1479720600000],
+      [true],
+      [{}],
+      [[]],
+      [['2026-11-21T09:30:00Z']],
+      [new Date('2026-11-21T09:30:00Z')],
+    ])('non-string %p', (input) => {
+      expect(parseTimestamp(input)).toBeUndefined();
+    });
   });
 });
 

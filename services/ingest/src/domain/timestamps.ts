@@ -39,7 +39,9 @@ const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The value as ISO 8601 UTC with milliseconds: as sent when already so written, else re-formatted. */
 export function canonicalIso(value: unknown, epochMs: number): string {
-  return typeof value === 'string' && CANONICAL.test(value) && isRealDay(value.slice(0, 10)) && value.slice(11, 13) < '24' ? value : isoUtc(epochMs);
+  return typeof value === 'string' && CANONICAL.test(value) && isRealDay(value.slice(0, 10)) && value.slice(11, 13) < '24'
+    ? value
+    : isoUtc(epochMs);
 }
 
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T09:30:00.000Z. */

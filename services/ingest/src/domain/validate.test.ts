@@ -100,7 +100,10 @@ describe('checkCall', () => {
 
     it('refuses a non-string groupId and previousId by name', () => {
       expect(problem({ userId: 'u1', groupId: true }, 'group')).toEqual({ field: 'groupId', message: 'groupId must be a string' });
-      expect(problem({ userId: 'u1', previousId: ['p'] }, 'alias')).toEqual({ field: 'previousId', message: 'previousId must be a string' });
+      expect(problem({ userId: 'u1', previousId: ['p'] }, 'alias')).toEqual({
+        field: 'previousId',
+        message: 'previousId must be a string',
+      });
     });
   });
 
@@ -149,8 +152,23 @@ describe('checkCall', () => {
 
   describe('the copy it returns', () => {
     it('drops null fields and keeps every other field as sent', () => {
-      const raw = { userId: 'u1', event: 'E', properties: null, context: { ip: null }, channel: 'server', version: 2, custom: { deep: [1, null] } };
-      expect(accepted(raw, 'track')).toEqual({ userId: 'u1', event: 'E', context: { ip: null }, channel: 'server', version: 2, custom: { deep: [1, null] } });
+      const raw = {
+        userId: 'u1',
+        event: 'E',
+        properties: null,
+        context: { ip: null },
+        channel: 'server',
+        version: 2,
+        custom: { deep: [1, null] },
+      };
+      expect(accepted(raw, 'track')).toEqual({
+        userId: 'u1',
+        event: 'E',
+        context: { ip: null },
+        channel: 'server',
+        version: 2,
+        custom: { deep: [1, null] },
+      });
     });
 
     it('leaves out the time and write key fields', () => {

@@ -13,7 +13,10 @@ export function applyCors(req: IncomingMessage, res: ServerResponse): void {
 export function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
   applyCors(req, res);
   res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-  res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'Content-Type, Authorization, Content-Encoding');
+  res.setHeader(
+    'Access-Control-Allow-Headers',
+    req.headers['access-control-request-headers'] ?? 'Content-Type, Authorization, Content-Encoding',
+  );
   res.setHeader('Access-Control-Max-Age', '86400');
   res.statusCode = 204;
   res.end();

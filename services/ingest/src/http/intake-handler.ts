@@ -79,7 +79,8 @@ export function createIntakeHandler(deps: IntakeDeps) {
     const shape = inspectJsonText(text);
     const body = parseJsonObject(text, shape);
     const writeKey = extractWriteKey(req.headers.authorization, body);
-    if (!writeKey) throw new AuthError('missing_write_key', 'no write key: send it as the HTTP Basic user name or as "writeKey" in the body');
+    if (!writeKey)
+      throw new AuthError('missing_write_key', 'no write key: send it as the HTTP Basic user name or as "writeKey" in the body');
     const source = await deps.directory.lookup(writeKey).catch((cause: unknown) => {
       throw new UnavailableError('service_unavailable', 'the source directory is unavailable; retry later', 1, { cause });
     });
@@ -95,18 +96,37 @@ export function createIntakeHandler(deps: IntakeDeps) {
     }
   }
 
-  async function store(route: IntakeRoute, source: { id: string; rateLimitPerSecond?: number }, body: Record<string, unknown>, text: string, shape: ReturnType<typeof inspectJsonText>, receivedAt: number, outcome: Outcome) {
-    const { accepted, rejected } = interpretBody(route, body, { receivedAt, newMessageId: deps.newId, measureItems: itemsNeedMeasuring(shape, Buffer.byteLength(text), MAX_CALL_BYTES) });
+  async function store(
+    route: IntakeRoute,
+    source: { id: string; rateLimitPerSecond?: number },
+    body: Record<string, unknown>,
+    text: string,
+    shape: ReturnType<typeof inspectJsonText>,
+    receivedAt: number,
+    outcome: Outcome,
+  ) {
+    const { accepted, rejected } = interpretBody(route, body, {
+      receivedAt,
+      newMessageId: deps.newId,
+      measureItems: itemsNeedMeasuring(shape, Buffer.byteLength(text), MAX_CALL_BYTES),
+    });
     outcome.rejected = rejected.length;
     const items = route.kind === 'batch' ? (body['batch'] as unknown[]) : [];
     for (const r of rejected) outcome.calls.add({ type: callTypeOf(items[r.index]), outcome: 'rejected', reason: r.code });
     if (accepted.length === 0) return { stored: accepted, rejected };
-    if (deps.depthGuard.overLimit) throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
+    if (deps.depthGuard.overLimit)
+      throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
 
-    const result = await deps.writer.submit({ sourceId: source.id, ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond, calls: accepted });
+    const result = await deps.writer.submit({
+      sourceId: source.id,
+      ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond,
+      calls: accepted,
+    });
     if (result.kind === 'rate_limited') {
       const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
-      throw new UnavailableError('rate_limited', `source ${source.id} is over its limit of requests per second`, retryAfter, { resetAtEpochSeconds: result.resetAtEpochSeconds });
+      throw new UnavailableError('rate_limited', `source ${source.id} is over its limit of requests per second`, retryAfter, {
+        resetAtEpochSeconds: result.resetAtEpochSeconds,
+      });
     }
     outcome.accepted = result.enqueued;
     outcome.duplicates = result.duplicates;
@@ -123,18 +143,38 @@ function callTypeOf(item: unknown): string {
 }
 
 /** Accepted calls as normalized (duplicates included: they were accepted too), rejected items as sent. */
-function recordCalls(debug: NonNullable<IntakeDeps['debugEvents']>, sourceId: string, receivedAt: number, route: IntakeRoute, body: Record<string, unknown>, accepted: readonly NormalizedCall[], rejected: readonly Rejection[]): void {
+function recordCalls(
+  debug: NonNullable<IntakeDeps['debugEvents']>,
+  sourceId: string,
+  receivedAt: number,
+  route: IntakeRoute,
+  body: Record<string, unknown>,
+  accepted: readonly NormalizedCall[],
+  rejected: readonly Rejection[],
+): void {
   const at = new Date(receivedAt).toISOString();
   for (const call of accepted) debug.record(sourceId, { at, outcome: 'accepted', call: call });
   const items = route.kind === 'single' ? [] : (body['batch'] as unknown[]);
   for (const r of rejected) {
     const item = items[r.index];
-    debug.record(sourceId, { at, outcome: 'rejected', code: r.code, message: `batch[${r.index}]: ${r.message}`, ...(item !== null && typeof item === 'object' && !Array.isArray(item) ? { call: item } : {}) });
+    debug.record(sourceId, {
+      at,
+      outcome: 'rejected',
+      code: r.code,
+      message: `batch[${r.index}]: ${r.message}`,
+      ...(item !== null && typeof item === 'object' && !Array.isArray(item) ? { call: item } : {}),
+    });
   }
 }
 
 function failedRequestEvent(receivedAt: number, err: unknown, call: Record<string, unknown> | undefined): DebugEvent {
   const at = new Date(receivedAt).toISOString();
   const known = err instanceof EventrelayError ? err : undefined;
-  return { at, outcome: 'rejected', code: known?.code ?? 'internal_error', message: known?.message ?? 'internal error', ...(call ? { call } : {}) };
+  return {
+    at,
+    outcome: 'rejected',
+    code: known?.code ?? 'internal_error',
+    message: known?.message ?? 'internal error',
+    ...(call ? { call } : {}),
+  };
 }

@@ -23,7 +23,10 @@ export class SuppressionList {
 
   async start(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => void this.refresh().catch((err: unknown) => this.onProblem('suppressions.refresh_failed', { err: String(err) })), this.refreshMs);
+    this.timer = setInterval(
+      () => void this.refresh().catch((err: unknown) => this.onProblem('suppressions.refresh_failed', { err: String(err) })),
+      this.refreshMs,
+    );
     this.timer.unref();
   }
 

@@ -24,7 +24,8 @@ const destination = (id: string, extra: Partial<Destination> = {}): Destination 
 });
 
 /** A batch's route entries as ingest writes them for one request: calls numbered in order, all of one source by default. */
-const entries = (calls: NormalizedCall[], sourceId = SRC, part = 0): RouteEntry[] => calls.map((c, i) => routeEntryOf(c, sourceId, part + i, part));
+const entries = (calls: NormalizedCall[], sourceId = SRC, part = 0): RouteEntry[] =>
+  calls.map((c, i) => routeEntryOf(c, sourceId, part + i, part));
 /** The destinations connected to a source: the given ones that list it. */
 const connectedTo = (destinations: Destination[]) => (sourceId: string) => destinations.filter((d) => d.sourceIds.includes(sourceId));
 const none = new Map<string, Suppression>();
@@ -54,7 +55,13 @@ describe('planRoute', () => {
     const onlyB = destination('only-b', { sourceIds: ['src-b'] });
     const plan = planRoute(batch, connectedTo([shared, onlyB]), none);
     expect(plan.deliveries).toEqual([
-      { destinationId: 'shared', parts: [{ part: 0, sourceId: 'src-a', indexes: [0, 1] }, { part: 2, sourceId: 'src-b', indexes: [2] }] },
+      {
+        destinationId: 'shared',
+        parts: [
+          { part: 0, sourceId: 'src-a', indexes: [0, 1] },
+          { part: 2, sourceId: 'src-b', indexes: [2] },
+        ],
+      },
       { destinationId: 'only-b', parts: [{ part: 2, sourceId: 'src-b', indexes: [2] }] },
     ]);
     expect(plan.fanout).toEqual([1, 1, 2]);
@@ -82,7 +89,12 @@ describe('planRoute', () => {
   });
 
   it('skips disabled destinations and honours integrations per call', () => {
-    const batch = entries([call('on'), call('off', { integrations: { All: false } }), call('back-on', { integrations: { All: false, Webhooks: true } }), call('webhooks-off', { integrations: { Webhooks: false } })]);
+    const batch = entries([
+      call('on'),
+      call('off', { integrations: { All: false } }),
+      call('back-on', { integrations: { All: false, Webhooks: true } }),
+      call('webhooks-off', { integrations: { Webhooks: false } }),
+    ]);
     const plan = planRoute(batch, connectedTo([destination('d1'), destination('disabled', { enabled: false })]), none);
     expect(pairs(plan, batch)).toEqual(['on→d1', 'back-on→d1']);
     expect(plan.unrouted).toBe(2);
@@ -93,15 +105,26 @@ describe('planRoute', () => {
     const plan = planRoute(entries([call('m-1'), call('m-2')]), () => [], none);
     expect(plan).toMatchObject({ deliveries: [], routedPairs: 0, suppressed: 0, unrouted: 2 });
     // Profiles are kept whether or not a destination takes the call.
-    expect(plan.profiles).toEqual([{ sourceId: SRC, calls: [expect.objectContaining({ messageId: 'm-1' }), expect.objectContaining({ messageId: 'm-2' })] }]);
+    expect(plan.profiles).toEqual([
+      { sourceId: SRC, calls: [expect.objectContaining({ messageId: 'm-1' }), expect.objectContaining({ messageId: 'm-2' })] },
+    ]);
   });
 
   it('counts calls that only reach a disabled destination as unrouted', () => {
-    expect(planRoute(entries([call('m-1')]), connectedTo([destination('d', { enabled: false })]), none)).toMatchObject({ deliveries: [], suppressed: 0, unrouted: 1 });
+    expect(planRoute(entries([call('m-1')]), connectedTo([destination('d', { enabled: false })]), none)).toMatchObject({
+      deliveries: [],
+      suppressed: 0,
+      unrouted: 1,
+    });
   });
 
   describe('suppression', () => {
-    const calls = [call('a-1', { userId: 'alice' }), call('b-1', { userId: 'bob' }), call('anon-1', { userId: undefined, anonymousId: 'x' }), call('a-2', { userId: 'alice' })];
+    const calls = [
+      call('a-1', { userId: 'alice' }),
+      call('b-1', { userId: 'bob' }),
+      call('anon-1', { userId: undefined, anonymousId: 'x' }),
+      call('a-2', { userId: 'alice' }),
+    ];
 
     it('drops every call of a user suppressed for all sources', () => {
       const batch = entries(calls);
@@ -121,12 +144,20 @@ describe('planRoute', () => {
     });
 
     it('counts a suppressed call once, however many destinations, and not as unrouted', () => {
-      const plan = planRoute(entries([call('a-1', { userId: 'alice' })]), connectedTo([destination('d1'), destination('d2')]), aliceEverywhere);
+      const plan = planRoute(
+        entries([call('a-1', { userId: 'alice' })]),
+        connectedTo([destination('d1'), destination('d2')]),
+        aliceEverywhere,
+      );
       expect(plan).toEqual({ deliveries: [], routedPairs: 0, suppressed: 1, unrouted: 0, turnedOff: 0, fanout: [0], profiles: [] });
     });
 
     it('suppresses before integrations are looked at', () => {
-      const plan = planRoute(entries([call('a-1', { userId: 'alice', integrations: { All: false } })]), connectedTo([destination('d1')]), aliceEverywhere);
+      const plan = planRoute(
+        entries([call('a-1', { userId: 'alice', integrations: { All: false } })]),
+        connectedTo([destination('d1')]),
+        aliceEverywhere,
+      );
       expect(plan).toEqual({ deliveries: [], routedPairs: 0, suppressed: 1, unrouted: 0, turnedOff: 0, fanout: [0], profiles: [] });
     });
   });
@@ -154,7 +185,11 @@ describe('planRoute', () => {
     });
 
     it('leaves out suppressed users', () => {
-      const plan = planRoute(entries([call('m-1', { userId: 'alice' }), call('m-2', { userId: 'bob' })]), connectedTo([destination('d')]), aliceEverywhere);
+      const plan = planRoute(
+        entries([call('m-1', { userId: 'alice' }), call('m-2', { userId: 'bob' })]),
+        connectedTo([destination('d')]),
+        aliceEverywhere,
+      );
       expect(plan.profiles.flatMap((p) => p.calls.map((c) => c.userId))).toEqual(['bob']);
     });
   });

@@ -32,7 +32,11 @@ export interface RoutePlan {
 }
 
 /** `connected(sourceId)`: the destinations connected to a source (enabled or not). */
-export function planRoute(entries: readonly RouteEntry[], connected: (sourceId: string) => readonly Destination[], suppressions: ReadonlyMap<string, Suppression>): RoutePlan {
+export function planRoute(
+  entries: readonly RouteEntry[],
+  connected: (sourceId: string) => readonly Destination[],
+  suppressions: ReadonlyMap<string, Suppression>,
+): RoutePlan {
   type Part = PlannedDelivery['parts'][number];
   const byDestination = new Map<string, Map<number, Part>>();
   const profiles = new Map<string, ProfileCall[]>();

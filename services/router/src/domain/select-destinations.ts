@@ -19,6 +19,9 @@ export function integrationAllows(integrations: Record<string, unknown> | undefi
 }
 
 /** `connected` are the enabled destinations connected to the call's source. */
-export function selectDestinations(call: { readonly integrations?: Record<string, unknown> | undefined }, connected: readonly Destination[]): Destination[] {
+export function selectDestinations(
+  call: { readonly integrations?: Record<string, unknown> | undefined },
+  connected: readonly Destination[],
+): Destination[] {
   return connected.filter((d) => d.enabled && integrationAllows(call.integrations, d.name));
 }

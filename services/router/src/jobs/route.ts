@@ -7,7 +7,17 @@
  */
 import type { Job, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
-import { batchDeliveryJobId, legacyRouteJob, routeEntryOf, type DeliverJob, type Destination, type LegacyRouteJob, type ProfileJob, type RouteEntry, type RouteJob } from '@eventrelay/config';
+import {
+  batchDeliveryJobId,
+  legacyRouteJob,
+  routeEntryOf,
+  type DeliverJob,
+  type Destination,
+  type LegacyRouteJob,
+  type ProfileJob,
+  type RouteEntry,
+  type RouteJob,
+} from '@eventrelay/config';
 import { execAll, queueJobAdd, type Logger } from '@eventrelay/runtime';
 import type { CallBatches } from '@eventrelay/stores';
 import { planRoute, type RoutePlan } from '../domain/plan-route.js';
@@ -48,7 +58,13 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
       batchId,
       plan.deliveries.map((d) => d.destinationId),
     );
-    for (const d of plan.deliveries) queueJobAdd(tx, deps.deliverQueue, { destinationId: d.destinationId, batch: { id: batchId, parts: d.parts } }, batchDeliveryJobId(d.destinationId, batchId));
+    for (const d of plan.deliveries)
+      queueJobAdd(
+        tx,
+        deps.deliverQueue,
+        { destinationId: d.destinationId, batch: { id: batchId, parts: d.parts } },
+        batchDeliveryJobId(d.destinationId, batchId),
+      );
     queueProfiles(tx, plan, batchId);
     await execAll(tx);
     account(job, batchId, entries, plan, started);
@@ -57,7 +73,8 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
   // Profiles apply each messageId once (the profile remembers the latest ones), so a profile job
   // added again after its first run was removed changes nothing.
   function queueProfiles(tx: ChainableCommander, plan: RoutePlan, batchId: string): void {
-    if (deps.profileQueue) plan.profiles.forEach((p, i) => queueJobAdd(tx, deps.profileQueue!, { sourceId: p.sourceId, calls: p.calls }, `p-${batchId}-${i}`));
+    if (deps.profileQueue)
+      plan.profiles.forEach((p, i) => queueJobAdd(tx, deps.profileQueue!, { sourceId: p.sourceId, calls: p.calls }, `p-${batchId}-${i}`));
   }
 
   /**
@@ -93,7 +110,17 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     const ms = deps.clock() - started;
     metrics.routeSeconds.observe(ms / 1000);
     deps.logger.info(
-      { batchId, calls: entries.length, sources: new Set(entries.map((e) => e.sourceId)).size, deliveries: plan.routedPairs, jobs: plan.deliveries.length, suppressed: plan.suppressed, unrouted: plan.unrouted, attempt: job.attemptsMade + 1, ms },
+      {
+        batchId,
+        calls: entries.length,
+        sources: new Set(entries.map((e) => e.sourceId)).size,
+        deliveries: plan.routedPairs,
+        jobs: plan.deliveries.length,
+        suppressed: plan.suppressed,
+        unrouted: plan.unrouted,
+        attempt: job.attemptsMade + 1,
+        ms,
+      },
       'call.routed',
     );
   }

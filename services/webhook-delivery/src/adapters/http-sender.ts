@@ -98,7 +98,8 @@ function parseTarget(url: string, allowed: readonly Network[]): Target {
   } catch {
     return { refused: failure('invalid_url', `"${url}" is not a URL`) };
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { refused: failure('invalid_url', `${parsed.protocol} is not http or https`) };
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return { refused: failure('invalid_url', `${parsed.protocol} is not http or https`) };
   // An IP literal is connected to without a lookup, so it is vetted here; hostnames are vetted at
   // every connect, by the lookup.
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
@@ -113,7 +114,8 @@ function failure(kind: SendFailure, detail: string): SendResult {
   return { kind: 'failure', failure: kind, detail };
 }
 
-const TLS_CODES = /^(CERT_|ERR_TLS_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE|DECRYPT_CERT))/;
+const TLS_CODES =
+  /^(CERT_|ERR_TLS_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET_ISSUER_CERT|VERIFY_LEAF_SIGNATURE|DECRYPT_CERT))/;
 
 /**
  * Maps Node and undici errors (possibly wrapped in `cause`) onto the outcome table's terms.
@@ -127,9 +129,11 @@ function describeError(err: unknown): SendResult {
     if (code === 'ERR_EVENTRELAY_ADDRESS_REFUSED') return failure('address_refused', e.message);
     if (TLS_CODES.test(code)) return failure('tls_untrusted', detail);
     if (code === 'ECONNREFUSED') return failure('connection_refused', detail);
-    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return failure('connection_reset', detail);
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED')
+      return failure('connection_reset', detail);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') return failure('dns_failure', detail);
-    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return failure('timeout', detail);
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+      return failure('timeout', detail);
     // The request itself cannot be sent (a header the client refuses): sending it again will not help.
     if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') return failure('invalid_request', detail);
   }

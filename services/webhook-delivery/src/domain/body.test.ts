@@ -28,7 +28,9 @@ describe('golden webhook fixtures (packages/config/fixtures/webhooks)', () => {
     const calls = files.filter((f) => f.endsWith('.call.json')).map((f) => f.slice(0, -'.call.json'.length));
     const bodies = files.filter((f) => f.endsWith('.body.json')).map((f) => f.slice(0, -'.body.json'.length));
     expect(bodies.sort()).toEqual(calls.sort());
-    expect(new Set(cases.map((c) => c.fixture.call.type))).toEqual(new Set(['identify', 'track', 'page', 'screen', 'group', 'alias', 'delete']));
+    expect(new Set(cases.map((c) => c.fixture.call.type))).toEqual(
+      new Set(['identify', 'track', 'page', 'screen', 'group', 'alias', 'delete']),
+    );
   });
 
   describe.each(cases)('$base', ({ fixture, body }) => {
@@ -52,11 +54,22 @@ describe('golden webhook fixtures (packages/config/fixtures/webhooks)', () => {
 });
 
 describe('buildBody', () => {
-  const track: NormalizedCall = { type: 'track', messageId: 'm1', userId: 'u1', event: 'E', timestamp: '2026-11-21T09:30:00.000Z', receivedAt: '2026-11-21T09:30:00.000Z' };
+  const track: NormalizedCall = {
+    type: 'track',
+    messageId: 'm1',
+    userId: 'u1',
+    event: 'E',
+    timestamp: '2026-11-21T09:30:00.000Z',
+    receivedAt: '2026-11-21T09:30:00.000Z',
+  };
 
   it('writes timestamps as UTC with milliseconds', () => {
-    expect(JSON.parse(buildBody({ ...track, timestamp: '2026-11-21T10:30:00+01:00' }))).toMatchObject({ timestamp: '2026-11-21T09:30:00.000Z' });
-    expect(JSON.parse(buildBody({ ...track, timestamp: '2026-11-21T09:30:00.1Z' }))).toMatchObject({ timestamp: '2026-11-21T09:30:00.100Z' });
+    expect(JSON.parse(buildBody({ ...track, timestamp: '2026-11-21T10:30:00+01:00' }))).toMatchObject({
+      timestamp: '2026-11-21T09:30:00.000Z',
+    });
+    expect(JSON.parse(buildBody({ ...track, timestamp: '2026-11-21T09:30:00.1Z' }))).toMatchObject({
+      timestamp: '2026-11-21T09:30:00.100Z',
+    });
   });
 
   it('leaves absent keys out', () => {
@@ -88,7 +101,12 @@ describe('buildHeaders', () => {
   it('sends no X-Signature without a shared secret', () => {
     const headers = buildHeaders(base);
     expect(Object.keys(headers).map((k) => k.toLowerCase())).not.toContain('x-signature');
-    expect(headers).toEqual({ 'user-agent': USER_AGENT, 'content-type': 'application/json', 'x-eventrelay-message-id': 'msg-1', 'x-eventrelay-attempt': '3' });
+    expect(headers).toEqual({
+      'user-agent': USER_AGENT,
+      'content-type': 'application/json',
+      'x-eventrelay-message-id': 'msg-1',
+      'x-eventrelay-attempt': '3',
+    });
   });
 
   it('signs the exact body it is given', () => {
@@ -110,7 +128,13 @@ describe('buildHeaders', () => {
     const headers = buildHeaders({
       ...base,
       sharedSecret: 'shh',
-      staticHeaders: { 'user-agent': 'evil', 'content-type': 'text/plain', 'x-signature': 'forged', 'x-eventrelay-message-id': 'other', 'x-eventrelay-attempt': '99' },
+      staticHeaders: {
+        'user-agent': 'evil',
+        'content-type': 'text/plain',
+        'x-signature': 'forged',
+        'x-eventrelay-message-id': 'other',
+        'x-eventrelay-attempt': '99',
+      },
     });
     expect(headers).toEqual({
       'user-agent': USER_AGENT,
@@ -124,7 +148,13 @@ describe('buildHeaders', () => {
   it('static headers cannot override ours when spelled in another case either', () => {
     const headers = buildHeaders({
       ...base,
-      staticHeaders: { 'User-Agent': 'evil', 'Content-Type': 'text/plain', 'X-Signature': 'forged', 'X-Eventrelay-Message-Id': 'other', 'X-EVENTRELAY-ATTEMPT': '99' },
+      staticHeaders: {
+        'User-Agent': 'evil',
+        'Content-Type': 'text/plain',
+        'X-Signature': 'forged',
+        'X-Eventrelay-Message-Id': 'other',
+        'X-EVENTRELAY-ATTEMPT': '99',
+      },
     });
     // HTTP header names are case-insensitive: both spellings reach the receiver, and Node keeps
     // the first User-Agent it sees, so ours must be the only one.

@@ -31,7 +31,17 @@ function bodyObject(call: NormalizedCall | DeleteNotice): Body {
     case 'alias':
       // The original description (docs/spec.md §4) documents "Previous ID"/"User ID"; receivers written for other Segment-style
       // pipelines read previousId/userId, so both are sent.
-      return { version: 1, type: 'alias', 'Previous ID': call.previousId, 'User ID': userId, previousId: call.previousId, userId, anonymousId, timestamp, context };
+      return {
+        version: 1,
+        type: 'alias',
+        'Previous ID': call.previousId,
+        'User ID': userId,
+        previousId: call.previousId,
+        userId,
+        anonymousId,
+        timestamp,
+        context,
+      };
     case 'group':
       return { version: 1, type: 'group', groupId: call.groupId, userId, anonymousId, traits: call.traits, timestamp, context };
   }

@@ -83,7 +83,10 @@ export function contains(network: Network, address: bigint): boolean {
 
 /** Parses a comma-separated list; returns the networks or the entries that are not networks. */
 export function parseNetworkList(text: string): { networks: Network[]; invalid: string[] } {
-  const entries = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const entries = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const networks: Network[] = [];
   const invalid: string[] = [];
   for (const entry of entries) {

@@ -23,7 +23,12 @@ describe('the docs/spec.md §4 outcome table', () => {
 
     it.each([503, 429, 408, 500])('%i with Retry-After in seconds carries retryAfterMs', (status) => {
       expect(classifyStatus(status, '120', NOW)).toEqual({ kind: 'retryable', error: `HTTP ${status}`, status, retryAfterMs: 120_000 });
-      expect(classify({ kind: 'response', status, retryAfter: '7' }, NOW)).toEqual({ kind: 'retryable', error: `HTTP ${status}`, status, retryAfterMs: 7000 });
+      expect(classify({ kind: 'response', status, retryAfter: '7' }, NOW)).toEqual({
+        kind: 'retryable',
+        error: `HTTP ${status}`,
+        status,
+        retryAfterMs: 7000,
+      });
     });
 
     it('Retry-After as an HTTP-date counts from now', () => {
@@ -44,7 +49,11 @@ describe('the docs/spec.md §4 outcome table', () => {
 
   describe('3xx → permanent (redirects are not followed)', () => {
     it.each([300, 301, 302, 303, 304, 307, 308])('%i', (status) => {
-      expect(classifyStatus(status, undefined, NOW)).toEqual({ kind: 'permanent', error: `HTTP ${status} (redirects are not followed)`, status });
+      expect(classifyStatus(status, undefined, NOW)).toEqual({
+        kind: 'permanent',
+        error: `HTTP ${status} (redirects are not followed)`,
+        status,
+      });
     });
   });
 
@@ -59,13 +68,16 @@ describe('the docs/spec.md §4 outcome table', () => {
   });
 
   describe('no response', () => {
-    it.each<SendFailure>(['timeout', 'connection_refused', 'connection_reset', 'dns_failure', 'network_error'])('%s → retryable', (failure) => {
-      const outcome = classifyFailure(failure, 'detail text');
-      expect(outcome).toEqual({ kind: 'retryable', error: `${failure}: detail text` });
-      expect(outcome).not.toHaveProperty('status');
-      expect(outcome).not.toHaveProperty('retryAfterMs');
-      expect(classify({ kind: 'failure', failure, detail: 'detail text' }, NOW)).toEqual(outcome);
-    });
+    it.each<SendFailure>(['timeout', 'connection_refused', 'connection_reset', 'dns_failure', 'network_error'])(
+      '%s → retryable',
+      (failure) => {
+        const outcome = classifyFailure(failure, 'detail text');
+        expect(outcome).toEqual({ kind: 'retryable', error: `${failure}: detail text` });
+        expect(outcome).not.toHaveProperty('status');
+        expect(outcome).not.toHaveProperty('retryAfterMs');
+        expect(classify({ kind: 'failure', failure, detail: 'detail text' }, NOW)).toEqual(outcome);
+      },
+    );
 
     it.each<SendFailure>(['tls_untrusted', 'address_refused', 'invalid_url'])('%s → permanent', (failure) => {
       const outcome = classifyFailure(failure, 'why');
@@ -74,8 +86,13 @@ describe('the docs/spec.md §4 outcome table', () => {
     });
 
     it('keeps the detail in the error, for the attempt log', () => {
-      expect(classifyFailure('timeout', 'no complete response within 5000 ms')).toEqual({ kind: 'retryable', error: 'timeout: no complete response within 5000 ms' });
-      expect(classifyFailure('address_refused', '10.0.0.1 is a private address (10.0.0.0/8)')).toMatchObject({ error: expect.stringContaining('10.0.0.1 is a private address') });
+      expect(classifyFailure('timeout', 'no complete response within 5000 ms')).toEqual({
+        kind: 'retryable',
+        error: 'timeout: no complete response within 5000 ms',
+      });
+      expect(classifyFailure('address_refused', '10.0.0.1 is a private address (10.0.0.0/8)')).toMatchObject({
+        error: expect.stringContaining('10.0.0.1 is a private address'),
+      });
     });
   });
 });

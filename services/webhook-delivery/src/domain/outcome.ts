@@ -5,7 +5,17 @@
 import { parseRetryAfter } from './retry-after.js';
 
 /** Why an attempt got no HTTP response. The sender maps Node and undici errors onto these. */
-const SEND_FAILURES = ['timeout', 'connection_refused', 'connection_reset', 'dns_failure', 'network_error', 'tls_untrusted', 'address_refused', 'invalid_url', 'invalid_request'] as const;
+const SEND_FAILURES = [
+  'timeout',
+  'connection_refused',
+  'connection_reset',
+  'dns_failure',
+  'network_error',
+  'tls_untrusted',
+  'address_refused',
+  'invalid_url',
+  'invalid_request',
+] as const;
 export type SendFailure = (typeof SEND_FAILURES)[number];
 
 export type Outcome =
@@ -18,18 +28,26 @@ export type SendResult =
   | { readonly kind: 'failure'; readonly failure: SendFailure; readonly detail: string };
 
 export function classify(result: SendResult, now: number): Outcome {
-  return result.kind === 'response' ? classifyStatus(result.status, result.retryAfter, now) : classifyFailure(result.failure, result.detail);
+  return result.kind === 'response'
+    ? classifyStatus(result.status, result.retryAfter, now)
+    : classifyFailure(result.failure, result.detail);
 }
 
 export function classifyStatus(status: number, retryAfter: string | undefined, now: number): Outcome {
   if (status >= 200 && status < 300) return { kind: 'success', status };
   if (status >= 500 || status === 408 || status === 429) {
     const retryAfterMs = parseRetryAfter(retryAfter, now);
-    return retryAfterMs === undefined ? { kind: 'retryable', error: `HTTP ${status}`, status } : { kind: 'retryable', error: `HTTP ${status}`, status, retryAfterMs };
+    return retryAfterMs === undefined
+      ? { kind: 'retryable', error: `HTTP ${status}`, status }
+      : { kind: 'retryable', error: `HTTP ${status}`, status, retryAfterMs };
   }
   // 3xx: redirects are never followed (a redirect could lead past the SSRF guard); 1xx cannot
   // reach here as a final status; other 4xx say the request itself is wrong.
-  return { kind: 'permanent', error: status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`, status };
+  return {
+    kind: 'permanent',
+    error: status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`,
+    status,
+  };
 }
 
 export function classifyFailure(failure: SendFailure, detail: string): Outcome {

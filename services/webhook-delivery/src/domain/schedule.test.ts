@@ -1,6 +1,15 @@
 import type { RetryState } from '@eventrelay/config';
 import type { Outcome } from './outcome.js';
-import { DEFAULT_RETRY_POLICY, backoffDelay, decideRound, dueUrls, type Decision, type RetryPolicy, type RoundInput, type UrlResult } from './schedule.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  backoffDelay,
+  decideRound,
+  dueUrls,
+  type Decision,
+  type RetryPolicy,
+  type RoundInput,
+  type UrlResult,
+} from './schedule.js';
 import { seededRandom } from '../../../../test/support/seeded-random';
 
 const HOUR = 3_600_000;
@@ -131,12 +140,20 @@ describe('decideRound', () => {
     });
 
     it('ends the message when any one URL succeeded, whatever the others did', () => {
-      expect(round({ urls: [A, B, C], results: [result(A, http500), result(B, ok), result(C, http404)] })).toEqual({ kind: 'delivered', url: B, attempt: 1 });
+      expect(round({ urls: [A, B, C], results: [result(A, http500), result(B, ok), result(C, http404)] })).toEqual({
+        kind: 'delivered',
+        url: B,
+        attempt: 1,
+      });
     });
 
     it('reports the round number of a later success', () => {
       const state: RetryState = { firstAttemptAt: T0, attempt: 6, urls: { [A]: { lastError: 'HTTP 500', notBefore: T0 + 100 } } };
-      expect(round({ state, results: [result(A, ok)], startedAt: T0 + 100, now: T0 + 150 })).toEqual({ kind: 'delivered', url: A, attempt: 7 });
+      expect(round({ state, results: [result(A, ok)], startedAt: T0 + 100, now: T0 + 150 })).toEqual({
+        kind: 'delivered',
+        url: A,
+        attempt: 7,
+      });
     });
   });
 
@@ -148,22 +165,41 @@ describe('decideRound', () => {
       expect(first.at).toBe(T0 + 500);
       expect(dueUrls([A, B], first.state, first.at)).toEqual([B]);
       // The failed URL keeps its verdict through later rounds it took no part in.
-      const second = expectRetry(round({ urls: [A, B], state: first.state, results: [result(B, http500)], startedAt: first.at, now: first.at }));
+      const second = expectRetry(
+        round({ urls: [A, B], state: first.state, results: [result(B, http500)], startedAt: first.at, now: first.at }),
+      );
       expect(second.state.urls[A]).toEqual({ lastError: 'HTTP 404', failed: true });
       expect(dueUrls([A, B], second.state, DEADLINE)).toEqual([B]);
     });
 
     it('all permanent → dead at once, naming every URL and error', () => {
-      const dead = expectDead(round({ urls: [A, B], results: [result(A, http404), result(B, { kind: 'permanent', error: 'tls_untrusted: self-signed' })] }));
+      const dead = expectDead(
+        round({ urls: [A, B], results: [result(A, http404), result(B, { kind: 'permanent', error: 'tls_untrusted: self-signed' })] }),
+      );
       expect(dead.reason).toContain(`${A}: HTTP 404`);
       expect(dead.reason).toContain(`${B}: tls_untrusted: self-signed`);
-      expect(dead.state.urls).toEqual({ [A]: { lastError: 'HTTP 404', failed: true }, [B]: { lastError: 'tls_untrusted: self-signed', failed: true } });
+      expect(dead.state.urls).toEqual({
+        [A]: { lastError: 'HTTP 404', failed: true },
+        [B]: { lastError: 'tls_untrusted: self-signed', failed: true },
+      });
       expect(dead.state.attempt).toBe(1);
     });
 
     it('the last retryable URL failing permanently later → dead', () => {
-      const state: RetryState = { firstAttemptAt: T0, attempt: 3, urls: { [A]: { lastError: 'HTTP 404', failed: true }, [B]: { lastError: 'HTTP 500', notBefore: T0 + 9000 } } };
-      const dead = expectDead(round({ urls: [A, B], state, results: [result(B, { kind: 'permanent', error: 'HTTP 410', status: 410 })], startedAt: T0 + 9000, now: T0 + 9100 }));
+      const state: RetryState = {
+        firstAttemptAt: T0,
+        attempt: 3,
+        urls: { [A]: { lastError: 'HTTP 404', failed: true }, [B]: { lastError: 'HTTP 500', notBefore: T0 + 9000 } },
+      };
+      const dead = expectDead(
+        round({
+          urls: [A, B],
+          state,
+          results: [result(B, { kind: 'permanent', error: 'HTTP 410', status: 410 })],
+          startedAt: T0 + 9000,
+          now: T0 + 9100,
+        }),
+      );
       expect(dead.reason).toContain('HTTP 410');
       expect(dead.state.attempt).toBe(4);
     });
@@ -197,7 +233,10 @@ describe('decideRound', () => {
 
     it('each URL keeps the error of its own last attempt', () => {
       const decision = expectRetry(
-        round({ urls: [A, B], results: [result(A, http500), result(B, { kind: 'retryable', error: 'timeout: no complete response within 5000 ms' })] }),
+        round({
+          urls: [A, B],
+          results: [result(A, http500), result(B, { kind: 'retryable', error: 'timeout: no complete response within 5000 ms' })],
+        }),
       );
       expect(decision.state.urls[A]?.lastError).toBe('HTTP 500');
       expect(decision.state.urls[B]?.lastError).toBe('timeout: no complete response within 5000 ms');
@@ -238,7 +277,9 @@ describe('decideRound', () => {
       const decision = expectRetry(round({ results: [result(A, retryAfter(DEADLINE - now + 1000))], now }));
       expect(decision.at).toBe(DEADLINE);
       expect(decision.state.urls[A]).toEqual({ lastError: 'HTTP 503', notBefore: DEADLINE });
-      const dead = expectDead(round({ state: decision.state, results: [result(A, retryAfter(5 * HOUR))], startedAt: DEADLINE, now: DEADLINE }));
+      const dead = expectDead(
+        round({ state: decision.state, results: [result(A, retryAfter(5 * HOUR))], startedAt: DEADLINE, now: DEADLINE }),
+      );
       expect(dead.reason).toMatch(/^retry window of 4 h passed; last error: .*HTTP 503/);
     });
 
@@ -260,7 +301,11 @@ describe('decideRound', () => {
       expect(last.state.urls[A]?.notBefore).toBe(DEADLINE);
       expect(dueUrls([A], last.state, DEADLINE)).toEqual([A]);
       // the attempt at the deadline may still succeed …
-      expect(round({ state: last.state, results: [result(A, ok)], startedAt: DEADLINE, now: DEADLINE + 30 })).toEqual({ kind: 'delivered', url: A, attempt: 22 });
+      expect(round({ state: last.state, results: [result(A, ok)], startedAt: DEADLINE, now: DEADLINE + 30 })).toEqual({
+        kind: 'delivered',
+        url: A,
+        attempt: 22,
+      });
       // … and if it fails, the message is dead
       const dead = expectDead(round({ state: last.state, results: [result(A, http500)], startedAt: DEADLINE, now: DEADLINE }));
       expect(dead.reason).toMatch(/^retry window of 4 h passed; last error: /);
@@ -270,7 +315,14 @@ describe('decideRound', () => {
 
     it('now ≥ deadline → dead with the reason naming the window', () => {
       const state: RetryState = { firstAttemptAt: T0, attempt: 3, urls: { [A]: { lastError: 'HTTP 502', notBefore: T0 } } };
-      const dead = expectDead(round({ state, results: [result(A, { kind: 'retryable', error: 'HTTP 502', status: 502 })], startedAt: DEADLINE + 5, now: DEADLINE + 10 }));
+      const dead = expectDead(
+        round({
+          state,
+          results: [result(A, { kind: 'retryable', error: 'HTTP 502', status: 502 })],
+          startedAt: DEADLINE + 5,
+          now: DEADLINE + 10,
+        }),
+      );
       expect(dead.reason).toBe(`retry window of 4 h passed; last error: ${A}: HTTP 502`);
     });
 
@@ -302,7 +354,9 @@ describe('decideRound', () => {
     it('Retry-After is bounded by the window of the first attempt', () => {
       const state: RetryState = { firstAttemptAt: T0, attempt: 4, urls: { [A]: { lastError: 'HTTP 503', notBefore: T0 + 3 * HOUR } } };
       // 2 h is well inside a window counted from now, but ends after the first attempt's window
-      const decision = expectRetry(round({ state, results: [result(A, retryAfter(2 * HOUR))], startedAt: T0 + 3 * HOUR, now: T0 + 3 * HOUR }));
+      const decision = expectRetry(
+        round({ state, results: [result(A, retryAfter(2 * HOUR))], startedAt: T0 + 3 * HOUR, now: T0 + 3 * HOUR }),
+      );
       expect(decision.at).toBe(DEADLINE);
     });
   });
@@ -311,9 +365,19 @@ describe('decideRound', () => {
     it('increments the attempt counter once per round, however many URLs were tried', () => {
       const first = expectRetry(round({ urls: [A, B, C], results: [result(A, http500), result(B, http500), result(C, http500)] }));
       expect(first.state.attempt).toBe(1);
-      const second = expectRetry(round({ urls: [A, B, C], state: first.state, results: [result(A, http500), result(B, http500), result(C, http500)], startedAt: first.at, now: first.at }));
+      const second = expectRetry(
+        round({
+          urls: [A, B, C],
+          state: first.state,
+          results: [result(A, http500), result(B, http500), result(C, http500)],
+          startedAt: first.at,
+          now: first.at,
+        }),
+      );
       expect(second.state.attempt).toBe(2);
-      const third = expectRetry(round({ urls: [A, B, C], state: second.state, results: [result(B, http500)], startedAt: second.at, now: second.at }));
+      const third = expectRetry(
+        round({ urls: [A, B, C], state: second.state, results: [result(B, http500)], startedAt: second.at, now: second.at }),
+      );
       expect(third.state.attempt).toBe(3);
     });
 
@@ -331,7 +395,9 @@ describe('decideRound', () => {
         attempt: 2,
         urls: { [A]: { lastError: 'HTTP 500', notBefore: T0 + 1000 }, [B]: { lastError: 'HTTP 500', notBefore: T0 + 1000 } },
       };
-      const decision = expectRetry(round({ urls: [A], state, results: [result(A, http500), result(B, http500)], startedAt: T0 + 1000, now: T0 + 1000 }));
+      const decision = expectRetry(
+        round({ urls: [A], state, results: [result(A, http500), result(B, http500)], startedAt: T0 + 1000, now: T0 + 1000 }),
+      );
       expect(Object.keys(decision.state.urls)).toEqual([A]);
     });
 

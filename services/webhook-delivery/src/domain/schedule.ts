@@ -96,13 +96,20 @@ export function decideRound(input: RoundInput): Decision {
   const next: RetryState = { firstAttemptAt, attempt: Math.max(attempt, 1), urls };
   const pending = input.urls.filter((url) => !urls[url]?.failed);
   if (pending.length === 0) return { kind: 'dead', reason: lastError(results, urls, 'every URL failed permanently'), state: next };
-  if (now >= deadline) return { kind: 'dead', reason: `retry window of ${formatDuration(policy.windowMs)} passed; last error: ${lastError(results, urls, 'none')}`, state: next };
+  if (now >= deadline)
+    return {
+      kind: 'dead',
+      reason: `retry window of ${formatDuration(policy.windowMs)} passed; last error: ${lastError(results, urls, 'none')}`,
+      state: next,
+    };
   const at = Math.min(...pending.map((url) => urls[url]?.notBefore ?? now));
   return { kind: 'retry', at, state: next };
 }
 
 function lastError(results: readonly UrlResult[], urls: Record<string, UrlRetryState>, fallback: string): string {
-  const fromRound = results.map((r) => (r.outcome.kind === 'success' ? undefined : `${r.url}: ${r.outcome.error}`)).filter((e) => e !== undefined);
+  const fromRound = results
+    .map((r) => (r.outcome.kind === 'success' ? undefined : `${r.url}: ${r.outcome.error}`))
+    .filter((e) => e !== undefined);
   if (fromRound.length > 0) return fromRound.join('; ');
   const kept = Object.entries(urls).map(([url, s]) => `${url}: ${s.lastError}`);
   return kept.length > 0 ? kept.join('; ') : fallback;

@@ -7,7 +7,14 @@ const B = 'https://b.example/hook';
 
 const item = (messageId: string, retry?: RetryState): DeliveryItem => ({
   sourceId: 'src-1',
-  call: { type: 'track', messageId, userId: 'u', event: 'E', timestamp: '2026-11-21T09:29:59.000Z', receivedAt: '2026-11-21T09:29:59.000Z' },
+  call: {
+    type: 'track',
+    messageId,
+    userId: 'u',
+    event: 'E',
+    timestamp: '2026-11-21T09:29:59.000Z',
+    receivedAt: '2026-11-21T09:29:59.000Z',
+  },
   ...(retry ? { retry } : {}),
 });
 const state = (urls: RetryState['urls'], attempt = 1): RetryState => ({ firstAttemptAt: NOW - 1000, attempt, urls });
@@ -43,7 +50,10 @@ describe('settleRound', () => {
   });
 
   it('ignores URLs that failed for good when finding the next due time', () => {
-    const mixed = item('mixed', state({ [A]: { lastError: 'HTTP 404', failed: true }, [B]: { lastError: 'HTTP 500', notBefore: NOW + 4000 } }));
+    const mixed = item(
+      'mixed',
+      state({ [A]: { lastError: 'HTTP 404', failed: true }, [B]: { lastError: 'HTTP 500', notBefore: NOW + 4000 } }),
+    );
     expect(settleRound([{ item: mixed, decision: undefined, attempts: [] }], [A, B], NOW).nextAt).toBe(NOW + 4000);
   });
 

@@ -33,7 +33,8 @@ export function planRound(items: readonly DeliveryItem[], destination: Destinati
   let requests = 0;
   const calls = items.map((item) => {
     const dueNow = dueUrls(urls, item.retry, now);
-    const due = dueNow.length === urls.length ? destination.settings.webhooks : destination.settings.webhooks.filter((w) => dueNow.includes(w.url));
+    const due =
+      dueNow.length === urls.length ? destination.settings.webhooks : destination.settings.webhooks.filter((w) => dueNow.includes(w.url));
     requests += due.length;
     return { item, due };
   });
@@ -50,7 +51,14 @@ export interface RunResult {
  * `stopping()` true: calls not started yet are left as they are (not attempted, no attempt
  * counted), for a shutdown.
  */
-export async function runDelivery(destinationId: string, round: Round, destination: Destination, deps: DeliverDeps, places: RequestPlaces, stopping: () => boolean = () => false): Promise<RunResult> {
+export async function runDelivery(
+  destinationId: string,
+  round: Round,
+  destination: Destination,
+  deps: DeliverDeps,
+  places: RequestPlaces,
+  stopping: () => boolean = () => false,
+): Promise<RunResult> {
   const urls = destination.settings.webhooks.map((w) => w.url);
   const startedAt = deps.clock();
   // One backoff draw for the job's round: its calls failed together, so they are retried
@@ -73,7 +81,13 @@ export async function runDelivery(destinationId: string, round: Round, destinati
             if (hold !== undefined) holdMs = Math.max(holdMs ?? 0, hold);
             return undefined;
           }
-          const headers = buildHeaders({ body, messageId: item.call.messageId, attempt, sharedSecret: destination.settings.sharedSecret, staticHeaders: target.headers });
+          const headers = buildHeaders({
+            body,
+            messageId: item.call.messageId,
+            attempt,
+            sharedSecret: destination.settings.sharedSecret,
+            staticHeaders: target.headers,
+          });
           const began = deps.clock();
           const sent = await deps.sender.send(target.url, headers, body);
           const ended = deps.clock();
@@ -94,7 +108,15 @@ export async function runDelivery(destinationId: string, round: Round, destinati
   return { calls, ms: deps.clock() - startedAt };
 }
 
-function attemptRecord(destinationId: string, item: DeliveryItem, url: string, attempt: number, outcome: Outcome, latencyMs: number, at: number): DeliveryAttempt {
+function attemptRecord(
+  destinationId: string,
+  item: DeliveryItem,
+  url: string,
+  attempt: number,
+  outcome: Outcome,
+  latencyMs: number,
+  at: number,
+): DeliveryAttempt {
   return {
     destinationId,
     sourceId: item.sourceId,

@@ -92,7 +92,14 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
    * Writes what the run left in one MULTI (dead letters, the calls still to go, the end of the
    * batch hold), then moves the job: to delayed until `at` while calls remain, else it completes.
    */
-  async function commit(job: Job<DeliverJob>, token: string | undefined, letters: readonly DeadLetter[], pending: readonly DeliveryItem[], at: number | undefined, runs: number): Promise<void> {
+  async function commit(
+    job: Job<DeliverJob>,
+    token: string | undefined,
+    letters: readonly DeadLetter[],
+    pending: readonly DeliveryItem[],
+    at: number | undefined,
+    runs: number,
+  ): Promise<void> {
     const data = job.data;
     const tx = deps.transaction();
     for (const letter of letters) deps.deadLetters.queueAdd(tx, letter);
@@ -147,7 +154,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (!destination.enabled) {
       // Disabled: kept as dead letters, so the operator can replay once it is enabled again.
       const reason = 'destination is disabled';
-      const letters = items.map((item) => letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason));
+      const letters = items.map((item) =>
+        letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason),
+      );
       await commit(job, token, letters, [], undefined, runsBefore);
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
       logger.warn({ ...base, calls: items.length, outcome: 'dead_lettered', reason }, 'delivery.attempted');
@@ -172,7 +181,11 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     countAttempts(metrics, data.destinationId, run.calls);
 
-    const settled = settleRound(run.calls, destination.settings.webhooks.map((w) => w.url), deps.clock());
+    const settled = settleRound(
+      run.calls,
+      destination.settings.webhooks.map((w) => w.url),
+      deps.clock(),
+    );
     const letters = settled.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     const destinationLabel = { destination: data.destinationId };
     if (settled.delivered.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'delivered' }, settled.delivered.length);
@@ -183,8 +196,19 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       if (!Number.isNaN(receivedAt)) metrics.endToEndSeconds.observe(Math.max(0, deps.clock() - receivedAt) / 1000);
     }
     const failures = [
-      ...settled.retrying.map((c) => ({ messageId: c.item.call.messageId, outcome: 'retry_scheduled', attempt: c.decision?.kind === 'retry' ? c.decision.state.attempt : undefined, urls: urlsOf(c) })),
-      ...settled.dead.map((d) => ({ messageId: d.run.item.call.messageId, outcome: 'dead_lettered', attempt: d.state.attempt, reason: d.reason, urls: urlsOf(d.run) })),
+      ...settled.retrying.map((c) => ({
+        messageId: c.item.call.messageId,
+        outcome: 'retry_scheduled',
+        attempt: c.decision?.kind === 'retry' ? c.decision.state.attempt : undefined,
+        urls: urlsOf(c),
+      })),
+      ...settled.dead.map((d) => ({
+        messageId: d.run.item.call.messageId,
+        outcome: 'dead_lettered',
+        attempt: d.state.attempt,
+        reason: d.reason,
+        urls: urlsOf(d.run),
+      })),
     ];
     const line = {
       ...base,
