@@ -86,8 +86,8 @@ describe('the repository is self-contained', () => {
     const hits = (line: string) => findOutsideReferences('x.md', line).map((f) => f.why);
 
     it.each([
-      ['a relative link beside the repository', `see [the contract](${'..'}/shared/${OLD_CONTRACT}.md)`],
-      ['a machine path', `cat ${'/work'}/shared/notes.txt`],
+      ['a relative link beside the repository', `see [the contract](${'..'}/${'shared'}/${OLD_CONTRACT}.md)`],
+      ['a machine path', `cat ${'/work'}/${'shared'}/notes.txt`],
       ['the old contract file name', `as ${OLD_CONTRACT}.md says`],
       ['the old conventions file name', `read ${OLD_CONVENTIONS}.md first`],
       ['a section of the old contract', `(${OLD_CONTRACT} section 4)`],
@@ -103,7 +103,7 @@ describe('the repository is self-contained', () => {
       ['the conventions by their path', 'read CONTRIBUTING.md before writing code'],
       ['constant names that contain the letters', 'const POD_SPEC = {}; const NAMESPACE_SPECIAL = 1;'],
       ['a lower-case spec', 'the k8s spec field, a jest spec file'],
-      ['a folder called shared inside the repository', 'import { x } from "./shared/thing"'],
+      ['a folder called shared inside the repository', `import { x } from "./${'shared'}/thing"`],
       ['a folder called work inside the repository', 'see services/work/queue.ts and ~/homework/'],
     ])('passes %s', (_what, line) => {
       expect(hits(line)).toEqual([]);
