@@ -135,6 +135,7 @@ describe('intake', () => {
       ['group without groupId', '/v1/group', '{"userId": "u1"}', 400, 'invalid_event', /groupId/],
       ['alias without previousId', '/v1/alias', '{"userId": "u1"}', 400, 'invalid_event', /previousId/],
       ['alias without userId', '/v1/alias', '{"previousId": "u1", "anonymousId": "a"}', 400, 'invalid_event', /userId/],
+      ['userId over 512 characters', '/v1/identify', JSON.stringify({ userId: 'u'.repeat(513) }), 400, 'invalid_event', /userId is 513/],
     ];
     it.each(cases)('%s → %i %s', async (_name, path, raw, status, code, message) => {
       const res = await post(t.url, path, undefined, { writeKey: t.writeKey, raw });
@@ -170,6 +171,39 @@ describe('intake', () => {
       ]);
       const calls = await lastCalls();
       expect(calls.filter((c) => c.messageId === good)).toHaveLength(1);
+    });
+
+    it('a batch item over a length limit is rejected by name; the rest of the batch is stored', async () => {
+      const [kept, long] = [mid('len-kept'), mid('len-long')];
+      const res = await post(
+        t.url,
+        '/v1/batch',
+        {
+          batch: [
+            { type: 'identify', userId: 'u'.repeat(30_000), messageId: long },
+            { type: 'track', userId: 'u', event: 'ok', messageId: kept },
+            { type: 'track', userId: 'u', event: 'e'.repeat(513) },
+            { type: 'group', userId: 'u', groupId: 'g'.repeat(513) },
+            { type: 'alias', userId: 'u', previousId: 'p'.repeat(513) },
+            { type: 'page', anonymousId: 'a'.repeat(513) },
+            { type: 'identify', userId: 'u', traits: { ['k'.repeat(257)]: 1 } },
+          ],
+        },
+        { writeKey: t.writeKey },
+      );
+      expect(res).toMatchObject({ status: 200, json: { success: true } });
+      const rejected = res.json['rejected'] as { index: number; code: string; message: string }[];
+      expect(rejected.map((r) => [r.index, r.code, r.message.split(' ')[0]])).toEqual([
+        [0, 'invalid_event', 'userId'],
+        [2, 'invalid_event', 'event'],
+        [3, 'invalid_event', 'groupId'],
+        [4, 'invalid_event', 'previousId'],
+        [5, 'invalid_event', 'anonymousId'],
+        [6, 'invalid_event', 'traits'],
+      ]);
+      const calls = await lastCalls();
+      expect(calls.filter((c) => c.messageId === kept)).toHaveLength(1);
+      expect(calls.some((c) => c.messageId === long)).toBe(false);
     });
 
     it('never answers 3xx and answers JSON for unknown paths and methods', async () => {

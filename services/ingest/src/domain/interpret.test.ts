@@ -1,7 +1,7 @@
 import { inspectJsonText, itemsNeedMeasuring } from './json-text';
 import { ValidationError } from '@eventrelay/config';
 import { interpretBody, type InterpretContext } from './interpret.js';
-import { MAX_BATCH_ITEMS, MAX_CALL_BYTES } from './limits.js';
+import { MAX_BATCH_ITEMS, MAX_CALL_BYTES, MAX_ID_LENGTH, MAX_TRAIT_KEY_LENGTH } from './limits.js';
 import { routeFor, type IntakeRoute } from './routes.js';
 
 const RECEIVED_AT = Date.parse('2026-11-21T09:30:00.000Z');
@@ -140,6 +140,26 @@ describe('interpretBody, batches', () => {
         { index: 8, code: 'invalid_event', message: 'alias requires previousId' },
         { index: 9, code: 'invalid_event', message: 'traits must be an object' },
         { index: 10, code: 'invalid_event', message: 'messageId must be a non-empty string of at most 100 characters' },
+      ]);
+    });
+
+    it('rejects an item over a length limit by name and keeps the rest of the batch', () => {
+      const body = {
+        batch: [
+          { type: 'identify', userId: 'u'.repeat(MAX_ID_LENGTH + 1) },
+          { type: 'track', userId: 'u1', event: 'Kept', messageId: 'm1' },
+          { type: 'identify', userId: 'u2', traits: { ['k'.repeat(MAX_TRAIT_KEY_LENGTH + 1)]: 1 } },
+        ],
+      };
+      const { accepted, rejected } = interpret(BATCH, body);
+      expect(accepted.map((c) => c.messageId)).toEqual(['m1']);
+      expect(rejected).toEqual([
+        { index: 0, code: 'invalid_event', message: `userId is ${MAX_ID_LENGTH + 1} characters; at most ${MAX_ID_LENGTH} are allowed` },
+        {
+          index: 2,
+          code: 'invalid_event',
+          message: `traits has a key of ${MAX_TRAIT_KEY_LENGTH + 1} characters; at most ${MAX_TRAIT_KEY_LENGTH} are allowed`,
+        },
       ]);
     });
 

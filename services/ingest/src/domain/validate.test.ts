@@ -1,5 +1,6 @@
 import type { CallType } from './routes.js';
 import { checkCall, isPlainObject, type RawCall } from './validate.js';
+import { MAX_EVENT_LENGTH, MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH, MAX_TRAIT_KEY_LENGTH } from './limits.js';
 
 function accepted(raw: RawCall, type: CallType): RawCall {
   const result = checkCall(raw, type);
@@ -147,6 +148,50 @@ describe('checkCall', () => {
     it('checks types on calls of every type, not only the one that uses the field', () => {
       expect(problem({ userId: 'u1', event: 9 }, 'identify').field).toBe('event');
       expect(problem({ userId: 'u1', traits: 'x' }, 'page').field).toBe('traits');
+    });
+  });
+
+  describe('maximum lengths (docs/intake.md, "Limits")', () => {
+    const over = (n: number) => 'x'.repeat(n + 1);
+    it.each<[CallType, RawCall, string]>([
+      ['identify', { userId: over(MAX_ID_LENGTH) }, 'userId'],
+      ['identify', { anonymousId: over(MAX_ID_LENGTH) }, 'anonymousId'],
+      ['group', { userId: 'u1', groupId: over(MAX_ID_LENGTH) }, 'groupId'],
+      ['alias', { userId: 'u1', previousId: over(MAX_ID_LENGTH) }, 'previousId'],
+      // Checked on every type, like the field types: an over-long id is refused wherever it travels.
+      ['track', { userId: 'u1', event: 'E', groupId: over(MAX_ID_LENGTH) }, 'groupId'],
+      ['track', { userId: 'u1', event: over(MAX_EVENT_LENGTH) }, 'event'],
+      ['identify', { userId: 'u1', traits: { ok: 1, [over(MAX_TRAIT_KEY_LENGTH)]: 2 } }, 'traits'],
+      ['identify', { userId: 'u1', messageId: over(MAX_MESSAGE_ID_LENGTH) }, 'messageId'],
+    ])('%s over the limit on %s... is refused by name', (type, raw, field) => {
+      const p = problem(raw, type);
+      expect(p.field).toBe(field);
+      expect(p.message).toContain(field);
+      expect(p.message).toMatch(/at most \d+/);
+    });
+
+    it('names the length sent and the limit', () => {
+      expect(problem({ userId: 'u'.repeat(30_000) }, 'identify').message).toBe(
+        `userId is 30000 characters; at most ${MAX_ID_LENGTH} are allowed`,
+      );
+    });
+
+    it('counts an id sent as a number by its decimal text, which is always short enough', () => {
+      expect(accepted({ userId: Number.MAX_VALUE }, 'identify')['userId']).toBe(String(Number.MAX_VALUE));
+    });
+
+    it.each<[CallType, RawCall]>([
+      ['identify', { userId: 'u'.repeat(MAX_ID_LENGTH), anonymousId: 'a'.repeat(MAX_ID_LENGTH) }],
+      ['group', { userId: 'u1', groupId: 'g'.repeat(MAX_ID_LENGTH) }],
+      ['alias', { userId: 'u1', previousId: 'p'.repeat(MAX_ID_LENGTH) }],
+      ['track', { userId: 'u1', event: 'e'.repeat(MAX_EVENT_LENGTH) }],
+      ['identify', { userId: 'u1', traits: { ['k'.repeat(MAX_TRAIT_KEY_LENGTH)]: 'v'.repeat(10_000) } }],
+    ])('%s exactly at the limit passes', (type, raw) => {
+      expect(accepted(raw, type)).toEqual(raw);
+    });
+
+    it('bounds the keys of traits, not their values or the keys of properties', () => {
+      expect(accepted({ userId: 'u1', event: 'E', properties: { [over(MAX_TRAIT_KEY_LENGTH)]: 1 } }, 'track')).toBeDefined();
     });
   });
 

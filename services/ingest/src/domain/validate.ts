@@ -3,7 +3,7 @@
  * their logs. Ids sent as numbers are accepted as their decimal text, as Segment does.
  */
 import type { CallType } from './routes.js';
-import { MAX_MESSAGE_ID_LENGTH } from './limits.js';
+import { MAX_EVENT_LENGTH, MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH, MAX_TRAIT_KEY_LENGTH } from './limits.js';
 
 export type RawCall = Record<string, unknown>;
 export type CallProblem = { readonly field: string; readonly message: string };
@@ -38,13 +38,25 @@ export function checkCall(raw: RawCall, type: CallType): { ok: true; call: RawCa
     if (value === undefined) continue;
     if (typeof value === 'number' && Number.isFinite(value)) call[field] = String(value);
     else if (typeof value !== 'string') return fail(field, `${field} must be a string`);
-    if (call[field] === '') delete call[field];
+    const id = call[field] as string;
+    if (id === '') delete call[field];
+    else if (id.length > MAX_ID_LENGTH) return fail(field, `${field} is ${id.length} characters; at most ${MAX_ID_LENGTH} are allowed`);
   }
   for (const field of OBJECT_FIELDS) {
     if (call[field] !== undefined && !isPlainObject(call[field])) return fail(field, `${field} must be an object`);
   }
   for (const field of STRING_FIELDS) {
     if (call[field] !== undefined && typeof call[field] !== 'string') return fail(field, `${field} must be a string`);
+  }
+  const event = call['event'] as string | undefined;
+  if (event !== undefined && event.length > MAX_EVENT_LENGTH)
+    return fail('event', `event is ${event.length} characters; at most ${MAX_EVENT_LENGTH} are allowed`);
+  const traits = call['traits'] as Record<string, unknown> | undefined;
+  if (traits !== undefined) {
+    for (const key of Object.keys(traits)) {
+      if (key.length > MAX_TRAIT_KEY_LENGTH)
+        return fail('traits', `traits has a key of ${key.length} characters; at most ${MAX_TRAIT_KEY_LENGTH} are allowed`);
+    }
   }
   const messageId = call['messageId'];
   if (messageId !== undefined) {
