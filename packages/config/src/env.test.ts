@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { ConfigError } from './errors.js';
 import { commonEnv, describeEnv, integer, loadEnvFrom, oneOf, port, required, text, type EnvSource } from './env.js';
 
@@ -17,6 +20,7 @@ describe('loadEnvFrom with the common variables', () => {
       REDIS_URL: 'redis://127.0.0.1:6379',
       EVENTRELAY_PREFIX: 'eventrelay',
       LOG_LEVEL: 'info',
+      REDIS_TLS_CA_FILE: undefined,
       EVENTRELAY_CONFIG: undefined,
     });
   });
@@ -56,6 +60,7 @@ describe('loadEnvFrom with the common variables', () => {
       'EVENTRELAY_CONFIG',
       'EVENTRELAY_PREFIX',
       'LOG_LEVEL',
+      'REDIS_TLS_CA_FILE',
       'REDIS_URL',
     ]);
   });
@@ -86,6 +91,32 @@ describe('loadEnvFrom with the common variables', () => {
         expect(err.message).toContain('EVENTRELAY_PREFIX');
       },
     );
+  });
+
+  describe('REDIS_TLS_CA_FILE', () => {
+    let dir: string;
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(tmpdir(), 'eventrelay-env-'));
+      writeFileSync(path.join(dir, 'ca.pem'), '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+      writeFileSync(path.join(dir, 'key.pem'), '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n');
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('takes a readable file holding a certificate', () => {
+      const file = path.join(dir, 'ca.pem');
+      expect(loadEnvFrom(commonEnv, { REDIS_TLS_CA_FILE: ` ${file} ` }).REDIS_TLS_CA_FILE).toBe(file);
+    });
+
+    it.each([
+      ['a missing file', () => path.join(dir, 'missing.pem'), 'ENOENT'],
+      ['a directory', () => dir, 'must name a file'],
+      ['a file without a certificate', () => path.join(dir, 'key.pem'), 'holds no PEM certificate'],
+    ])('refuses %s, naming the variable and the path', (_what, file, why) => {
+      const message = loadError(commonEnv, { REDIS_TLS_CA_FILE: file() }).message;
+      expect(message).toContain(`REDIS_TLS_CA_FILE`);
+      expect(message).toContain(file());
+      expect(message).toContain(why);
+    });
   });
 
   describe('REDIS_URL', () => {

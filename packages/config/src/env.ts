@@ -3,6 +3,7 @@
  * reports all bad values together (each message names its variable), and returns a frozen object.
  * `process.env` is passed in by the composition root and read nowhere else.
  */
+import { readFileSync, statSync } from 'node:fs';
 import { ConfigError } from './errors.js';
 
 export type EnvSource = Readonly<Record<string, string | undefined>>;
@@ -114,7 +115,7 @@ export function oneOf<const T extends string>(values: readonly T[], opts: { defa
 function redisUrl(opts: { default: string; describe: string }): EnvVar<string> {
   return {
     describe: opts.describe,
-    doc: { type: 'redis:// or rediss:// URL (redis://[:password@]host[:port][/db])', default: opts.default, required: false },
+    doc: { type: 'redis:// or rediss:// URL (redis://[[user]:password@]host[:port][/db])', default: opts.default, required: false },
     secret: true,
     parse(raw, name) {
       const value = blank(raw) ? opts.default : raw.trim();
@@ -123,11 +124,36 @@ function redisUrl(opts: { default: string; describe: string }): EnvVar<string> {
         url = new URL(value);
       } catch {
         // Not echoed: the value may hold a password.
-        return bad(name, 'must be a redis:// or rediss:// URL (redis://[:password@]host[:port][/db])');
+        return bad(name, 'must be a redis:// or rediss:// URL (redis://[[user]:password@]host[:port][/db])');
       }
       if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
         return bad(name, `must use redis:// or rediss://, got "${url.protocol}"`);
       return value;
+    },
+  };
+}
+
+/**
+ * A path to a PEM file of certificates, checked at parse time (it exists, is readable and holds at
+ * least one certificate) so a bad path stops the process at start with the variable named.
+ */
+function pemFile(opts: { describe: string }): EnvVar<string | undefined> {
+  return {
+    describe: opts.describe,
+    doc: { type: 'file path (PEM)', required: false },
+    parse(raw, name) {
+      if (blank(raw)) return undefined;
+      const path = raw.trim();
+      let pem: string;
+      try {
+        if (!statSync(path).isFile()) return bad(name, `must name a file, got the directory "${path}"`);
+        pem = readFileSync(path, 'utf8');
+      } catch (err) {
+        if (err instanceof EnvValueError) throw err;
+        return bad(name, `cannot read "${path}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      if (!/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.test(pem)) return bad(name, `"${path}" holds no PEM certificate`);
+      return path;
     },
   };
 }
@@ -205,7 +231,8 @@ function redact(name: string, value: string): string {
 export const commonEnv = {
   REDIS_URL: redisUrl({
     default: 'redis://127.0.0.1:6379',
-    describe: 'the Redis (6.2 or newer; rediss:// for TLS) that holds the queues, the config and the dedupe state',
+    describe:
+      'the Redis (6.2 or newer) that holds the queues, the config and the dedupe state; an ACL user and password go in the URL (redis://user:password@host:6379), rediss:// for TLS. A refused password stops the process at start',
   }),
   EVENTRELAY_PREFIX: required(
     text({
@@ -219,6 +246,10 @@ export const commonEnv = {
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
     default: 'info',
     describe: 'level of the JSON log lines on stdout (pino); silent writes none',
+  }),
+  REDIS_TLS_CA_FILE: pemFile({
+    describe:
+      'PEM file of the CA (or CAs) that signed the certificate of a rediss:// REDIS_URL, for a private CA; read once at start, the process refuses to start when it is missing, unreadable or holds no certificate',
   }),
   EVENTRELAY_CONFIG: text({
     type: 'file path',

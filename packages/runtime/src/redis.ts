@@ -6,9 +6,35 @@
  *   so nothing is queued offline and a command fails fast.
  * - `control`: config polling and admin work; ordinary retries, bounded.
  */
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '@eventrelay/config';
 import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import { startAtZero } from './metrics.js';
+
+/**
+ * Where every connection of a process goes: the common variables (docs/reference/env.md). The
+ * credentials (ACL user and password) are in the URL; rediss:// turns TLS on, verified against
+ * Node's CAs or, when set, the CA file.
+ */
+export interface RedisEnv {
+  readonly REDIS_URL: string;
+  /** Checked by the env parser (it exists and holds a certificate). */
+  readonly REDIS_TLS_CA_FILE?: string | undefined;
+}
+
+const caFiles = new Map<string, string>();
+
+function tlsOptions(env: RedisEnv): Pick<RedisOptions, 'tls'> {
+  if (!env.REDIS_TLS_CA_FILE || !env.REDIS_URL.startsWith('rediss:')) return {};
+  const path = env.REDIS_TLS_CA_FILE;
+  let ca = caFiles.get(path);
+  if (ca === undefined) {
+    ca = readFileSync(path, 'utf8');
+    caFiles.set(path, ca);
+  }
+  return { tls: { ca } };
+}
 
 export type RedisRole = 'worker' | 'hot-path' | 'control';
 
@@ -37,8 +63,10 @@ function redisOptions(role: RedisRole): RedisOptions {
  * for each failed or dropped connection, `kind="command"` for each command answered with an error
  * or cut off.
  */
-export function createRedis(url: string, role: RedisRole, name: string, registry?: Registry): Redis {
-  const client = new Redis(url, { ...redisOptions(role), connectionName: name });
+export function createRedis(target: string | RedisEnv, role: RedisRole, name: string, registry?: Registry): Redis {
+  const env: RedisEnv = typeof target === 'string' ? { REDIS_URL: target } : target;
+  // BullMQ duplicates a connection for its blocking commands; duplicate() keeps these options.
+  const client = new Redis(env.REDIS_URL, { ...redisOptions(role), ...tlsOptions(env), connectionName: name });
   const errors = registry
     ? startAtZero(redisErrors(registry), [
         { connection: name, kind: 'connection' },
@@ -88,31 +116,85 @@ export async function closeRedis(client: Redis): Promise<void> {
 }
 
 /**
- * Resolves once the client is connected. Needed before the first command on a client without an
- * offline queue, which would otherwise fail instead of waiting for the connection.
+ * Why a connection attempt failed, when trying again cannot help: Redis refused the credentials of
+ * REDIS_URL, or the TLS certificate did not verify. Undefined for everything else (Redis down,
+ * loading, a network cut), which start-up waits out.
  */
-function whenReady(client: Redis, timeoutMs: number): Promise<void> {
+function fatalRedisError(err: unknown): string | undefined {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (/\bWRONGPASS\b|invalid (username-)?password/i.test(message))
+    return `REDIS_URL: Redis refused its user and password (${message.replace(/^Ready check failed: /, '')}); set the ACL user and password in REDIS_URL (redis://user:password@host:port)`;
+  if (/\bNOAUTH\b/.test(message))
+    return 'REDIS_URL: Redis requires a password and REDIS_URL has none (NOAUTH); set it in REDIS_URL (redis://user:password@host:port)';
+  if (/\bNOPERM\b/.test(message))
+    return `REDIS_URL: the ACL user of REDIS_URL lacks a permission eventrelay needs (${message.replace(/^Ready check failed: /, '')}); see the Redis ACL in docs/deployment.md`;
+  if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)|ERR_TLS_CERT_ALTNAME_INVALID/.test(code))
+    return `REDIS_URL: the TLS certificate of Redis did not verify (${code}: ${message}); give the CA that signed it in REDIS_TLS_CA_FILE, and a host in REDIS_URL that the certificate names`;
+  return undefined;
+}
+
+/**
+ * Resolves once the client is connected. Needed before the first command on a client without an
+ * offline queue, which would otherwise fail instead of waiting for the connection. Rejects at once
+ * with a ConfigError when the failure is one no retry can cure (fatalRedisError).
+ */
+function whenReady(client: Redis, timeoutMs: number, cancelled: Promise<void>): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
+    let lastError: string | undefined;
+    const done = () => {
+      clearTimeout(timer);
       client.off('ready', onReady);
-      reject(new Error(`Redis was not ready within ${timeoutMs} ms (status ${client.status})`));
+      client.off('error', onError);
+    };
+    const timer = setTimeout(() => {
+      done();
+      const { host, port } = client.options;
+      reject(
+        new ConfigError(
+          'invalid_env',
+          `REDIS_URL: Redis at ${host}:${port} was not ready within ${timeoutMs} ms (status ${client.status}${lastError ? `, last error: ${lastError}` : ''})`,
+        ),
+      );
     }, timeoutMs);
     const onReady = () => {
-      clearTimeout(timer);
+      done();
       resolve();
     };
+    const onError = (err: unknown) => {
+      lastError = err instanceof Error ? err.message : String(err);
+      const fatal = fatalRedisError(err);
+      if (fatal === undefined) return;
+      done();
+      // Stop reconnecting: the process is about to exit, and a retry loop would only repeat this.
+      client.disconnect();
+      reject(new ConfigError('invalid_env', fatal, { cause: err }));
+    };
     client.once('ready', onReady);
+    client.on('error', onError);
+    void cancelled.then(done);
   });
 }
 
 /** How long start-up waits for Redis before giving up (a supervisor restarts the process). */
 const REDIS_STARTUP_TIMEOUT_MS = 30_000;
 
-/** Start-up's wait for every connection, saying so once when Redis is not there yet. */
+/**
+ * Start-up's wait for every connection, saying so once when Redis is not there yet. Redis away is
+ * waited for (up to 30 s); refused credentials or an unverifiable certificate fail at once, naming
+ * REDIS_URL.
+ */
 export async function waitForRedis(connections: readonly Redis[], onWaiting?: () => void): Promise<void> {
   if (connections.some((c) => c.status !== 'ready')) onWaiting?.();
-  await Promise.all(connections.map((c) => whenReady(c, REDIS_STARTUP_TIMEOUT_MS)));
+  // The first failure ends the wait for every connection (no timer left behind).
+  let cancel = () => {};
+  const cancelled = new Promise<void>((resolve) => (cancel = resolve));
+  try {
+    await Promise.all(connections.map((c) => whenReady(c, REDIS_STARTUP_TIMEOUT_MS, cancelled)));
+  } finally {
+    cancel();
+  }
 }
 
 /**

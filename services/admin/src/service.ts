@@ -49,7 +49,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
   // Checked before anything connects: a bad file must leave Redis untouched.
   const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
 
-  const redis = createRedis(env.REDIS_URL, 'control', 'admin', registry);
+  const redis = createRedis(env, 'control', 'admin', registry);
   const prefix = env.EVENTRELAY_PREFIX;
   const queue = openQueue('deliver', redis, prefix, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
   const regulationQueue = openQueue('regulation', redis, prefix, (err) => logger.warn({ err: err.message }, 'regulation_queue.error'));

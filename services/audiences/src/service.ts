@@ -49,8 +49,8 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
 
   const prefix = env.EVENTRELAY_PREFIX;
-  const control = createRedis(env.REDIS_URL, 'control', 'audiences-control', registry);
-  const connection = createRedis(env.REDIS_URL, 'worker', 'audiences-worker', registry);
+  const control = createRedis(env, 'control', 'audiences-control', registry);
+  const connection = createRedis(env, 'worker', 'audiences-worker', registry);
   const queueError = (name: string) => (err: Error) => logger.warn({ err: err.message }, `${name}_queue.error`);
   const deliverQueue = openQueue('deliver', connection, prefix, queueError('deliver'));
   const audienceQueue = openQueue('audience', connection, prefix, queueError('audience'));

@@ -44,8 +44,8 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   // Checked before anything connects: a bad file must leave Redis untouched.
   const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
 
-  const control = createRedis(env.REDIS_URL, 'control', 'ingest-control', registry);
-  const hot = createRedis(env.REDIS_URL, 'hot-path', 'ingest-hot', registry);
+  const control = createRedis(env, 'control', 'ingest-control', registry);
+  const hot = createRedis(env, 'hot-path', 'ingest-hot', registry);
   const queue = openQueue('route', hot, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
   const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
   const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);

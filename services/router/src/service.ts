@@ -36,8 +36,8 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   logger.info({ env: describeEnv(routerEnvSpec, env) }, 'router.config');
   const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
 
-  const control = createRedis(env.REDIS_URL, 'control', 'router-control', registry);
-  const connection = createRedis(env.REDIS_URL, 'worker', 'router-worker', registry);
+  const control = createRedis(env, 'control', 'router-control', registry);
+  const connection = createRedis(env, 'worker', 'router-worker', registry);
   const deliverQueue = openQueue('deliver', connection, env.EVENTRELAY_PREFIX, (err) =>
     logger.warn({ err: err.message }, 'deliver_queue.error'),
   );

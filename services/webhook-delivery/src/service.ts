@@ -56,8 +56,8 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
   const ca = await trustedCas(env);
 
-  const control = createRedis(env.REDIS_URL, 'control', 'delivery-control', registry);
-  const connection = createRedis(env.REDIS_URL, 'worker', 'delivery-worker', registry);
+  const control = createRedis(env, 'control', 'delivery-control', registry);
+  const connection = createRedis(env, 'worker', 'delivery-worker', registry);
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
   const attemptLog = new AttemptLog(connection, env.EVENTRELAY_PREFIX, {
