@@ -27,8 +27,11 @@ import { defineScript } from '@eventrelay/runtime';
 // rate key per source, then (when the dedupe TTL is not 0) one dedupe key per call, in call
 // order. ARGV: dedupe TTL (s), number of sources, the batch's backstop TTL (BATCH_TTL_S), then
 // per source its limit and its number of requests, and per request its number of calls and its
-// route entries (JSON objects joined by commas). Each request counts once against its source's per-second limit (one INCRBY per
-// source); a request over the limit gets no route entries (its calls go with the batch); a call
+// route entries (JSON objects joined by commas). The limit counts calls, not requests: a request
+// is stored when its calls fit in what is left of its source's per-second budget, or when nothing
+// was counted yet in that second (so a batch larger than the whole budget still gets through, one
+// per second); the calls of stored requests are counted (one GET and one INCRBY per source), a
+// refused request counts nothing. A refused request gets no route entries (its calls go with the batch); a call
 // whose messageId is already claimed is a duplicate, listed in "x". With nothing to route the
 // batch is deleted at once. Returns per request, in order, -1 (over the limit) or one 0 (to
 // route) / 1 (duplicate) per call. The claims (SET NX) and the route entries are one step, so a
@@ -47,12 +50,11 @@ for g = 1, groups do
   local limit = tonumber(ARGV[arg])
   local requests = tonumber(ARGV[arg + 1])
   arg = arg + 2
-  local used = redis.call('INCRBY', KEYS[1 + g], requests)
-  if used == requests then redis.call('EXPIRE', KEYS[1 + g], 2) end
-  local before = used - requests
+  local used = tonumber(redis.call('GET', KEYS[1 + g]) or '0')
+  local counted = 0
   for r = 1, requests do
     local count = tonumber(ARGV[arg])
-    if before + r > limit then
+    if used > 0 and used + count > limit then
       out[#out + 1] = -1
       if ttl > 0 then dedupeKey = dedupeKey + count end
     else
@@ -74,10 +76,13 @@ for g = 1, groups do
         for k = 1, #dups do excluded[#excluded + 1] = dups[k] end
       end
       out[#out + 1] = verdicts
+      used = used + count
+      counted = counted + count
     end
     index = index + count
     arg = arg + 2
   end
+  if counted > 0 and redis.call('INCRBY', KEYS[1 + g], counted) == counted then redis.call('EXPIRE', KEYS[1 + g], 2) end
 end
 if #entries == 0 then
   redis.call('DEL', KEYS[1])

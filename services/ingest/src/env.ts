@@ -5,10 +5,11 @@ export const ingestEnvSpec = {
   INGEST_PORT: port({ default: 8080, describe: 'HTTP port of the intake and of its /healthz, /readyz and /metrics' }),
   INGEST_HOST: text({ default: '0.0.0.0', type: 'IP address or host name', describe: 'address the intake listens on' }),
   INGEST_RATE_LIMIT: integer({
-    default: 1000,
+    default: 10_000,
     min: 1,
     max: 1_000_000_000,
-    describe: 'requests per second per source, unless the source sets rateLimitPerSecond',
+    describe:
+      'calls per second per source (a batch counts each of its calls), unless the source sets rateLimitPerSecond; a request whose calls do not fit in what is left of the second is refused whole with 429',
   }),
   INGEST_MAX_QUEUE_DEPTH: integer({
     default: 100_000,

@@ -132,7 +132,7 @@ describe('IntakeWriter', () => {
     expect(r).toEqual({ kind: 'accepted', enqueued: 1, duplicates: 0, duplicateIndexes: [] });
   });
 
-  it('counts requests per source per second, stores and claims nothing of a request over the limit, and opens a new window each second', async () => {
+  it('counts calls per source per second, stores and claims nothing of a request over the limit, and opens a new window each second', async () => {
     const submit = (i: number) => writer.submit({ sourceId: 's3', ratePerSecond: 2, calls: [call(`rl-${now}-${i}`)] });
     const first = await Promise.all([submit(1), submit(2), submit(3)]);
     expect(first.map((r) => r.kind)).toEqual(['accepted', 'accepted', 'rate_limited']);
@@ -148,14 +148,40 @@ describe('IntakeWriter', () => {
     expect((await submit(5)).kind).toBe('accepted');
   });
 
+  it('counts the calls of a batch: a request that does not fit is refused whole and counts nothing; a smaller one may still fit', async () => {
+    const ids = (tag: string, n: number) => Array.from({ length: n }, (_, i) => call(`${tag}-${now}-${i}`));
+    const fresh = await make();
+    const rateKey = `${prefix}:rate:s5:${Math.floor(now / 1000)}`;
+    const [a, b, c] = await Promise.all([
+      fresh.submit({ sourceId: 's5', ratePerSecond: 5, calls: ids('a', 3) }),
+      fresh.submit({ sourceId: 's5', ratePerSecond: 5, calls: ids('b', 3) }),
+      fresh.submit({ sourceId: 's5', ratePerSecond: 5, calls: ids('c', 2) }),
+    ]);
+    // Same flush: 3 fit, 3 more would make 6 > 5 (refused whole), 2 more make 5.
+    expect([a?.kind, b?.kind, c?.kind]).toEqual(['accepted', 'rate_limited', 'accepted']);
+    expect(await redis.get(rateKey)).toBe('5');
+    const stored = (await jobs()).flatMap(([, parts]) => parts.flatMap(([, i]) => i));
+    expect(stored.sort()).toEqual([...ids('a', 3), ...ids('c', 2)].map((x) => x.messageId).sort());
+    expect(await redis.exists(...ids('b', 3).map((x) => `${prefix}:dedupe:s5:${x.messageId}`))).toBe(0);
+  });
+
+  it('stores a batch larger than the whole budget when it is the first request of its second', async () => {
+    now += 1000;
+    const fresh = await make();
+    const big = Array.from({ length: 7 }, (_, i) => call(`big-${now}-${i}`));
+    expect((await fresh.submit({ sourceId: 's6', ratePerSecond: 5, calls: big })).kind).toBe('accepted');
+    expect(await redis.get(`${prefix}:rate:s6:${Math.floor(now / 1000)}`)).toBe('7');
+    expect((await fresh.submit({ sourceId: 's6', ratePerSecond: 5, calls: [call(`after-${now}`)] })).kind).toBe('rate_limited');
+  });
+
   it('waits flushMs for more requests, and flushes at once when a flush holds MAX_CALLS_PER_FLUSH calls', async () => {
     const slow = await make({ flushMs: 60_000 });
     const many = Array.from({ length: MAX_CALLS_PER_FLUSH }, (_, i) => call(`many-${i}`));
-    const waiting = slow.submit({ sourceId: 's4', ratePerSecond: 100, calls: [call('waits')] });
+    const waiting = slow.submit({ sourceId: 's4', ratePerSecond: 10_000, calls: [call('waits')] });
     await new Promise((r) => setTimeout(r, 50));
     expect(await jobs()).toEqual([]);
     // This one fills the flush: both go now, together, instead of after a minute.
-    const [a, b] = await Promise.all([waiting, slow.submit({ sourceId: 's4', ratePerSecond: 100, calls: many })]);
+    const [a, b] = await Promise.all([waiting, slow.submit({ sourceId: 's4', ratePerSecond: 10_000, calls: many })]);
     expect([a.kind, b.kind]).toEqual(['accepted', 'accepted']);
     const queued = await jobs();
     expect(queued).toHaveLength(1);

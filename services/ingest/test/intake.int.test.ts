@@ -451,6 +451,32 @@ describe('intake limits on load', () => {
     }
   });
 
+  it('counts calls, not requests: a batch that does not fit is answered 429 whole and nothing of it is stored', async () => {
+    let now = Date.parse('2026-11-21T09:30:00.200Z');
+    const t = await startTestIngest({ label: 'rate-calls', clock: () => now, source: { rateLimitPerSecond: 10 } });
+    try {
+      const batch = (tag: string, n: number) => ({
+        batch: Array.from({ length: n }, (_, i) => ({ type: 'track', userId: 'u', event: 'E', messageId: `${tag}-${i}` })),
+      });
+      expect((await post(t.url, '/v1/batch', batch('first', 6), { writeKey: t.writeKey })).status).toBe(200);
+      const over = await post(t.url, '/v1/batch', batch('over', 6), { writeKey: t.writeKey });
+      expect(over).toMatchObject({
+        status: 429,
+        json: { success: false, code: 'rate_limited', message: expect.stringMatching(/calls per second/) },
+      });
+      expect(over.headers.get('retry-after')).toBe('1');
+      expect(over.headers.get('x-ratelimit-reset')).toBe(String(Math.floor(now / 1000) + 1));
+      // A single call is answered 429 too for the rest of the second (known over the limit).
+      expect((await post(t.url, '/v1/track', { userId: 'u', event: 'E', messageId: 'single' }, { writeKey: t.writeKey })).status).toBe(429);
+      now += 1000;
+      expect((await post(t.url, '/v1/batch', batch('next', 10), { writeKey: t.writeKey })).status).toBe(200);
+      const stored = (await t.routeJobs()).flatMap((j) => j.calls.map((c) => c.messageId)).sort();
+      expect(stored).toEqual([...batch('first', 6).batch, ...batch('next', 10).batch].map((c) => c.messageId).sort());
+    } finally {
+      await t.close();
+    }
+  });
+
   it('answers 503 with Retry-After while the route queue is over its depth limit', async () => {
     const t = await startTestIngest({ label: 'depth', env: { INGEST_MAX_QUEUE_DEPTH: '2' } });
     try {

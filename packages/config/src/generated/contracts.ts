@@ -732,7 +732,7 @@ export interface Source {
    */
   writeKey: string;
   /**
-   * requests per second this source may send to the intake; default INGEST_RATE_LIMIT
+   * calls per second this source may send to the intake (a batch counts each of its calls); default INGEST_RATE_LIMIT
    */
   rateLimitPerSecond?: number;
 }

@@ -3,8 +3,8 @@
  * short window (INGEST_FLUSH_MS, or sooner when the flush holds MAX_CALLS_PER_FLUSH calls or
  * MAX_BYTES_PER_FLUSH of them) into one call batch and one route job, written in ONE MULTI:
  *   1. the calls, one field per source, as the JSON text serialized here;
- *   2. the intake step (one script): count each request against its source's per-second limit,
- *      claim each call's messageId for the dedupe window (SET NX) and write the route entries of
+ *   2. the intake step (one script): count each request's calls against its source's per-second
+ *      limit (a request is stored whole or refused whole), claim each call's messageId for the dedupe window (SET NX) and write the route entries of
  *      what is to be routed (the calls of requests within their limit, duplicates listed apart),
  *      or delete the batch when nothing is;
  *   3. the route job holding the batch id.
@@ -14,8 +14,8 @@
  * another replica, can store the same messageId twice. When the step fails or times out, every
  * request of the flush is answered 503: its calls may or may not have been written, and the
  * client's retry is deduped when they were.
- * A source found over its limit is answered 429 for the rest of that second without asking Redis,
- * so a flood costs Redis one command per second per source.
+ * A source found over its limit (one of its requests refused) is answered 429 for the rest of that
+ * second without asking Redis, so a flood costs Redis one command per second per source.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';

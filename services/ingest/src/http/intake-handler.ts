@@ -124,7 +124,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     });
     if (result.kind === 'rate_limited') {
       const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
-      throw new UnavailableError('rate_limited', `source ${source.id} is over its limit of requests per second`, retryAfter, {
+      throw new UnavailableError('rate_limited', `source ${source.id} is over its limit of calls per second; a request is stored whole or not at all`, retryAfter, {
         resetAtEpochSeconds: result.resetAtEpochSeconds,
       });
     }
