@@ -15,6 +15,7 @@ import {
   type FieldProblem,
 } from '@eventrelay/config';
 import { handleOps, type Logger, type OpsDeps } from '@eventrelay/runtime';
+import { bodyDepthProblem } from '../domain/body-shape.js';
 import { authenticate, type AdminToken } from '../domain/tokens.js';
 import type { AdminMetrics } from '../metrics.js';
 import { ADMIN_BASE, type AdminRequest, type RouteSpec } from './route-spec.js';
@@ -50,6 +51,12 @@ export function createAdminHandler(deps: AppDeps): (req: IncomingMessage, res: S
   });
   // Bodies are JSON whatever their Content-Type says, so `curl -d` works as it is.
   app.use(express.json({ type: () => true, limit: '1mb', strict: true }));
+  // Depth before anything recurses over the body (the schema validator, the planners).
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    const problem = bodyDepthProblem(req.body);
+    if (problem) throw invalid([problem]);
+    next();
+  });
 
   for (const route of deps.routes) {
     const validateBody = route.body ? adminBodyValidator(route.body) : undefined;
@@ -150,5 +157,12 @@ function toKnownError(err: unknown): EventrelayError | undefined {
     ]);
   if ((typeof type === 'string' && type.startsWith('encoding.')) || type === 'charset.unsupported' || type === 'request.aborted')
     return new RequestError('invalid_request', (err as Error).message);
+  // Anything else body-parser marks as the client's fault (a gzip body that does not inflate, a
+  // stream cut short): its message is meant to be shown.
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500 && err instanceof Error)
+    return new RequestError('invalid_request', `the request body cannot be read: ${err.message}`, [
+      { field: '(body)', message: 'cannot be read' },
+    ]);
   return undefined;
 }

@@ -1,0 +1,29 @@
+/**
+ * The shape limits every admin body is checked against before schema validation. The schema
+ * validator and the planners recurse over the body, so a body nested a few thousand levels deep
+ * (16 KB of `{"not":` is enough) would overflow the stack and answer 500; the 1 MB size limit
+ * alone does not prevent that. 32 levels is far more than any admin body needs (an audience
+ * condition may nest 10 levels, about 22 levels of JSON once inside its body).
+ */
+import type { FieldProblem } from '@eventrelay/config';
+
+/** Objects and arrays inside one another, the body itself counting as level 1. */
+export const MAX_BODY_DEPTH = 32;
+
+/**
+ * The problem with a parsed body's nesting, or undefined when it is within `max` levels. Walks
+ * with an explicit stack, so the check itself cannot overflow, and stops at the first value
+ * past the limit.
+ */
+export function bodyDepthProblem(body: unknown, max = MAX_BODY_DEPTH): FieldProblem | undefined {
+  const stack: { value: unknown; depth: number }[] = [{ value: body, depth: 1 }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const { value, depth } = item;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > max) return { field: '(body)', message: `nests objects and arrays deeper than ${max} levels` };
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
