@@ -27,7 +27,13 @@ export const errorCodes = {
   rate_limited: {
     retryable: true,
     httpStatus: 429,
-    summary: "Over the source's requests-per-second limit; retry after `Retry-After` seconds.",
+    summary: "Over the source's calls-per-second limit (a batch counts each call); retry after `Retry-After` seconds.",
+  },
+  overloaded: {
+    retryable: true,
+    httpStatus: 503,
+    summary:
+      "Redis memory is past INGEST_REDIS_MEMORY_LIMIT_RATIO of its maxmemory; nothing of the request was stored; retry after `Retry-After` seconds.",
   },
   service_unavailable: {
     retryable: true,
@@ -100,7 +106,7 @@ export class RequestError extends EventrelayError {
 /** The same request can succeed later, and sending it again is safe. */
 export class UnavailableError extends EventrelayError {
   constructor(
-    code: 'rate_limited' | 'service_unavailable',
+    code: 'rate_limited' | 'service_unavailable' | 'overloaded',
     message: string,
     readonly retryAfterSeconds: number,
     options?: { cause?: unknown; resetAtEpochSeconds?: number },

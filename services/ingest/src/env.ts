@@ -1,4 +1,4 @@
-import { commonEnv, integer, loadEnvFrom, port, text, type EnvOf, type EnvSource } from '@eventrelay/config';
+import { EnvProblem, commonEnv, custom, integer, loadEnvFrom, port, text, type EnvOf, type EnvSource } from '@eventrelay/config';
 
 export const ingestEnvSpec = {
   ...commonEnv,
@@ -16,6 +16,17 @@ export const ingestEnvSpec = {
     min: 0,
     max: 1_000_000_000,
     describe: 'waiting route jobs (one per flush, up to 1,000 calls each) above which the intake answers 503; 0 = no limit',
+  }),
+  INGEST_REDIS_MEMORY_LIMIT_RATIO: custom({
+    type: 'number, 0 to 1',
+    default: '0.9',
+    describe:
+      "share of Redis's maxmemory (used_memory / maxmemory, sampled every 500 ms) past which the intake answers 503 overloaded instead of storing calls, before Redis itself refuses writes; 0 = no guard. No guard either when Redis has no maxmemory",
+    parse: (raw) => {
+      if (raw === undefined || raw.trim() === '') return 0.9;
+      const n = Number(raw.trim());
+      return /^\d*\.?\d+$/.test(raw.trim()) && n >= 0 && n <= 1 ? n : new EnvProblem(`must be a number from 0 to 1, got "${raw}"`);
+    },
   }),
   INGEST_FLUSH_MS: integer({
     default: 5,

@@ -3,7 +3,11 @@ import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@even
 export type IngestMetrics = ReturnType<typeof createIngestMetrics>;
 
 /** Labels come from bounded sets only: route, status class, error code, call type, outcome (docs/metrics.md). */
-export function createIngestMetrics(registry: Registry, queueDepth: () => number) {
+export function createIngestMetrics(
+  registry: Registry,
+  queueDepth: () => number,
+  redisMemoryRatio: () => number | undefined = () => undefined,
+) {
   return {
     requests: new Counter({
       name: 'eventrelay_ingest_requests_total',
@@ -13,7 +17,7 @@ export function createIngestMetrics(registry: Registry, queueDepth: () => number
     }),
     calls: new Counter({
       name: 'eventrelay_ingest_calls_total',
-      help: 'Calls by type and outcome: accepted (enqueued), duplicate (acknowledged, not routed again), rejected (with reason: a batch item refused, or a single call refused as a whole)',
+      help: 'Calls by type and outcome: accepted (enqueued), duplicate (acknowledged, not routed again), rejected (with reason: a batch item refused, or a valid call refused with its request: its error code, e.g. overloaded, rate_limited)',
       labelNames: ['type', 'outcome', 'reason'] as const,
       registers: [registry],
     }),
@@ -30,6 +34,14 @@ export function createIngestMetrics(registry: Registry, queueDepth: () => number
       registers: [registry],
       collect() {
         this.set(queueDepth());
+      },
+    }),
+    redisMemoryRatio: new Gauge({
+      name: 'eventrelay_ingest_redis_memory_ratio',
+      help: "Redis used_memory / maxmemory as ingest's memory guard last sampled it (0 when Redis has no maxmemory or the guard is off); at INGEST_REDIS_MEMORY_LIMIT_RATIO the intake answers 503 overloaded",
+      registers: [registry],
+      collect() {
+        this.set(redisMemoryRatio() ?? 0);
       },
     }),
   };

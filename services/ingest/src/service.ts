@@ -23,6 +23,7 @@ import { createIngestMetrics } from './metrics.js';
 import { SourceDirectory } from './adapters/source-directory.js';
 import { IntakeWriter } from './adapters/intake-writer.js';
 import { QueueDepthGuard } from './adapters/queue-depth-guard.js';
+import { RedisMemoryGuard } from './adapters/redis-memory-guard.js';
 import { createIngestHandler } from './http/app.js';
 import { redactSecrets } from './domain/redact.js';
 
@@ -49,6 +50,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   const queue = openQueue('route', hot, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
   const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
   const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);
+  const memoryGuard = new RedisMemoryGuard(control, env.INGEST_REDIS_MEMORY_LIMIT_RATIO);
   const debugEvents =
     env.INGEST_DEBUG_EVENTS > 0
       ? new SourceEvents(hot, env.EVENTRELAY_PREFIX, {
@@ -62,6 +64,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     await debugEvents?.close();
     directory.stop();
     depthGuard.stop();
+    memoryGuard.stop();
     await queue.close();
     await Promise.all([closeRedis(hot), closeRedis(control)]);
   };
@@ -72,6 +75,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     await applyConfigFile(new ConfigStore(control, env.EVENTRELAY_PREFIX), configFile, logger);
     await directory.start();
     depthGuard.start();
+    await memoryGuard.start();
     debugEvents?.start();
     // The batch and its route job go in one MULTI on the route queue's connection.
     const writer = new IntakeWriter({
@@ -87,12 +91,17 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       directory,
       writer,
       depthGuard,
+      memoryGuard,
       ...(debugEvents ? { debugEvents } : {}),
       defaultRatePerSecond: env.INGEST_RATE_LIMIT,
       clock,
       newId,
       logger,
-      metrics: createIngestMetrics(registry, () => depthGuard.depth),
+      metrics: createIngestMetrics(
+        registry,
+        () => depthGuard.depth,
+        () => memoryGuard.ratio,
+      ),
       ops: { registry, readiness: { redis: async () => void (await control.ping()), accepting: gate.check } },
     });
   } catch (err) {

@@ -16,6 +16,7 @@ import { readBodyText } from '../adapters/body-reader.js';
 import type { SourceDirectory } from '../adapters/source-directory.js';
 import type { IntakeWriter } from '../adapters/intake-writer.js';
 import type { QueueDepthGuard } from '../adapters/queue-depth-guard.js';
+import type { RedisMemoryGuard } from '../adapters/redis-memory-guard.js';
 import type { IngestMetrics } from '../metrics.js';
 import { sendError, sendJson } from './respond.js';
 import { applyCors } from './cors.js';
@@ -24,6 +25,7 @@ export interface IntakeDeps {
   readonly directory: Pick<SourceDirectory, 'lookup'>;
   readonly writer: Pick<IntakeWriter, 'submit'>;
   readonly depthGuard: Pick<QueueDepthGuard, 'overLimit'>;
+  readonly memoryGuard: Pick<RedisMemoryGuard, 'overLimit'>;
   readonly defaultRatePerSecond: number;
   readonly clock: () => number;
   readonly newId: () => string;
@@ -96,6 +98,28 @@ export function createIntakeHandler(deps: IntakeDeps) {
     }
   }
 
+  async function submit(source: { id: string; rateLimitPerSecond?: number }, calls: NormalizedCall[]) {
+    if (deps.memoryGuard.overLimit)
+      throw new UnavailableError('overloaded', 'the event store is near its memory limit; nothing was stored; retry later', 5);
+    if (deps.depthGuard.overLimit)
+      throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
+    const result = await deps.writer.submit({
+      sourceId: source.id,
+      ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond,
+      calls,
+    });
+    if (result.kind === 'rate_limited') {
+      const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
+      throw new UnavailableError(
+        'rate_limited',
+        `source ${source.id} is over its limit of calls per second; a request is stored whole or not at all`,
+        retryAfter,
+        { resetAtEpochSeconds: result.resetAtEpochSeconds },
+      );
+    }
+    return result;
+  }
+
   async function store(
     route: IntakeRoute,
     source: { id: string; rateLimitPerSecond?: number },
@@ -114,20 +138,12 @@ export function createIntakeHandler(deps: IntakeDeps) {
     const items = route.kind === 'batch' ? (body['batch'] as unknown[]) : [];
     for (const r of rejected) outcome.calls.add({ type: callTypeOf(items[r.index]), outcome: 'rejected', reason: r.code });
     if (accepted.length === 0) return { stored: accepted, rejected };
-    if (deps.depthGuard.overLimit)
-      throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
-
-    const result = await deps.writer.submit({
-      sourceId: source.id,
-      ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond,
-      calls: accepted,
+    const result = await submit(source, accepted).catch((err: unknown) => {
+      // Valid calls refused with their request (memory, queue depth, rate limit, Redis): counted by reason.
+      const reason = err instanceof EventrelayError ? err.code : 'internal_error';
+      for (const call of accepted) outcome.calls.add({ type: call.type, outcome: 'rejected', reason });
+      throw err;
     });
-    if (result.kind === 'rate_limited') {
-      const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
-      throw new UnavailableError('rate_limited', `source ${source.id} is over its limit of calls per second; a request is stored whole or not at all`, retryAfter, {
-        resetAtEpochSeconds: result.resetAtEpochSeconds,
-      });
-    }
     outcome.accepted = result.enqueued;
     outcome.duplicates = result.duplicates;
     const duplicate = new Set(result.duplicateIndexes);
