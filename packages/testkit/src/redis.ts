@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -41,19 +42,23 @@ export async function deletePrefix(target: string | Redis, prefix: string): Prom
   return deleted;
 }
 
-/** True when a Redis answers PING at `url` (an auth-protected one answering NOAUTH counts as up). */
+/**
+ * True when a Redis answers PING at `url` (an auth-protected one answering NOAUTH counts as up).
+ * A rediss:// URL is probed over TLS without checking the certificate (the probe only asks "up?").
+ */
 function pingRedis(url: string, timeoutMs = 500): Promise<boolean> {
-  const { hostname, port } = new URL(url);
+  const { hostname, port, protocol } = new URL(url);
   return new Promise((resolve) => {
-    const socket = net.connect({ port: Number(port || 6379), host: hostname || '127.0.0.1' });
+    const at = { port: Number(port || 6379), host: hostname || '127.0.0.1' };
+    const socket = protocol === 'rediss:' ? tls.connect({ ...at, rejectUnauthorized: false }) : net.connect(at);
     const done = (ok: boolean) => {
       socket.destroy();
       resolve(ok);
     };
     socket.setTimeout(timeoutMs, () => done(false));
     socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => done(/^(\+PONG|-NOAUTH|-ERR.*auth)/i.test(d.toString())));
+    socket.once(protocol === 'rediss:' ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d: Buffer) => done(/^(\+PONG|-NOAUTH|-ERR.*auth)/i.test(d.toString())));
   });
 }
 
@@ -69,6 +74,13 @@ export interface PrivateRedisOptions {
   readonly port?: number;
   /** Write redis-server's log to this file (default: nowhere). */
   readonly logFile?: string;
+  /**
+   * TLS only (`--tls-port`, `--port 0`, clients not asked for a certificate): `url` is then
+   * rediss://127.0.0.1:<port>. The files are PEM.
+   */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
+  /** More redis-server arguments, e.g. `['--requirepass', pw]` or `['--user', 'name', 'on', '>pw', '~*', '+@all']`. */
+  readonly args?: readonly string[];
 }
 
 export interface PrivateRedis {
@@ -88,7 +100,13 @@ export interface PrivateRedis {
 /** A redis-server of the caller's own (never the shared one) from PATH, ready when it answers PING. */
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const port = options.port ?? (await freePort());
-  const url = `redis://127.0.0.1:${port}`;
+  const url = `${options.tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`;
+  const listen = options.tls
+    ? [
+        ...['--port', '0', '--tls-port', String(port), '--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile],
+        ...['--tls-ca-cert-file', options.tls.caFile, '--tls-auth-clients', 'no'],
+      ]
+    : ['--port', String(port)];
   const aof = options.aof ?? 'always';
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'eventrelay-redis-'));
   mkdirSync(dir, { recursive: true });
@@ -100,8 +118,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
       name: 'redis-server',
       command: 'redis-server',
       args: [
-        '--port',
-        String(port),
+        ...listen,
         '--bind',
         '127.0.0.1',
         '--save',
@@ -113,6 +130,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
         'warning',
         '--logfile',
         options.logFile ?? '/dev/null',
+        ...(options.args ?? []),
       ],
       cwd: dir,
       ready: () => pingRedis(url),
