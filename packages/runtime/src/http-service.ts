@@ -3,7 +3,7 @@
  * `<name>.listening`, and shut down in order on request: stop accepting (readiness fails, in-flight
  * requests finish) → release queues, caches and Redis.
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import type { Logger } from 'pino';
 import { closeServer, listen } from './ops.js';
 import type { ShutdownStep } from './shutdown.js';
@@ -21,6 +21,17 @@ export interface HttpServiceParts {
   readonly release: () => Promise<void>;
   /** What `release` closes, for the shutdown log. */
   readonly releasing: string;
+  /**
+   * Slow-client bounds, for a public endpoint (ingest sets them from its env). Unset: keep-alive
+   * 65 s, request 30 s, Node's defaults otherwise.
+   */
+  readonly limits?: {
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
+    /** 0 = no limit. */
+    readonly maxConnections: number;
+  };
 }
 
 export interface RunningHttpService {
@@ -31,11 +42,23 @@ export interface RunningHttpService {
 }
 
 export async function serveHttp(parts: HttpServiceParts): Promise<RunningHttpService> {
-  const server = createServer(parts.handler);
+  const limits = parts.limits;
+  const options: ServerOptions = limits
+    ? {
+        requestTimeout: limits.requestTimeoutMs,
+        // Node refuses a headers timeout above the request timeout.
+        headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+        keepAliveTimeout: limits.keepAliveTimeoutMs,
+        // Node checks both timeouts on this interval (default 30 s): a 10 s bound needs a finer check.
+        connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+      }
+    : {};
+  const server = createServer(options, parts.handler);
   // Longer than common load balancer idle timeouts, so the balancer closes first; and a bound on
   // how long a slow client may take to send its request.
-  server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = limits?.keepAliveTimeoutMs ?? 65_000;
+  server.requestTimeout = limits?.requestTimeoutMs ?? 30_000;
+  if (limits && limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
   try {
     await listen(server, parts.port, parts.host);
   } catch (err) {

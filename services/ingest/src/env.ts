@@ -28,6 +28,32 @@ export const ingestEnvSpec = {
       return /^\d*\.?\d+$/.test(raw.trim()) && n >= 0 && n <= 1 ? n : new EnvProblem(`must be a number from 0 to 1, got "${raw}"`);
     },
   }),
+  INGEST_HEADERS_TIMEOUT_MS: integer({
+    default: 10_000,
+    min: 100,
+    max: 600_000,
+    describe:
+      'how long a client may take to send the request line and headers before its connection is closed (slow clients; at most INGEST_REQUEST_TIMEOUT_MS)',
+  }),
+  INGEST_REQUEST_TIMEOUT_MS: integer({
+    default: 30_000,
+    min: 100,
+    max: 600_000,
+    describe: 'how long a client may take to send a whole request, body included, before it is answered 408 and its connection closed',
+  }),
+  INGEST_KEEP_ALIVE_TIMEOUT_MS: integer({
+    default: 65_000,
+    min: 1_000,
+    max: 600_000,
+    describe:
+      'how long an idle keep-alive connection stays open; keep it above the idle timeout of the load balancer in front (often 60 s)',
+  }),
+  INGEST_MAX_CONNECTIONS: integer({
+    default: 10_000,
+    min: 0,
+    max: 1_000_000,
+    describe: 'open connections per ingest process above which new ones are dropped at once (mind the file descriptor limit); 0 = no limit',
+  }),
   INGEST_FLUSH_MS: integer({
     default: 5,
     min: 0,

@@ -113,6 +113,12 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     handler,
     port: env.INGEST_PORT,
     host: env.INGEST_HOST,
+    limits: {
+      headersTimeoutMs: env.INGEST_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: env.INGEST_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.INGEST_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: env.INGEST_MAX_CONNECTIONS,
+    },
     logger,
     stopAccepting: gate.begin,
     release,
