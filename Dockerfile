@@ -14,16 +14,17 @@
 # a checkout after `pnpm install && pnpm build`.
 #
 # Stages:
-#   base       node:20-bookworm-slim + pnpm 12 (npm i -g; corepack is not used: the corepack that
-#              ships with Node 20 cannot verify the signatures of current pnpm releases)
+#   base       node:22.20.0-bookworm-slim (Node 22 LTS, an exact tag: a rebuild gets the same Node)
+#              + pnpm 12.21.0 (npm i -g; corepack is not used: the corepack that
+#              bundled corepack cannot be relied on to verify the signatures of current pnpm releases)
 #   build      full install (dev deps: typescript, @types/node) and `tsc -b` of the five services
 #   prod-deps  `pnpm install --prod --frozen-lockfile` from the manifests and the lockfile only
-#   runtime    node:20-bookworm-slim without pnpm: prod node_modules + compiled dist, non-root (uid 1000)
+#   runtime    the same node image without pnpm: prod node_modules + compiled dist, non-root (uid 1000)
 #
 # Build:  docker build -t eventrelay:local .
 
-ARG NODE_IMAGE=node:20-bookworm-slim
-ARG PNPM_VERSION=12
+ARG NODE_IMAGE=node:22.20.0-bookworm-slim
+ARG PNPM_VERSION=12.21.0
 
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS base

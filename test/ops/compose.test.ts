@@ -26,7 +26,19 @@ import {
   hostPathOf,
   publishedPorts,
   healthcheckUrl,
+  isExactImage,
+  COMPOSE_VARS,
+  TEST_REDIS_PASSWORD,
 } from './deployment';
+
+/** The redis-server arguments of the redis service, whether it runs redis-server or a shell that execs it. */
+function redisServerArgs(service: ComposeService): string[] {
+  const command = Array.isArray(service.command) ? service.command : (service.command ?? '').split(/\s+/);
+  if (command[0] === 'redis-server') return command;
+  const script = command[0] === 'sh' && command[1] === '-c' ? (command[2] ?? '') : '';
+  const at = script.indexOf('redis-server');
+  return at === -1 ? [] : script.slice(at).trim().split(/\s+/);
+}
 
 describe('docker-compose.yml', () => {
   const compose = loadCompose();
@@ -52,9 +64,80 @@ describe('docker-compose.yml', () => {
     expect(new Set(NAMES.map((n) => compose.services[n]?.image)).size).toBe(1);
   });
 
-  it('refuses to start without ADMIN_TOKEN', () => {
-    expect(() => loadCompose({})).toThrow(/ADMIN_TOKEN/);
-    expect(() => loadCompose({ ADMIN_TOKEN: '' })).toThrow(/ADMIN_TOKEN/);
+  it.each(['ADMIN_TOKEN', 'REDIS_PASSWORD', 'GRAFANA_ADMIN_PASSWORD'])('refuses to start without %s', (name) => {
+    expect(() => loadCompose({ ...COMPOSE_VARS, [name]: undefined })).toThrow(new RegExp(name));
+    expect(() => loadCompose({ ...COMPOSE_VARS, [name]: '' })).toThrow(new RegExp(name));
+  });
+
+  it('has no default secret: no variable named like a password, token, secret or key falls back to a value', () => {
+    const raw = read('docker-compose.yml');
+    const defaults = [...raw.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)[^}]*\}/g)].map((m) => m[1] as string);
+    expect(defaults.filter((name) => /PASSWORD|TOKEN|SECRET|KEY|AUTH/i.test(name))).toEqual([]);
+    // Nor a literal one: every secret-looking setting takes its value from a variable that must be set.
+    for (const [name, service] of Object.entries(compose.services))
+      for (const [key, value] of Object.entries(composeEnv(service, name)))
+        if (/PASSWORD|TOKEN|SECRET|AUTH/i.test(key))
+          expect({ service: name, key, weak: /^(admin|password|changeme|secret)?$/i.test(value) }).toEqual({
+            service: name,
+            key,
+            weak: false,
+          });
+    expect(envOf('grafana')['GF_SECURITY_ADMIN_PASSWORD']).toBe(COMPOSE_VARS.GRAFANA_ADMIN_PASSWORD);
+  });
+
+  it('runs Redis with the password it is given, in no command line, and every process passes it in REDIS_URL', () => {
+    const redis = compose.services['redis'] as ComposeService;
+    const args = redisServerArgs(redis);
+    expect(args[0]).toBe('redis-server');
+    // Config from stdin ("-"), where the shell writes requirepass from the environment.
+    expect(args[args.length - 1]).toBe('-');
+    const script = (redis.command as string[])[2] as string;
+    expect(script).toMatch(/printf 'requirepass %s\\n' "\$REDIS_PASSWORD" \|/);
+    expect(JSON.stringify(redis.command)).not.toContain(TEST_REDIS_PASSWORD);
+    expect(composeEnv(redis, 'redis')['REDIS_PASSWORD']).toBe(TEST_REDIS_PASSWORD);
+    // The health check authenticates (redis-cli reads REDISCLI_AUTH) and accepts only PONG.
+    expect(composeEnv(redis, 'redis')['REDISCLI_AUTH']).toBe(TEST_REDIS_PASSWORD);
+    expect(JSON.stringify(redis.healthcheck?.test)).toMatch(/redis-cli ping \| grep -qx PONG/);
+    for (const name of NAMES) {
+      const url = new URL(loadFor(name, envOf(name))['REDIS_URL'] as string);
+      expect({ service: name, password: decodeURIComponent(url.password) }).toEqual({ service: name, password: TEST_REDIS_PASSWORD });
+    }
+  });
+
+  it('publishes no Redis port, and the admin API, Prometheus and Grafana on the loopback interface only', () => {
+    expect(compose.services['redis']?.ports ?? []).toEqual([]);
+    for (const [name, service] of Object.entries(compose.services))
+      expect({ service: name, redis: publishedPorts(service).some(([, target]) => target === 6379) }).toEqual({
+        service: name,
+        redis: false,
+      });
+    for (const name of ['admin', 'prometheus', 'grafana'])
+      for (const p of compose.services[name]?.ports ?? [])
+        expect({ service: name, port: p }).toEqual({ service: name, port: expect.stringMatching(/^127\.0\.0\.1:/) });
+  });
+
+  it('loads no config file (no demo source, no public write key) unless the operator adds one', () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      expect({ service: name, config: composeEnv(service, name)['EVENTRELAY_CONFIG'] }).toEqual({ service: name, config: undefined });
+      expect(bindMounts(service).filter(([source]) => source.includes('examples'))).toEqual([]);
+    }
+    expect(read('docker-compose.yml')).not.toContain('demo-write-key');
+  });
+
+  it('names every image by an exact version, except the eventrelay image it builds', () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (service.build) continue;
+      expect({ service: name, image: service.image, exact: isExactImage(service.image ?? '') }).toEqual({
+        service: name,
+        image: service.image,
+        exact: true,
+      });
+    }
+  });
+
+  it('does not enable Prometheus’s lifecycle API (reload and quit over HTTP)', () => {
+    const prometheus = compose.services['prometheus'] as ComposeService;
+    expect(JSON.stringify(prometheus.command)).not.toMatch(/enable-lifecycle|enable-admin-api/);
   });
 
   it('sets only variables each process reads, with values its loadEnv accepts', () => {
@@ -102,7 +185,7 @@ describe('docker-compose.yml', () => {
 
   it('runs Redis with AOF fsynced every second and noeviction, on a volume', () => {
     const redis = compose.services['redis'] as ComposeService;
-    const args = Array.isArray(redis.command) ? redis.command : (redis.command ?? '').split(/\s+/);
+    const args = redisServerArgs(redis);
     const setting = (key: string) => args[args.indexOf(`--${key}`) + 1];
     expect(args[0]).toBe('redis-server');
     expect(setting('appendonly')).toBe('yes');

@@ -131,7 +131,23 @@ export interface ComposeFile {
   volumes?: Record<string, unknown>;
 }
 
-const COMPOSE_VARS = { ADMIN_TOKEN: TEST_TOKEN };
+export const TEST_REDIS_PASSWORD = 'deploy-artifacts-redis-password-0123456789';
+export const COMPOSE_VARS = {
+  ADMIN_TOKEN: TEST_TOKEN,
+  REDIS_PASSWORD: TEST_REDIS_PASSWORD,
+  GRAFANA_ADMIN_PASSWORD: 'grafana-test-password',
+};
+
+/**
+ * An image reference that always names the same build: a tag with a full version (x.y.z, with
+ * an optional variant such as -bookworm-slim) or a digest. `latest`, no tag, and floating majors
+ * or minors (`redis:7`, `node:22-bookworm-slim`) are not.
+ */
+export function isExactImage(image: string): boolean {
+  if (/@sha256:[0-9a-f]{64}$/.test(image)) return true;
+  const tag = /:([^/:]+)$/.exec(image)?.[1];
+  return tag !== undefined && /^v?\d+\.\d+\.\d+([-.][A-Za-z0-9.-]+)?$/.test(tag);
+}
 
 export function loadCompose(vars: Readonly<Record<string, string | undefined>> = COMPOSE_VARS): ComposeFile {
   // YAML 1.1 merge keys (<<: *anchor), as compose reads them.

@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { renderKustomization } from '../support/kustomize';
 import { Rendered } from './k8s-objects';
 import { REPO_ROOT as ROOT } from './promql-names';
-import { NAMES, portVariable, TEST_TOKEN, loadFor, numberOf, read, isFile } from './deployment';
+import { NAMES, portVariable, TEST_TOKEN, loadFor, numberOf, read, isFile, isExactImage } from './deployment';
 
 // ------------------------------------------------------------------------------- Dockerfile
 
@@ -128,6 +128,25 @@ describe('Dockerfile', () => {
     expect(user).toMatch(/^\d+$/);
     const k8s = new Rendered(renderKustomization(path.join(ROOT, 'k8s/base')));
     for (const name of NAMES) expect(k8s.deployment(name).spec.template.spec.securityContext?.runAsUser ?? Number(user)).toBe(Number(user));
+  });
+
+  it('builds and runs on Node 22 LTS by an exact tag, with pnpm pinned exactly, while engines still admits Node 20.19', () => {
+    const instructions = dockerfileInstructions(read('Dockerfile'));
+    const args = new Map(
+      instructions.filter((i) => i.keyword === 'ARG' && i.args.includes('=')).map((i) => i.args.split('=', 2) as [string, string]),
+    );
+    const resolve = (text: string) =>
+      text.replace(/\$\{(\w+)\}|\$(\w+)/g, (_, a?: string, b?: string) => args.get((a ?? b) as string) ?? '');
+    const stageNames = new Set(stages.map((st) => st.name));
+    const images = stages.map((st) => resolve(st.from)).filter((from) => !stageNames.has(from));
+    expect(images.length).toBeGreaterThan(0);
+    for (const image of images) {
+      expect({ image, exact: isExactImage(image) }).toEqual({ image, exact: true });
+      expect(image).toMatch(/^node:22\.\d+\.\d+-/);
+    }
+    expect(args.get('PNPM_VERSION')).toMatch(/^\d+\.\d+\.\d+$/);
+    const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+    expect(engines).toBe('>=20.19');
   });
 
   it('runs Node with the young-generation size that the local run and the benches use too', () => {
