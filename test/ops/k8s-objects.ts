@@ -3,7 +3,16 @@
  * Services, and the quantities and port references in them.
  */
 import type { Manifest } from '../support/kustomize';
-import { TEST_TOKEN } from './deployment';
+import { TEST_REDIS_PASSWORD, TEST_TOKEN } from './deployment';
+
+/**
+ * What the tests take the Secrets an operator creates (docs/deployment.md) to hold, by
+ * `<secret>/<key>`; any other key reads as TEST_TOKEN.
+ */
+export const TEST_SECRETS: Readonly<Record<string, string>> = {
+  'eventrelay-redis/password': TEST_REDIS_PASSWORD,
+  'eventrelay-redis/url': `redis://:${TEST_REDIS_PASSWORD}@eventrelay-redis:6379`,
+};
 
 interface Probe {
   httpGet?: { path: string; port: number | string };
@@ -133,7 +142,7 @@ export class Rendered {
     return containers[0] as Container;
   }
 
-  /** The environment a container starts with: its envFrom ConfigMaps, then env (which wins); Secrets as a test token. */
+  /** The environment a container starts with: its envFrom ConfigMaps, then env (which wins); Secrets as TEST_SECRETS, else a test token. */
   environment(container: Container, where: string): Record<string, string> {
     const env: Record<string, string> = {};
     for (const from of container.envFrom ?? []) {
@@ -143,7 +152,8 @@ export class Rendered {
     }
     for (const e of container.env ?? []) {
       if (e.value !== undefined) env[e.name] = e.value;
-      else if (e.valueFrom?.secretKeyRef) env[e.name] = TEST_TOKEN;
+      else if (e.valueFrom?.secretKeyRef)
+        env[e.name] = TEST_SECRETS[`${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`] ?? TEST_TOKEN;
       else if (e.valueFrom?.configMapKeyRef) {
         const data = this.one<Manifest & { data?: Record<string, string> }>('ConfigMap', e.valueFrom.configMapKeyRef.name).data ?? {};
         const value = data[e.valueFrom.configMapKeyRef.key];

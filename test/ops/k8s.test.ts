@@ -19,6 +19,7 @@ import {
   splitImage,
   Rendered,
   resolvePort,
+  TEST_SECRETS,
 } from './k8s-objects';
 import {
   NAMES,
@@ -32,7 +33,44 @@ import {
   ComposeService,
   loadCompose,
   composeEnv,
+  isExactImage,
 } from './deployment';
+
+interface PolicyPeer {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: unknown;
+}
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+interface NetworkPolicy extends Manifest {
+  spec: {
+    podSelector: LabelSelector;
+    policyTypes?: string[];
+    ingress?: { from?: PolicyPeer[]; ports?: { port?: number | string; protocol?: string }[] }[];
+  };
+}
+
+function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
+  if (!matchesLabels(selector.matchLabels ?? {}, labels)) return false;
+  return (selector.matchExpressions ?? []).every((e) => {
+    const has = e.key in labels;
+    const value = labels[e.key] as string;
+    if (e.operator === 'In') return has && (e.values ?? []).includes(value);
+    if (e.operator === 'NotIn') return !has || !(e.values ?? []).includes(value);
+    if (e.operator === 'Exists') return has;
+    if (e.operator === 'DoesNotExist') return !has;
+    throw new Error(`unknown operator ${e.operator}`);
+  });
+}
+
+/** The redis-server argv of the Redis container, whether it runs redis-server or `sh -c '… exec redis-server "$@" -' redis-server <args>`. */
+function redisArgv(c: Container, env: Record<string, string>): string[] {
+  const argv = [...(c.command ?? []), ...(c.args ?? [])].map((a) => expandK8s(a, env));
+  return argv[0] === 'sh' && argv[1] === '-c' ? argv.slice(3) : argv;
+}
 
 const RENDERS: [string, string][] = [
   ['k8s/base', 'k8s/base'],
@@ -98,6 +136,91 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
       // One prefix for every process (they share queues), the one docs/deployment.md gives everywhere.
       expect({ process: name, prefix: env['EVENTRELAY_PREFIX'] }).toEqual({ process: name, prefix: composePrefix });
     }
+  });
+
+  it('takes REDIS_URL from the Secret eventrelay-redis (no ConfigMap holds it), and Redis its password from the same Secret, in no command line', () => {
+    for (const name of NAMES) {
+      const url = (r.container(name).env ?? []).filter((e) => e.name === 'REDIS_URL');
+      expect({ process: name, url }).toEqual({
+        process: name,
+        url: [{ name: 'REDIS_URL', valueFrom: { secretKeyRef: { name: 'eventrelay-redis', key: 'url' } } }],
+      });
+    }
+    for (const cm of r.all<Manifest & { data?: Record<string, string> }>('ConfigMap'))
+      expect(Object.keys(cm.data ?? {}).filter((k) => /REDIS_URL|PASSWORD/.test(k))).toEqual([]);
+    const redis = r.one<Workload>('StatefulSet', 'eventrelay-redis');
+    const c = redis.spec.template.spec.containers.find((x) => splitImage(x.image).name === 'redis') as Container;
+    const fromSecret = (variable: string) => (c.env ?? []).find((e) => e.name === variable)?.valueFrom?.secretKeyRef;
+    expect(fromSecret('REDIS_PASSWORD')).toEqual({ name: 'eventrelay-redis', key: 'password' });
+    expect(fromSecret('REDISCLI_AUTH')).toEqual({ name: 'eventrelay-redis', key: 'password' });
+    // requirepass goes to redis-server as config on stdin, from the environment.
+    expect(c.command?.[2]).toMatch(/^printf 'requirepass %s\\n' "\$REDIS_PASSWORD" \| exec redis-server "\$@" -$/);
+    const env = r.environment({ ...c, envFrom: c.envFrom ?? [] }, 'redis');
+    const argv = redisArgv(c, env);
+    expect(argv.join(' ')).not.toContain('requirepass');
+    expect(argv.join(' ')).not.toContain(TEST_SECRETS['eventrelay-redis/password']);
+    // The readiness probe authenticates (REDISCLI_AUTH) and wants PONG, not any reply.
+    expect(JSON.stringify(c.readinessProbe)).toMatch(/redis-cli ping \| grep -qx PONG/);
+  });
+
+  it('has NetworkPolicies: Redis only from eventrelay’s processes, only ingest open to anyone, admin only from its namespace and Prometheus', () => {
+    const policies = r.all<NetworkPolicy>('NetworkPolicy');
+    const pods = [
+      ...NAMES.map((name) => ({ name, labels: r.deployment(name).spec.template.metadata.labels ?? {} })),
+      { name: 'redis', labels: r.one<Workload>('StatefulSet', 'eventrelay-redis').spec.template.metadata.labels ?? {} },
+    ];
+    const rulesFor = (labels: Record<string, string>) => {
+      const selecting = policies.filter(
+        (p) => selects(p.spec.podSelector, labels) && (p.spec.policyTypes ?? ['Ingress']).includes('Ingress'),
+      );
+      return { isolated: selecting.length > 0, rules: selecting.flatMap((p) => p.spec.ingress ?? []) };
+    };
+    const processPods = pods.filter((p) => p.name !== 'redis');
+    for (const pod of pods) {
+      const { isolated, rules } = rulesFor(pod.labels);
+      // Every pod is isolated: what no policy allows is refused.
+      expect({ pod: pod.name, isolated }).toEqual({ pod: pod.name, isolated: true });
+      const open = rules.filter((rule) => rule.from === undefined || rule.from.length === 0);
+      if (pod.name === 'ingest') {
+        expect(open.length).toBeGreaterThan(0);
+        expect(open.flatMap((rule) => (rule.ports ?? []).map((p) => p.port))).toEqual([8080]);
+      } else {
+        expect({ pod: pod.name, openToAnyone: open.length }).toEqual({ pod: pod.name, openToAnyone: 0 });
+      }
+      const peers = rules.flatMap((rule) => rule.from ?? []);
+      if (pod.name === 'redis') {
+        expect(rules.flatMap((rule) => (rule.ports ?? []).map((p) => p.port))).toEqual([6379]);
+        for (const peer of peers) {
+          // This namespace's pods only, and of those only eventrelay's processes (not Redis, not anything else).
+          expect(peer.namespaceSelector).toBeUndefined();
+          expect(peer.ipBlock).toBeUndefined();
+          const admitted = pods.filter((p) => selects(peer.podSelector ?? {}, p.labels)).map((p) => p.name);
+          expect(admitted.sort()).toEqual(processPods.map((p) => p.name).sort());
+          expect(selects(peer.podSelector ?? {}, { 'app.kubernetes.io/part-of': 'eventrelay' })).toBe(false);
+        }
+        expect(peers.length).toBeGreaterThan(0);
+      }
+      if (pod.name === 'admin') {
+        for (const peer of peers) {
+          expect(peer.ipBlock).toBeUndefined();
+          // A namespace by name (Prometheus's), never every namespace.
+          if (peer.namespaceSelector)
+            expect(Object.keys(peer.namespaceSelector.matchLabels ?? {})).toEqual(['kubernetes.io/metadata.name']);
+        }
+      }
+    }
+  });
+
+  it('names every image by an exact version (the local eventrelay build only in the base, which the overlay replaces)', () => {
+    for (const w of r.workloads())
+      for (const c of w.spec.template.spec.containers) {
+        if (dir === 'k8s/base' && c.image === 'eventrelay:local') continue;
+        expect({ container: `${w.metadata.name}/${c.name}`, image: c.image, exact: isExactImage(c.image) }).toEqual({
+          container: `${w.metadata.name}/${c.name}`,
+          image: c.image,
+          exact: true,
+        });
+      }
   });
 
   it('probes /readyz and /healthz on the port the process listens on, and the Service targets that port', () => {
@@ -181,7 +304,7 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
     const redis = sts[0] as Workload;
     const c = redis.spec.template.spec.containers.find((x) => splitImage(x.image).name === 'redis') as Container;
     const env = r.environment({ ...c, envFrom: c.envFrom ?? [] }, 'redis');
-    const argv = [...(c.command ?? []), ...(c.args ?? [])].map((a) => expandK8s(a, env));
+    const argv = redisArgv(c, env);
     const setting = (key: string) => (argv.includes(`--${key}`) ? argv[argv.indexOf(`--${key}`) + 1] : undefined);
     expect(argv[0]).toBe('redis-server');
     expect(setting('appendonly')).toBe('yes');
