@@ -39,7 +39,9 @@ export const emptySnapshot: ConfigSnapshot = { version: 0, sources: new Map(), d
 /**
  * The changes that make the store hold everything in `config` (an upsert: what the file does not
  * name is left alone). A destination in the file without a `sharedSecret` keeps the one already
- * stored, so an exported config (which never holds secrets) can be applied again safely.
+ * stored, and a webhook without `headers` keeps the headers stored for the same URL of that
+ * destination (`"headers": {}` removes them), so an exported config (which never holds secrets)
+ * can be applied again safely.
  */
 export function planUpsert(snapshot: ConfigSnapshot, config: ValidConfig): ConfigChange[] {
   const incoming = new Map(config.sources.map((s) => [s.id, s]));
@@ -59,12 +61,14 @@ export function planUpsert(snapshot: ConfigSnapshot, config: ValidConfig): Confi
         : { kind: 'put-source', source };
     }),
     ...config.destinations.map((destination): ConfigChange => {
-      const storedSecret = snapshot.destinations.get(destination.id)?.settings.sharedSecret;
-      const keep = destination.settings.sharedSecret === undefined && storedSecret !== undefined;
-      return {
-        kind: 'put-destination',
-        destination: keep ? { ...destination, settings: { ...destination.settings, sharedSecret: storedSecret } } : destination,
-      };
+      const stored = snapshot.destinations.get(destination.id)?.settings;
+      const keep = destination.settings.sharedSecret === undefined && stored?.sharedSecret !== undefined;
+      const webhooks = destination.settings.webhooks.map((webhook) => {
+        const storedHeaders = stored?.webhooks.find((w) => w.url === webhook.url)?.headers;
+        return webhook.headers === undefined && storedHeaders !== undefined ? { ...webhook, headers: storedHeaders } : webhook;
+      });
+      const settings = { ...destination.settings, webhooks, ...(keep ? { sharedSecret: stored?.sharedSecret } : {}) };
+      return { kind: 'put-destination', destination: { ...destination, settings } };
     }),
     ...config.audiences.map((audience): ConfigChange => ({ kind: 'put-audience', audience })),
   ];
@@ -76,8 +80,10 @@ export function exportConfig(snapshot: ConfigSnapshot): ValidConfig {
   return {
     sources: byId(snapshot.sources.values()),
     destinations: byId(snapshot.destinations.values()).map((d) => {
-      const { sharedSecret: _secret, ...settings } = d.settings;
-      return { ...d, settings };
+      // Header values are secrets too (an Authorization for the receiver); applying the export
+      // keeps the stored ones (planUpsert).
+      const { sharedSecret: _secret, webhooks, ...settings } = d.settings;
+      return { ...d, settings: { ...settings, webhooks: webhooks.map(({ headers: _headers, ...webhook }) => webhook) } };
     }),
     audiences: byId(snapshot.audiences.values()),
   };

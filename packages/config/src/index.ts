@@ -64,6 +64,8 @@ export type {
   DestinationPatch,
   DestinationView,
   SecretHint,
+  WebhookTargetPatch,
+  WebhookTargetView,
   CatalogEntry,
   ReplayRequest,
   ReplayResult,

@@ -39,6 +39,20 @@ function hooks(...urls: string[]): { url: string; headers: Record<string, string
   return urls.map((url, i) => ({ url, headers: { 'X-Team': `team-${i}`, Authorization: `Bearer receiver-token-${i}` } }));
 }
 
+/** Webhooks as reads show them: each header value write-only, a hint with the last 4 of 8 or more. */
+function hinted(webhooks: { url: string; headers?: Record<string, string> }[]) {
+  const hint = (v: string) => (v.length >= 8 ? { set: true, last4: v.slice(-4) } : { set: true });
+  return webhooks.map((w) => ({
+    ...w,
+    ...(w.headers ? { headers: Object.fromEntries(Object.entries(w.headers).map(([k, v]) => [k, hint(v)])) } : {}),
+  }));
+}
+
+/** The same webhooks without their headers, as `GET /config` exports them. */
+function withoutHeaders(webhooks: { url: string }[]) {
+  return webhooks.map((w) => ({ url: w.url }));
+}
+
 async function auditActions(
   admin: TestAdmin,
 ): Promise<{ action: string; targetId: string; tokenId: string; at: string; details?: Record<string, unknown> }[]> {
@@ -359,8 +373,9 @@ describe('admin API routes', () => {
         name: 'Webhooks',
         enabled: false,
         sourceIds: [],
-        settings: { webhooks, sharedSecret: { set: false } },
+        settings: { webhooks: hinted(webhooks), sharedSecret: { set: false } },
       });
+      expect(created.text).not.toContain('receiver-token');
 
       await admin.call('POST', '/sources', { id: 'web', name: 'Web', type: 'web' });
       const given = await admin.call('POST', '/destinations', {
@@ -434,7 +449,7 @@ describe('admin API routes', () => {
       const webhooks = await admin.call('PATCH', '/destinations/d', { settings: { webhooks: replacement } });
       expect(webhooks.status).toBe(200);
       // Replaced whole: neither the old URLs nor the old headers survive.
-      expect(webhooks.body.settings.webhooks).toEqual(replacement);
+      expect(webhooks.body.settings.webhooks).toEqual([{ url: 'https://new.example.com/only', headers: { 'X-New': { set: true } } }]);
 
       const disabled = await admin.call('PATCH', '/destinations/d', { enabled: false, sourceIds: [] });
       expect(disabled.body).toEqual({
@@ -442,7 +457,7 @@ describe('admin API routes', () => {
         name: 'Webhooks',
         enabled: false,
         sourceIds: [],
-        settings: { webhooks: replacement, sharedSecret: { set: false } },
+        settings: { webhooks: hinted(replacement), sharedSecret: { set: false } },
       });
       expect((await admin.call('GET', '/destinations/d')).body).toEqual(disabled.body);
     });
@@ -465,14 +480,79 @@ describe('admin API routes', () => {
       expect((await stored()).settings.sharedSecret).toBe(FIRST_SECRET);
 
       const replaced = await admin.call('PATCH', '/destinations/d', { settings: { sharedSecret: SECRET } });
-      expect(replaced.body.settings).toEqual({ webhooks: hooks('https://b.example.com/'), sharedSecret: { set: true, last4: '1234' } });
+      expect(replaced.body.settings).toEqual({
+        webhooks: hinted(hooks('https://b.example.com/')),
+        sharedSecret: { set: true, last4: '1234' },
+      });
       expect((await stored()).settings.sharedSecret).toBe(SECRET);
 
       const removed = await admin.call('PATCH', '/destinations/d', { settings: { sharedSecret: null } });
       expect(removed.status).toBe(200);
-      expect(removed.body.settings).toEqual({ webhooks: hooks('https://b.example.com/'), sharedSecret: { set: false } });
+      expect(removed.body.settings).toEqual({ webhooks: hinted(hooks('https://b.example.com/')), sharedSecret: { set: false } });
       expect((await stored()).settings).not.toHaveProperty('sharedSecret');
       expect((await admin.call('GET', '/destinations/d')).body.settings.sharedSecret).toEqual({ set: false });
+    });
+
+    it('header values are write-only: reads show hints, a PATCH of what was read keeps them, a string replaces one', async () => {
+      const prefix = uniquePrefix('dst-headers');
+      const admin = await admins.on(prefix);
+      const store = new ConfigStore(redis, prefix);
+      const stored = async (): Promise<Destination> => (await store.snapshot()).destinations.get('d')!;
+      const original = hooks('https://a.example.com/', 'https://b.example.com/');
+      const created = await admin.call('POST', '/destinations', { id: 'd', name: 'Webhooks', settings: { webhooks: original } });
+      expect(created.body.settings.webhooks).toEqual([
+        { url: 'https://a.example.com/', headers: { 'X-Team': { set: true }, Authorization: { set: true, last4: 'en-0' } } },
+        { url: 'https://b.example.com/', headers: { 'X-Team': { set: true }, Authorization: { set: true, last4: 'en-1' } } },
+      ]);
+      for (const read of [
+        created,
+        await admin.call('GET', '/destinations/d'),
+        await admin.call('GET', '/destinations'),
+        await admin.call('GET', '/config'),
+      ])
+        expect(read.text).not.toMatch(/receiver-token|team-\d/);
+
+      // Read, change one thing, write back what was read: the hints keep the real values.
+      const read = (await admin.call('GET', '/destinations/d')).body;
+      const [first, second] = read.settings.webhooks;
+      const rewritten = await admin.call('PATCH', '/destinations/d', {
+        settings: { webhooks: [second, { ...first, headers: { ...first.headers, 'X-Extra': 'new-value' } }] },
+      });
+      expect(rewritten.status).toBe(200);
+      expect((await stored()).settings.webhooks).toEqual([
+        original[1],
+        { url: 'https://a.example.com/', headers: { ...original[0]!.headers, 'X-Extra': 'new-value' } },
+      ]);
+
+      // Setting a value again is a PATCH with the value; header names compare without case.
+      const rotated = await admin.call('PATCH', '/destinations/d', {
+        settings: {
+          webhooks: [{ url: 'https://b.example.com/', headers: { authorization: 'Bearer rotated-token-9999', 'x-team': { set: true } } }],
+        },
+      });
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.settings.webhooks).toEqual([
+        { url: 'https://b.example.com/', headers: { authorization: { set: true, last4: '9999' }, 'x-team': { set: true } } },
+      ]);
+      expect((await stored()).settings.webhooks).toEqual([
+        { url: 'https://b.example.com/', headers: { authorization: 'Bearer rotated-token-9999', 'x-team': 'team-1' } },
+      ]);
+
+      // A hint with nothing stored to keep (another URL, or an unknown header) is refused by field; nothing changes.
+      const before = await stored();
+      const orphan = await admin.call('PATCH', '/destinations/d', {
+        settings: { webhooks: [{ url: 'https://c.example.com/', headers: { authorization: { set: true, last4: '9999' } } }] },
+      });
+      expect(orphan.status).toBe(400);
+      expect(orphan.body.fields).toEqual([
+        { field: 'settings.webhooks[0].headers.authorization', message: expect.stringContaining('send the value') },
+      ]);
+      const unset = await admin.call('PATCH', '/destinations/d', {
+        settings: { webhooks: [{ url: 'https://b.example.com/', headers: { 'X-Other': { set: false } } }] },
+      });
+      expect(unset.status).toBe(400);
+      expect(unset.body.fields).toEqual([{ field: 'settings.webhooks[0].headers.X-Other', message: expect.any(String) }]);
+      expect(await stored()).toEqual(before);
     });
 
     it('DELETE answers 204 with no body, then the destination is gone', async () => {
@@ -630,7 +710,7 @@ describe('admin API routes', () => {
   });
 
   describe('GET /config', () => {
-    it('exports sources with write keys and destinations without their secret; applying it changes nothing and keeps the secret', async () => {
+    it('exports sources with write keys and destinations without their secret and header values; applying it changes nothing and keeps them', async () => {
       const prefix = uniquePrefix('export');
       const admin = await admins.on(prefix);
       const web = (await admin.call('POST', '/sources', { id: 'web', name: 'Web', type: 'web', rateLimitPerSecond: 20 })).body;
@@ -652,6 +732,7 @@ describe('admin API routes', () => {
       const exported = await admin.call('GET', '/config');
       expect(exported.status).toBe(200);
       expect(exported.text).not.toContain(SECRET);
+      expect(exported.text).not.toContain('receiver-token');
       expect(exported.body).toEqual({
         sources: [srv, web],
         destinations: [
@@ -660,14 +741,14 @@ describe('admin API routes', () => {
             name: 'Webhooks',
             enabled: false,
             sourceIds: ['srv'],
-            settings: { webhooks: hooks('https://c.example.com/h') },
+            settings: { webhooks: withoutHeaders(hooks('https://c.example.com/h')) },
           },
           {
             id: 'with-secret',
             name: 'Webhooks',
             enabled: true,
             sourceIds: ['web', 'srv'],
-            settings: { webhooks: hooks('https://a.example.com/h', 'https://b.example.com/h') },
+            settings: { webhooks: withoutHeaders(hooks('https://a.example.com/h', 'https://b.example.com/h')) },
           },
         ],
         audiences: [],

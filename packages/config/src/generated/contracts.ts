@@ -1,11 +1,6 @@
 /* Generated from schemas/*.schema.json by scripts/gen-types.mjs. Do not edit: change a schema and run pnpm gen:types. */
 
 /**
- * @minItems 1
- * @maxItems 5
- */
-export type Webhooks = WebhookTarget[];
-/**
  * Work of the audiences service that is not driven by one call: a full pass over the profiles for one audience (its backfill on creation, or after its definition changed), or the periodic sync of every time-windowed audience.
  */
 export type AudienceJob =
@@ -109,7 +104,11 @@ export interface DestinationCreate {
  * Settings of one Webhooks destination (docs/spec.md §4).
  */
 export interface WebhookSettings {
-  webhooks: Webhooks;
+  /**
+   * @minItems 1
+   * @maxItems 5
+   */
+  webhooks: WebhookTarget[];
   sharedSecret?: string;
 }
 export interface WebhookTarget {
@@ -122,7 +121,7 @@ export interface WebhookTarget {
   };
 }
 /**
- * JSON merge patch of a destination: fields given replace the stored ones (webhooks and sourceIds as whole lists); settings.sharedSecret null removes the secret, leaving it out keeps it.
+ * JSON merge patch of a destination: fields given replace the stored ones (webhooks and sourceIds as whole lists); settings.sharedSecret null removes the secret, leaving it out keeps it; a header value given as its hint keeps the stored value.
  */
 export interface DestinationPatch {
   enabled?: boolean;
@@ -131,21 +130,23 @@ export interface DestinationPatch {
    */
   sourceIds?: string[];
   settings?: {
-    webhooks?: Webhooks;
+    /**
+     * the whole list; a header value may be given as the hint a read shows, which keeps the value stored for that header on the webhook with the same URL
+     *
+     * @minItems 1
+     * @maxItems 5
+     */
+    webhooks?: WebhookTargetPatch[];
     sharedSecret?: string | null;
   };
 }
-/**
- * A destination as the API returns it: the shared secret replaced by a hint.
- */
-export interface DestinationView {
-  id: string;
-  name: string;
-  enabled: boolean;
-  sourceIds: string[];
-  settings: {
-    webhooks: Webhooks;
-    sharedSecret: SecretHint;
+export interface WebhookTargetPatch {
+  /**
+   * an absolute http or https URL
+   */
+  url: string;
+  headers?: {
+    [k: string]: string | SecretHint;
   };
 }
 /**
@@ -154,6 +155,28 @@ export interface DestinationView {
 export interface SecretHint {
   set: boolean;
   last4?: string;
+}
+/**
+ * A destination as the API returns it: the shared secret and every static header value replaced by a hint.
+ */
+export interface DestinationView {
+  id: string;
+  name: string;
+  enabled: boolean;
+  sourceIds: string[];
+  settings: {
+    webhooks: WebhookTargetView[];
+    sharedSecret: SecretHint;
+  };
+}
+export interface WebhookTargetView {
+  url: string;
+  /**
+   * static header values are write-only: each is shown as a hint
+   */
+  headers?: {
+    [k: string]: SecretHint;
+  };
 }
 export interface CatalogEntry {
   name: string;

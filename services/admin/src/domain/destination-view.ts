@@ -1,12 +1,23 @@
-/** A destination as the admin API shows it: the shared secret is write-only. */
-import type { Destination, DestinationView, SecretHint } from '@eventrelay/config';
+/**
+ * A destination as the admin API shows it: the shared secret and every static header value are
+ * write-only (a header often carries the receiver's credentials, e.g. `Authorization`).
+ */
+import type { Destination, DestinationView, SecretHint, WebhookTargetView } from '@eventrelay/config';
 
 /** Below this length the last 4 characters would give away too much of the secret. */
 const HINT_MIN_LENGTH = 8;
 
 export function toDestinationView(destination: Destination): DestinationView {
-  const { sharedSecret, ...settings } = destination.settings;
-  return { ...destination, settings: { ...settings, sharedSecret: secretHint(sharedSecret) } };
+  const { sharedSecret, webhooks, ...settings } = destination.settings;
+  return {
+    ...destination,
+    settings: { ...settings, webhooks: webhooks.map(webhookView), sharedSecret: secretHint(sharedSecret) },
+  };
+}
+
+function webhookView({ headers, ...webhook }: Destination['settings']['webhooks'][number]): WebhookTargetView {
+  if (headers === undefined) return webhook;
+  return { ...webhook, headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, secretHint(value)])) };
 }
 
 function secretHint(secret: string | undefined): SecretHint {

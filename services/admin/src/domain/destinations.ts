@@ -13,6 +13,8 @@ import {
   type DestinationCreate,
   type DestinationPatch,
   type FieldProblem,
+  type WebhookTarget,
+  type WebhookTargetPatch,
 } from '@eventrelay/config';
 import { auditEntry, type WriteContext } from './write-context.js';
 
@@ -65,13 +67,14 @@ export function planPatchDestination(
   const old = existingDestination(snapshot, id);
   const { sharedSecret: oldSecret, ...oldSettings } = old.settings;
   const secret = patch.settings?.sharedSecret === undefined ? oldSecret : (patch.settings.sharedSecret ?? undefined);
+  const webhooks = patch.settings?.webhooks ? resolveHintedHeaders(patch.settings.webhooks, old) : undefined;
   const destination: Destination = {
     ...old,
     ...(patch.enabled === undefined ? {} : { enabled: patch.enabled }),
     ...(patch.sourceIds === undefined ? {} : { sourceIds: patch.sourceIds }),
     settings: {
       ...oldSettings,
-      ...(patch.settings?.webhooks ? { webhooks: patch.settings.webhooks } : {}),
+      ...(webhooks ? { webhooks } : {}),
       ...(secret === undefined ? {} : { sharedSecret: secret }),
     },
   };
@@ -81,6 +84,37 @@ export function planPatchDestination(
     audit: [auditEntry(ctx, 'destination.update', id, { fields: patchedFields(patch) })],
     result: destination,
   };
+}
+
+/**
+ * Header values are write-only, so a read shows each as a hint; a client that sends back what it
+ * read (to change a URL, say) sends hints. A hint keeps the value stored for that header (names
+ * compare without case) on the stored webhook with the same URL, so the hint is never written as
+ * the value; a hint with nothing stored to keep is refused by field, asking for the value itself.
+ */
+function resolveHintedHeaders(webhooks: readonly WebhookTargetPatch[], old: Destination): WebhookTarget[] {
+  const problems: FieldProblem[] = [];
+  const resolved = webhooks.map((webhook, i): WebhookTarget => {
+    if (webhook.headers === undefined) return { url: webhook.url };
+    const stored = old.settings.webhooks.find((w) => w.url === webhook.url)?.headers ?? {};
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(webhook.headers)) {
+      if (typeof value === 'string') {
+        headers[name] = value;
+        continue;
+      }
+      const kept = Object.entries(stored).find(([storedName]) => storedName.toLowerCase() === name.toLowerCase())?.[1];
+      if (kept !== undefined && value.set) headers[name] = kept;
+      else
+        problems.push({
+          field: `settings.webhooks[${i}].headers.${name}`,
+          message: `is a hint, and no value of this header is stored for ${webhook.url} to keep; send the value`,
+        });
+    }
+    return { url: webhook.url, headers };
+  });
+  if (problems.length > 0) throw new RequestError('invalid_request', problems.map(describeProblem).join('; '), problems);
+  return resolved;
 }
 
 /** Also disconnects it from every audience, so no reference dangles. */
