@@ -22,6 +22,7 @@ describe('loadEnvFrom with the common variables', () => {
       LOG_LEVEL: 'info',
       REDIS_TLS_CA_FILE: undefined,
       EVENTRELAY_CONFIG: undefined,
+      EVENTRELAY_CONFIG_MODE: 'seed',
     });
   });
 
@@ -37,13 +38,21 @@ describe('loadEnvFrom with the common variables', () => {
       EVENTRELAY_PREFIX: 'staging',
       LOG_LEVEL: 'debug',
       EVENTRELAY_CONFIG: '/etc/eventrelay/config.json',
+      EVENTRELAY_CONFIG_MODE: 'sync',
     });
     expect(env).toEqual({
       REDIS_URL: 'rediss://user:pw@redis.internal:6380/2',
       EVENTRELAY_PREFIX: 'staging',
       LOG_LEVEL: 'debug',
       EVENTRELAY_CONFIG: '/etc/eventrelay/config.json',
+      EVENTRELAY_CONFIG_MODE: 'sync',
     });
+  });
+
+  it('takes only seed or sync as EVENTRELAY_CONFIG_MODE, naming the variable', () => {
+    expect(loadError(commonEnv, { EVENTRELAY_CONFIG_MODE: 'always' }).message).toContain(
+      'EVENTRELAY_CONFIG_MODE must be one of seed, sync, got "always"',
+    );
   });
 
   it('returns a frozen object', () => {
@@ -58,6 +67,7 @@ describe('loadEnvFrom with the common variables', () => {
   it('ignores variables it does not declare', () => {
     expect(Object.keys(loadEnvFrom(commonEnv, { PATH: '/bin', HOME: '/root' })).sort()).toEqual([
       'EVENTRELAY_CONFIG',
+      'EVENTRELAY_CONFIG_MODE',
       'EVENTRELAY_PREFIX',
       'LOG_LEVEL',
       'REDIS_TLS_CA_FILE',
@@ -202,6 +212,7 @@ describe('describeEnv', () => {
       EVENTRELAY_PREFIX: '{er}',
       LOG_LEVEL: 'info',
       EVENTRELAY_CONFIG: undefined,
+      EVENTRELAY_CONFIG_MODE: 'seed',
       ADMIN_TOKEN: '***',
       WEBHOOK_SECRET: '***',
       PORT: 9000,

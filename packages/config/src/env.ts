@@ -256,4 +256,9 @@ export const commonEnv = {
     describe:
       'declarative config file (sources, destinations, audiences) applied at start as an idempotent upsert; checked whole before anything is written',
   }),
+  EVENTRELAY_CONFIG_MODE: oneOf(['seed', 'sync'] as const, {
+    default: 'seed',
+    describe:
+      'how EVENTRELAY_CONFIG is applied at start: seed only when nothing was ever written to this prefix, so changes made through the admin API survive a restart; sync at every start, the file winning for every source, destination and audience it names. Each change the file makes is in the audit log under config-file',
+  }),
 } as const;

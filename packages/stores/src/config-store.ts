@@ -9,10 +9,13 @@ import type { Redis } from 'ioredis';
 import {
   ConfigError,
   parseConfigText,
+  planConfigFile,
   planUpsert,
   type Audience,
   type AuditEntry,
   type ConfigChange,
+  type ConfigFileMode,
+  type ConfigFileOutcome,
   type ConfigPlan,
   type ConfigSnapshot,
   type Destination,
@@ -131,6 +134,8 @@ export class ConfigStore {
       for (let attempt = 1; ; attempt++) {
         const snapshot = await this.snapshot();
         const planned = plan(snapshot);
+        // Nothing to write: no commit, so no version bump that would make every reader reload.
+        if (planned.changes.length === 0 && (planned.audit ?? []).length === 0) return planned.result;
         if ((await this.commit(snapshot.version, planned.changes, planned.audit ?? [])) !== undefined) return planned.result;
         if (attempt >= MAX_WRITE_TRIES)
           throw new Error(`config store: ${MAX_WRITE_TRIES} writes in a row lost a race with other writers; giving up`);
@@ -223,17 +228,19 @@ function unreachable(value: never): never {
   throw new Error(`config store: unknown change ${JSON.stringify(value)}`);
 }
 
-/** The declarative config file named by EVENTRELAY_CONFIG, read and checked. */
+/** The declarative config file named by EVENTRELAY_CONFIG, read and checked, with its mode. */
 export interface ConfigFile {
   readonly path: string;
+  readonly mode: ConfigFileMode;
   readonly config: ValidConfig;
 }
 
 /**
  * Reads and checks the file (nothing when no path is given); throws ConfigError naming the file
  * and the field. Processes call it before they connect, so a bad file leaves Redis untouched.
+ * `mode` is EVENTRELAY_CONFIG_MODE (see planConfigFile).
  */
-export async function readConfigFile(path: string | undefined): Promise<ConfigFile | undefined> {
+export async function readConfigFile(path: string | undefined, mode: ConfigFileMode = 'seed'): Promise<ConfigFile | undefined> {
   if (!path) return undefined;
   let text: string;
   try {
@@ -245,11 +252,24 @@ export async function readConfigFile(path: string | undefined): Promise<ConfigFi
       { cause: err },
     );
   }
-  return { path, config: parseConfigText(text, path) };
+  return { path, mode, config: parseConfigText(text, path) };
 }
 
-/** Applies the file at start (an idempotent upsert; every process does, whichever starts first). */
-export async function applyConfigFile(store: ConfigStore, file: ConfigFile | undefined, logger: Logger): Promise<void> {
-  if (!file) return;
-  logger.info({ file: file.path, version: (await store.apply(file.config)).version }, 'config.applied');
+/**
+ * Applies the file at start by its mode: `seed` only into a prefix nothing was ever written to,
+ * `sync` every time; only what differs is written, each change audited as the file's doing. Every
+ * process that is given the file does this, whichever starts first; the others find nothing to do.
+ */
+export async function applyConfigFile(
+  store: ConfigStore,
+  file: ConfigFile | undefined,
+  logger: Logger,
+  clock: () => number = Date.now,
+): Promise<ConfigFileOutcome | undefined> {
+  if (!file) return undefined;
+  const outcome = await store.update((snapshot) =>
+    planConfigFile(snapshot, file.config, { mode: file.mode, path: file.path, now: new Date(clock()).toISOString() }),
+  );
+  logger.info({ file: file.path, mode: file.mode, ...outcome, version: await store.version() }, `config.${outcome.outcome}`);
+  return outcome;
 }

@@ -47,7 +47,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
   const clock = deps.clock ?? Date.now;
   logger.info({ env: describeEnv(adminEnvSpec, env), tokens: env.ADMIN_TOKEN.map((t) => t.id) }, 'admin.config');
   // Checked before anything connects: a bad file must leave Redis untouched.
-  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG, env.EVENTRELAY_CONFIG_MODE);
 
   const redis = createRedis(env, 'control', 'admin', registry);
   const prefix = env.EVENTRELAY_PREFIX;
@@ -63,7 +63,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
   try {
     await waitForRedis([redis], () => logger.info('redis.waiting'));
     const store = new ConfigStore(redis, prefix, { auditMax: env.ADMIN_AUDIT_MAX });
-    await applyConfigFile(store, configFile, logger);
+    await applyConfigFile(store, configFile, logger, clock);
     // The logs' caps are kept by their writers (webhook-delivery, ingest); this process only reads
     // them, and removes dead letters on replay.
     const deadLetters = new DeadLetterStore(redis, prefix, Number.MAX_SAFE_INTEGER);

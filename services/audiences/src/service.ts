@@ -46,7 +46,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   const { logger, registry } = deps;
   const clock = deps.clock ?? Date.now;
   logger.info({ env: describeEnv(audiencesEnvSpec, env) }, 'audiences.config');
-  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG, env.EVENTRELAY_CONFIG_MODE);
 
   const prefix = env.EVENTRELAY_PREFIX;
   const control = createRedis(env, 'control', 'audiences-control', registry);

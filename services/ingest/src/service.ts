@@ -43,7 +43,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   const newId = deps.newId ?? randomUUID;
   logger.info({ env: describeEnv(ingestEnvSpec, env) }, 'ingest.config');
   // Checked before anything connects: a bad file must leave Redis untouched.
-  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG, env.EVENTRELAY_CONFIG_MODE);
 
   const control = createRedis(env, 'control', 'ingest-control', registry);
   const hot = createRedis(env, 'hot-path', 'ingest-hot', registry);

@@ -34,7 +34,7 @@ export type RunningRouter = RunningWorkerProcess & {
 export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<RunningRouter> {
   const { logger, registry } = deps;
   logger.info({ env: describeEnv(routerEnvSpec, env) }, 'router.config');
-  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG, env.EVENTRELAY_CONFIG_MODE);
 
   const control = createRedis(env, 'control', 'router-control', registry);
   const connection = createRedis(env, 'worker', 'router-worker', registry);

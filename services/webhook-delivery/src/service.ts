@@ -53,7 +53,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   const random = deps.random ?? uniform;
   logger.info({ env: describeEnv(deliveryEnvSpec, env) }, 'delivery.config');
   // Files are read before anything connects: a bad one must leave Redis untouched.
-  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG);
+  const configFile = await readConfigFile(env.EVENTRELAY_CONFIG, env.EVENTRELAY_CONFIG_MODE);
   const ca = await trustedCas(env);
 
   const control = createRedis(env, 'control', 'delivery-control', registry);

@@ -364,7 +364,7 @@ export interface DeleteNotice {
   timestamp: string;
 }
 /**
- * One write through the admin API.
+ * One write through the admin API, or one change the config file made at start.
  */
 export interface AuditEntry {
   /**
@@ -372,7 +372,7 @@ export interface AuditEntry {
    */
   at: string;
   /**
-   * which admin token: tok_ and the first 8 hex digits of its SHA-256
+   * which admin token: tok_ and the first 8 hex digits of its SHA-256; config-file for a change the EVENTRELAY_CONFIG file made at start
    */
   tokenId: string;
   /**
