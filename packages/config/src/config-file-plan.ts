@@ -17,10 +17,9 @@ import type { ValidConfig } from './config-file.js';
 import type { AuditEntry } from './generated/contracts.js';
 
 export type ConfigFileMode = 'seed' | 'sync';
-export const CONFIG_FILE_MODES: readonly ConfigFileMode[] = ['seed', 'sync'];
 
 /** The token id the audit log gives to changes made by the config file. */
-export const CONFIG_FILE_ACTOR = 'config-file';
+const CONFIG_FILE_ACTOR = 'config-file';
 
 export interface ConfigFileOutcome {
   /** `skipped`: seed mode and the store already held config. */
