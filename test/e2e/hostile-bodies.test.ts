@@ -10,7 +10,7 @@
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { CALL_TYPES } from '../../services/ingest/src/domain/routes';
-import { MAX_BODY_DEPTH } from '../../services/admin/src/domain/body-shape';
+import { MAX_BODY_DEPTH } from '@eventrelay/config';
 import { ADMIN_TEST_TOKEN, startTestAdmin, type TestAdmin } from '../support/admin';
 import { startTestIngest, type TestIngest } from '../support/ingest';
 import { deletePrefix, eventually, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';

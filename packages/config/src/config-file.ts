@@ -6,6 +6,7 @@ import { ConfigError } from './errors.js';
 import type { EventrelayConfig } from './generated/contracts.js';
 import { describeSchemaErrors, validateConfigShape } from './schemas.js';
 import { describeProblem } from './field-problems.js';
+import { bodyDepthProblem } from './json-depth.js';
 import { destinationType } from './destination-catalog.js';
 import { audienceProblems } from './audiences/audience-rules.js';
 
@@ -23,6 +24,10 @@ export function parseConfigText(text: string, origin: string): ValidConfig {
   } catch (err) {
     throw new ConfigError('invalid_config', `${origin}: not valid JSON (${(err as Error).message})`);
   }
+  // Before the schema validator recurses over it: a file nested thousands of levels deep must be
+  // refused by name, not overflow the stack.
+  const tooDeep = bodyDepthProblem(value);
+  if (tooDeep) throw new ConfigError('invalid_config', `${origin}: ${tooDeep.message}`);
   return checkConfig(value, origin);
 }
 

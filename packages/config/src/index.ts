@@ -29,6 +29,7 @@ export { RESERVED_WEBHOOK_HEADERS } from './webhook-headers.js';
 export { SIGNATURE_HEADER, signBody, verifySignature } from './signature.js';
 export { describeProblem, type FieldProblem } from './field-problems.js';
 export { emptySnapshot, exportConfig, planUpsert, type ConfigChange, type ConfigPlan, type ConfigSnapshot } from './config-changes.js';
+export { MAX_BODY_DEPTH, bodyDepthProblem } from './json-depth.js';
 export { planConfigFile, type ConfigFileMode, type ConfigFileOutcome } from './config-file-plan.js';
 export { destinationCatalog, destinationType } from './destination-catalog.js';
 export type {

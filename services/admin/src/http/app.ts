@@ -10,12 +10,12 @@ import {
   RequestError,
   adminBodyValidator,
   adminQueryValidator,
+  bodyDepthProblem,
   describeProblem,
   schemaProblems,
   type FieldProblem,
 } from '@eventrelay/config';
 import { handleOps, type Logger, type OpsDeps } from '@eventrelay/runtime';
-import { bodyDepthProblem } from '../domain/body-shape.js';
 import { authenticate, type AdminToken } from '../domain/tokens.js';
 import type { AdminMetrics } from '../metrics.js';
 import { ADMIN_BASE, type AdminRequest, type RouteSpec } from './route-spec.js';

@@ -1,11 +1,12 @@
 /**
- * The shape limits every admin body is checked against before schema validation. The schema
- * validator and the planners recurse over the body, so a body nested a few thousand levels deep
- * (16 KB of `{"not":` is enough) would overflow the stack and answer 500; the 1 MB size limit
- * alone does not prevent that. 32 levels is far more than any admin body needs (an audience
- * condition may nest 10 levels, about 22 levels of JSON once inside its body).
+ * The nesting limit every admin body and the config file are checked against before schema
+ * validation. The schema validator, the planners and the audience rules recurse over the value,
+ * so a body nested a few thousand levels deep (16 KB of `{"not":` is enough) would overflow the
+ * stack and answer 500 (or crash a process at start); the 1 MB size limit alone does not prevent
+ * that. 32 levels is far more than any legal body or file needs (an audience condition may nest
+ * 10 levels, about 22 levels of JSON in its body or in the config file).
  */
-import type { FieldProblem } from '@eventrelay/config';
+import type { FieldProblem } from './field-problems.js';
 
 /** Objects and arrays inside one another, the body itself counting as level 1. */
 export const MAX_BODY_DEPTH = 32;

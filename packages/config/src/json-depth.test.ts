@@ -1,4 +1,4 @@
-import { MAX_BODY_DEPTH, bodyDepthProblem } from './body-shape';
+import { MAX_BODY_DEPTH, bodyDepthProblem } from './json-depth.js';
 
 /** `levels` objects and arrays inside one another, alternating, with a scalar at the bottom. */
 function nested(levels: number): unknown {
