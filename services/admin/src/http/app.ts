@@ -69,6 +69,9 @@ export function createAdminHandler(deps: AppDeps): (req: IncomingMessage, res: S
       if (validateBody && !validateBody(body)) throw invalid(schemaProblems(validateBody.errors));
       const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
       if (validateQuery && !validateQuery(query)) throw invalid(schemaProblems(validateQuery.errors));
+      // The validator coerces "1e309" to Infinity and then lets it past minimum and maximum.
+      const infinite = Object.keys(query).filter((k) => typeof query[k] === 'number' && !Number.isFinite(query[k]));
+      if (infinite.length > 0) throw invalid(infinite.map((field) => ({ field, message: 'must be a finite number' })));
       const answer = await route.handle({ params: req.params as Record<string, string>, query, body, token } as AdminRequest<never, never>);
       if (answer.body === undefined) res.status(answer.status).end();
       else res.status(answer.status).json(answer.body);
