@@ -127,4 +127,14 @@ describe('EVENTRELAY_CONFIG_MODE', () => {
     expect(await store.version()).toBe(versionBefore);
     expect(fromFile(await audit(unchanged))).toHaveLength(3);
   });
+
+  it.each(['seed', 'sync'] as const)('%s: processes starting at once with the file write it once, audited once', async (mode) => {
+    const prefix = uniquePrefix(`config-race-${mode}`);
+    prefixes.push(prefix);
+    const admins = await Promise.all([start(prefix, mode), start(prefix, mode), start(prefix, mode)]);
+    const store = new ConfigStore(redis, prefix);
+    expect(await store.version()).toBe(1);
+    expect(fromFile(await audit(admins[0])).map((i) => i.action)).toEqual(['destination.create', 'source.create']);
+    expect((await store.sourceByWriteKey(FILE_KEY))?.id).toBe('web');
+  });
 });
