@@ -332,6 +332,27 @@ describe('hostile bodies to every intake route', () => {
     expectNoPollution();
   });
 
+  it('hostile paths and query strings: 4xx, never 5xx', async () => {
+    const auth = `Basic ${Buffer.from(`${ingest.writeKey}:`).toString('base64')}`;
+    const targets = [
+      '/v1/%E0%A4%A',
+      '/v1/%',
+      '/v1/track?x=%ZZ',
+      '/v1/track/../batch',
+      `/v1/${'a'.repeat(8_000)}`,
+      '/v1/__proto__',
+      '/v1/constructor',
+      '/v1//track',
+      '/v1/track?writeKey[]=x',
+    ];
+    const answers: string[] = [];
+    for (const target of targets) {
+      const res = await send(`${ingest.url}${target}`, 'POST', { name: 'wrong types', body: json(wrongTypes), kind: 'shape' }, auth);
+      if (!(res.status >= 400 && res.status < 500)) answers.push(`${target.slice(0, 60)} -> ${res.status}`);
+    }
+    expect(answers).toEqual([]);
+  });
+
   it('still serves a valid call afterwards, and queued nothing from the hostile bodies', async () => {
     const auth = `Basic ${Buffer.from(`${ingest.writeKey}:`).toString('base64')}`;
     const res = await send(
