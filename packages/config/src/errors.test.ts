@@ -15,7 +15,12 @@ describe('errorCodes', () => {
   });
 
   it('marks exactly the codes that a retry can fix as retryable', () => {
-    expect(codes.filter((c) => errorCodes[c].retryable).sort()).toEqual(['internal_error', 'rate_limited', 'service_unavailable']);
+    expect(codes.filter((c) => errorCodes[c].retryable).sort()).toEqual([
+      'internal_error',
+      'overloaded',
+      'rate_limited',
+      'service_unavailable',
+    ]);
   });
 
   it('has a summary for every code', () => {
@@ -70,6 +75,7 @@ describe('subclasses', () => {
   it.each([
     ['rate_limited', 429],
     ['service_unavailable', 503],
+    ['overloaded', 503],
   ] as const)('UnavailableError %s is retryable and carries Retry-After', (code, status) => {
     const cause = new Error('underlying');
     const err = new UnavailableError(code, 'later', 7, { cause, resetAtEpochSeconds: 1_800_000_000 });

@@ -33,7 +33,7 @@ export const errorCodes = {
     retryable: true,
     httpStatus: 503,
     summary:
-      "Redis memory is past INGEST_REDIS_MEMORY_LIMIT_RATIO of its maxmemory; nothing of the request was stored; retry after `Retry-After` seconds.",
+      'Redis memory is past INGEST_REDIS_MEMORY_LIMIT_RATIO of its maxmemory; nothing of the request was stored; retry after `Retry-After` seconds.',
   },
   service_unavailable: {
     retryable: true,
