@@ -9,6 +9,11 @@ export function profileKeys(prefix: string) {
     profile: (userId: string) => `${prefix}:prof:u:${userId}`,
     /** Sorted set, all scores 0: every userId with a profile, paged in lexical order by full passes. */
     index: `${prefix}:prof:index`,
+    /**
+     * Sorted set userId → time of the profile's last write (ms): whose profile has been idle past
+     * AUDIENCES_PROFILE_TTL_DAYS, so the periodic sync can take them out of the index and audiences.
+     */
+    seen: `${prefix}:prof:seen`,
     /** Set: the audience's members as last delivered. */
     members: (audienceId: string) => `${prefix}:aud:${audienceId}:members`,
     /** Hash userId → transition not yet handed to the delivery queue (see membership-store.ts). */

@@ -41,6 +41,13 @@ export const audiencesEnvSpec = {
     max: 3660,
     describe: 'per event: UTC days of counts kept for withinDays conditions (at least the largest withinDays, 90)',
   }),
+  AUDIENCES_PROFILE_TTL_DAYS: integer({
+    default: 395,
+    min: 0,
+    max: 3660,
+    describe:
+      'days after its last call a profile expires (the user leaves every audience, nothing is sent); every call refreshes it; 0 = never',
+  }),
 } as const;
 
 export type AudiencesEnv = EnvOf<typeof audiencesEnvSpec>;

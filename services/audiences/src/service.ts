@@ -56,11 +56,17 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   const audienceQueue = openQueue('audience', connection, prefix, queueError('audience'));
   const store = new ConfigStore(control, prefix);
   const metrics = createAudiencesMetrics(registry);
-  const profiles = new ProfileStore(control, prefix, {
-    maxTraitBytes: env.PROFILE_MAX_TRAIT_BYTES,
-    maxEvents: env.PROFILE_MAX_EVENTS,
-    daysKept: env.PROFILE_DAYS_KEPT,
-  });
+  const profiles = new ProfileStore(
+    control,
+    prefix,
+    {
+      maxTraitBytes: env.PROFILE_MAX_TRAIT_BYTES,
+      maxEvents: env.PROFILE_MAX_EVENTS,
+      daysKept: env.PROFILE_DAYS_KEPT,
+      ttlMs: env.AUDIENCES_PROFILE_TTL_DAYS * 86_400_000,
+    },
+    clock,
+  );
   const membership = new MembershipStore(control, prefix);
   const deliveries = new DeliveryQueue(deliverQueue, env.AUDIENCES_DEDUPE_WINDOW_S * 1000);
 

@@ -179,6 +179,38 @@ describe('audiences: membership delivered as identify calls', () => {
     expect((await admin.call('GET', `/audiences/${id}`)).body.membership.members).toBe(0);
   });
 
+  it('a profile not written for AUDIENCES_PROFILE_TTL_DAYS expires: it leaves the index and its audiences, nothing is sent; a call refreshes it', async () => {
+    let now = Date.parse('2026-11-21T12:00:00.000Z');
+    const { p, admin, receiver } = await setup('aud-ttl', {
+      audiencesClock: () => now,
+      audiencesEnv: { AUDIENCES_SYNC_INTERVAL_MS: '200', AUDIENCES_PROFILE_TTL_DAYS: '1' },
+    });
+    const key = (userId: string) => `${p.prefix}:prof:u:${userId}`;
+    await p.route([trackCall('t-1', { userId: 'u-1' }), trackCall('t-2', { userId: 'u-2' })]);
+    await eventually(async () => expect(await profiles(p)).toBe(2));
+    // Redis itself drops an idle profile: each write sets the hash's TTL to the idle time.
+    const ttl = await p.admin.pttl(key('u-1'));
+    expect(ttl).toBeGreaterThan(DAY_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(DAY_MS);
+
+    const id = await createAudience(admin, { name: 'Seen', condition: { event: { name: 'Tested' } } });
+    expect((await ready(admin, id)).members).toBe(2);
+    await receiver.waitFor(2);
+
+    // u-2 calls again after 12 hours; 13 hours later only u-1 has been idle for over a day.
+    now += 12 * 3_600_000;
+    await p.route([trackCall('t-3', { userId: 'u-2' })]);
+    await eventually(async () => expect(await p.admin.hget(key('u-2'), 'v')).toBe('2'));
+    now += 13 * 3_600_000;
+    await eventually(async () => expect(await p.admin.zrange(`${p.prefix}:prof:index`, 0, -1)).toEqual(['u-2']));
+    expect(await p.admin.exists(key('u-1'))).toBe(0);
+    expect(await p.admin.exists(key('u-2'))).toBe(1);
+    expect(await p.admin.smembers(`${p.prefix}:aud:${id}:members`)).toEqual(['u-2']);
+    expect(await p.admin.zrange(`${p.prefix}:prof:seen`, 0, -1)).toEqual(['u-2']);
+    await sleep(600);
+    expect(memberships(receiver)).toHaveLength(2);
+  });
+
   it('an audience whose destination is disabled changes membership but sends nothing; deleting it erases its membership', async () => {
     const { p, admin, receiver } = await setup('aud-disabled');
     await p.setDestinations([webhookDestination('aud-hooks', [receiver.url], { sourceIds: [], enabled: false })]);

@@ -7,6 +7,10 @@
  * Footprint, bounded per user and source: traits at most PROFILE_MAX_TRAIT_BYTES (key plus JSON
  * value; a new or longer value that would pass it is left out), at most PROFILE_MAX_EVENTS event
  * names with one counter each, and day buckets only for the latest PROFILE_DAYS_KEPT days of each.
+ *
+ * Idle expiry (AUDIENCES_PROFILE_TTL_DAYS, 0 = never): every write sets the profile hash's TTL
+ * again and its time in the `seen` set, so Redis drops a profile nobody wrote for that long even
+ * when no sync runs; `expireIdle` then takes its userId out of the index and the `seen` set.
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -19,14 +23,33 @@ export interface ProfileLimits {
   readonly maxTraitBytes: number;
   readonly maxEvents: number;
   readonly daysKept: number;
+  /** Idle time after which a profile expires; 0 keeps profiles until a regulation erases them. */
+  readonly ttlMs: number;
 }
 
 /** How many recent messageIds a profile remembers, against a retried job counting a call twice. */
 const IDS_KEPT = 32;
 
-// KEYS: profile, index. ARGV: userId, sourceId, digest, kind, at, day, maxTraitBytes, maxEvents,
-// daysKept, idsKept, whether to return the fields ('1' or '0'), then for identify trait key/JSON
-// value pairs, for track the event name.
+// KEYS: index, seen, then the candidates' profiles. ARGV: cutoff, then the candidates' userIds.
+// Takes out a candidate only if it was still not written since the cutoff (a write meanwhile
+// raised its time), and deletes its hash in case Redis has not dropped it yet. Returns those.
+const EXPIRE = `
+local gone = {}
+for i = 2, #ARGV do
+  local at = redis.call('ZSCORE', KEYS[2], ARGV[i])
+  if at and tonumber(at) <= tonumber(ARGV[1]) then
+    redis.call('DEL', KEYS[i + 1])
+    redis.call('ZREM', KEYS[1], ARGV[i])
+    redis.call('ZREM', KEYS[2], ARGV[i])
+    gone[#gone + 1] = ARGV[i]
+  end
+end
+return gone
+`;
+
+// KEYS: profile, index, seen. ARGV: userId, sourceId, digest, kind, at, day, maxTraitBytes,
+// maxEvents, daysKept, idsKept, whether to return the fields ('1' or '0'), ttlMs (0 = never), now,
+// then for identify trait key/JSON value pairs, for track the event name.
 // Returns {applied (0 or 1), fields left out by a cap, the profile's fields (HGETALL) or nothing}.
 const APPLY = `
 local p = KEYS[1]
@@ -42,7 +65,7 @@ if ARGV[4] == 'identify' then
   local tb = 'tb:' .. src
   local bytes = tonumber(redis.call('HGET', p, tb) or '0')
   local cap = tonumber(ARGV[7])
-  for i = 12, #ARGV, 2 do
+  for i = 14, #ARGV, 2 do
     local f = 't:' .. src .. ':' .. ARGV[i]
     local old = redis.call('HGET', p, f)
     local delta
@@ -56,7 +79,7 @@ if ARGV[4] == 'identify' then
   end
   redis.call('HSET', p, tb, bytes, 'ta:' .. src, ARGV[5])
 else
-  local f = 'e:' .. src .. ':' .. ARGV[12]
+  local f = 'e:' .. src .. ':' .. ARGV[14]
   local old = redis.call('HGET', p, f)
   if not old then
     local en = 'en:' .. src
@@ -94,6 +117,13 @@ end
 redis.call('HSET', p, 'ids', ids)
 redis.call('HINCRBY', p, 'v', 1)
 redis.call('ZADD', KEYS[2], 0, ARGV[1])
+if tonumber(ARGV[12]) > 0 then
+  redis.call('PEXPIRE', p, ARGV[12])
+  redis.call('ZADD', KEYS[3], ARGV[13], ARGV[1])
+else
+  redis.call('PERSIST', p)
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
 return {1, dropped, fields()}
 `;
 
@@ -113,6 +143,7 @@ export class ProfileStore {
     private readonly redis: Redis,
     prefix: string,
     private readonly limits: ProfileLimits,
+    private readonly clock: () => number = Date.now,
   ) {
     this.keys = profileKeys(prefix);
   }
@@ -145,12 +176,13 @@ export class ProfileStore {
     const digest = createHash('sha1').update(`${sourceId}\n${call.messageId}`).digest('hex').slice(0, 12);
     const payload =
       call.type === 'identify' ? Object.entries(call.traits ?? {}).flatMap(([k, v]) => [k, JSON.stringify(v ?? null)]) : [call.event ?? ''];
-    const { maxTraitBytes, maxEvents, daysKept } = this.limits;
+    const { maxTraitBytes, maxEvents, daysKept, ttlMs } = this.limits;
     const [applied, dropped, flat] = (await this.redis.eval(
       APPLY,
-      2,
+      3,
       this.keys.profile(call.userId),
       this.keys.index,
+      this.keys.seen,
       call.userId,
       sourceId,
       digest,
@@ -162,6 +194,8 @@ export class ProfileStore {
       daysKept,
       IDS_KEPT,
       withFields ? '1' : '0',
+      ttlMs,
+      this.clock(),
       ...payload,
     )) as [number, number, string[]];
     return { applied: applied === 1, dropped, fields: pairs(flat) };
@@ -186,8 +220,22 @@ export class ProfileStore {
     const tx = this.redis.multi();
     tx.del(...userIds.map((id) => this.keys.profile(id)));
     tx.zrem(this.keys.index, ...userIds);
+    tx.zrem(this.keys.seen, ...userIds);
     const [deleted] = await execAll(tx);
     return Number(deleted ?? 0);
+  }
+
+  /**
+   * Takes up to `count` users whose profile was not written for the idle TTL out of the index
+   * (and deletes what is left of their profile); returns them. Nothing when expiry is off.
+   */
+  async expireIdle(count: number): Promise<string[]> {
+    if (this.limits.ttlMs <= 0) return [];
+    const cutoff = this.clock() - this.limits.ttlMs;
+    const candidates = await this.redis.zrangebyscore(this.keys.seen, '-inf', cutoff, 'LIMIT', 0, count);
+    if (candidates.length === 0) return [];
+    const keys = [this.keys.index, this.keys.seen, ...candidates.map((id) => this.keys.profile(id))];
+    return (await this.redis.eval(EXPIRE, keys.length, ...keys, cutoff, ...candidates)) as string[];
   }
 
   count(): Promise<number> {

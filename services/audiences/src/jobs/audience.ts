@@ -5,7 +5,8 @@
  *   in Redis, so a pass cut off by a crash goes on where it stopped.
  * - periodic: every AUDIENCES_SYNC_INTERVAL_MS, the audiences whose condition has a time window
  *   are evaluated again for everybody (membership can change with time alone); changes only are
- *   delivered. Then outbox entries left by a crash are queued again.
+ *   delivered. Then outbox entries left by a crash are queued again, and users whose profile
+ *   expired (idle past AUDIENCES_PROFILE_TTL_DAYS) leave the index and every audience.
  * Profiles are read a page at a time, in userId order, so memory stays bounded at any size.
  */
 import { DelayedError, type Job } from 'bullmq';
@@ -19,8 +20,8 @@ import type { MembershipSync } from '../membership-sync.js';
 import { countMembershipChanges, type AudiencesMetrics } from '../metrics.js';
 
 export interface PassDeps {
-  readonly profiles: Pick<ProfileStore, 'userIdsAfter' | 'read' | 'count'>;
-  readonly membership: Pick<MembershipStore, 'passState' | 'savePassState' | 'stranded'>;
+  readonly profiles: Pick<ProfileStore, 'userIdsAfter' | 'read' | 'count' | 'expireIdle'>;
+  readonly membership: Pick<MembershipStore, 'passState' | 'savePassState' | 'stranded' | 'erase'>;
   readonly sync: Pick<MembershipSync, 'settle' | 'deliver'>;
   readonly config: { audience(id: string): Audience | undefined; readonly audiences: Iterable<Audience>; refresh(): Promise<void> };
   readonly pageSize: number;
@@ -112,11 +113,22 @@ async function periodic(deps: PassDeps): Promise<boolean> {
     requeued += stranded.length;
   }
   if (requeued > 0) deps.metrics.requeued.inc(requeued);
+  // Expired users leave their audiences silently, like erased ones: nothing is sent for them.
+  let expired = 0;
+  for (;;) {
+    const gone = await deps.profiles.expireIdle(deps.pageSize);
+    await deps.membership.erase(
+      gone,
+      all.map((a) => a.id),
+    );
+    expired += gone.length;
+    if (gone.length < deps.pageSize || deps.stopping()) break;
+  }
   deps.metrics.profiles.set(await deps.profiles.count());
   const ms = deps.clock() - started;
   deps.metrics.passes.inc({ kind: 'periodic' });
   deps.metrics.passSeconds.observe({ kind: 'periodic' }, ms / 1000);
-  deps.logger.info({ audiences: windowed.map((a) => a.id), scanned, changes, requeued, ms }, 'audience.synced');
+  deps.logger.info({ audiences: windowed.map((a) => a.id), scanned, changes, requeued, expired, ms }, 'audience.synced');
   return true;
 }
 
