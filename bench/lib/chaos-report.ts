@@ -100,7 +100,7 @@ export function evaluateTargets(runs: readonly RunResult[]): Target[] {
   over(
     'crash and restart: zero acknowledged calls lost',
     'lost = 0 (duplicates reported)',
-    runs.filter((r) => r.scenario === 'delivery-killed' || r.scenario === 'redis-restarted'),
+    runs.filter((r) => ['delivery-killed', 'redis-restarted', 'redis-killed'].includes(r.scenario)),
     (r) => `${r.scenario} ${r.mode}: lost ${r.verification.lost}, duplicates ${r.verification.duplicates}`,
     (r) => r.verification.lost === 0,
   );

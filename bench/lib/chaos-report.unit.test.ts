@@ -76,6 +76,7 @@ const cases: [string, RunResult[], boolean | undefined][] = [
   ['dead 1 of 10: p99', [run('dead-1-of-10', 'fixed', { healthy_latency_ms: latency(1000) })], false],
   ['crash and restart', [run('delivery-killed', 'fixed'), run('redis-restarted', 'fixed')], true],
   ['crash and restart', [run('delivery-killed', 'fixed', { passed: false, verification: lostOne })], false],
+  ['crash and restart', [run('redis-killed', 'saturation', { passed: false, verification: lostOne })], false],
   ['every scenario', [run('healthy', 'fixed'), run('delivery-killed', 'fixed', { passed: false, verification: lostOne })], false],
   ['hostile', [run('hostile', 'fixed')], true],
   ['hostile', [run('hostile', 'fixed', { expectation_failures: ['1 requests reached the self-signed https receiver'] })], false],

@@ -175,9 +175,15 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
         await st.restart('webhook-delivery', { signal: 'SIGKILL', afterMs: e.restartAfterS * 1000 });
         note('webhook-delivery ready again');
       } else {
-        if (!privateRedis) throw new Error('restart-redis needs the scenario to run on a private Redis');
-        note('Redis SHUTDOWN (AOF flushed)');
-        await privateRedis.close();
+        if (!privateRedis) throw new Error(`${e.kind} needs the scenario to run on a private Redis`);
+        if (e.kind === 'kill-redis') {
+          note('Redis SIGKILLed');
+          await privateRedis.stop();
+          await sleep(e.restartAfterS * 1000);
+        } else {
+          note('Redis SHUTDOWN (AOF flushed)');
+          await privateRedis.close();
+        }
         await privateRedis.start();
         redisPid = privateRedis.process()?.pid;
         note('Redis answering again (AOF loaded)');

@@ -17,6 +17,7 @@ export type ScenarioEvent = { readonly atS: number } & (
   | { readonly kind: 'receiver-down' | 'receiver-up'; readonly listener: number }
   | { readonly kind: 'kill-delivery'; readonly restartAfterS: number }
   | { readonly kind: 'restart-redis' }
+  | { readonly kind: 'kill-redis'; readonly restartAfterS: number }
 );
 
 export interface Scenario {
@@ -34,7 +35,7 @@ export interface Scenario {
   readonly tls: readonly number[];
   /** Measured window, when not BENCH_DURATION_S. */
   readonly measuredS?: number;
-  /** Redis with AOF on, of the bench's own (it gets restarted). */
+  /** Redis with AOF on, of the bench's own (it gets restarted or killed). */
   readonly privateAofRedis?: boolean;
   /** Longest wait after the load for every acknowledged call to be delivered or dead-lettered. */
   readonly settleS: number;
@@ -90,6 +91,14 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'redis-restarted',
     title: 'Redis (AOF on, appendfsync everysec) restarted mid-run',
     events: [{ atS: 8, kind: 'restart-redis' }],
+    privateAofRedis: true,
+  }),
+  scenario({
+    // A process kill, not a host crash: the AOF writes Redis made before the SIGKILL stay in the
+    // page cache, so even with everysec every acknowledged call must survive.
+    name: 'redis-killed',
+    title: 'Redis (AOF on, appendfsync everysec) SIGKILLed mid-run, restarted 1 s later',
+    events: [{ atS: 8, kind: 'kill-redis', restartAfterS: 1 }],
     privateAofRedis: true,
   }),
   scenario({
