@@ -9,3 +9,4 @@ export { AttemptLog, DeadLetterStore, isDeadLetterCursor } from './delivery-reco
 export { AuditLog, SourceEvents } from './operator-logs.js';
 export { profileKeys } from './profile-keys.js';
 export { RegulationStore } from './regulation-store.js';
+export { purgeUserDeadLetters } from './user-purge.js';

@@ -14,7 +14,7 @@ import {
   type Registry,
   type RunningWorkerProcess,
 } from '@eventrelay/runtime';
-import { ConfigStore, RegulationStore, SourceEvents, applyConfigFile, readConfigFile } from '@eventrelay/stores';
+import { ConfigStore, RegulationStore, SourceEvents, applyConfigFile, purgeUserDeadLetters, readConfigFile } from '@eventrelay/stores';
 import { audiencesEnvSpec, type AudiencesEnv } from './env.js';
 import { ConfigView } from './adapters/config-view.js';
 import { DeliveryQueue } from './adapters/delivery-queue.js';
@@ -133,6 +133,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       membership,
       // Only erases; the caps are kept by ingest, which writes the rings.
       events: new SourceEvents(control, prefix, { max: Number.MAX_SAFE_INTEGER }),
+      purgeDeadLetters: (destinationId, sourceIds, userIds) => purgeUserDeadLetters(control, prefix, destinationId, sourceIds, userIds),
       snapshot: () => store.snapshot(),
       pageSize: 500,
       metrics,

@@ -3,7 +3,8 @@
  * audiences service, delete notifications delivered by webhook-delivery to real receivers, and
  * suppression applied by the router. Real Redis under a unique prefix.
  */
-import type { Regulation } from '@eventrelay/config';
+import type { DeadLetter, Regulation } from '@eventrelay/config';
+import { DeadLetterStore } from '@eventrelay/stores';
 import { startTestAdmin, type TestAdmin } from '../../../test/support/admin';
 import { eventually, type Receiver, startReceiver, sleep } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
@@ -87,6 +88,25 @@ describe('regulations', () => {
       JSON.stringify({ at: 't1', outcome: 'accepted', call: { userId: 'u-1', event: 'secret stuff' } }),
       JSON.stringify({ at: 't2', outcome: 'accepted', call: { userId: 'u-3' } }),
     );
+    // Dead letters on hook-c (disabled): u-1's call from src-c and from src-test (not regulated),
+    // u-3's from src-c, and a delete notice for u-1, as webhook-delivery writes them.
+    const letters = new DeadLetterStore(p.admin, p.prefix, 100);
+    const letter = (messageId: string, sourceId: string, call: Record<string, unknown>): DeadLetter => ({
+      jobId: `hook-c-${sourceId}-${messageId}`,
+      job: { sourceId, destinationId: 'hook-c', call: { messageId, timestamp: 'x', ...call } as DeadLetter['job']['call'] },
+      attempts: 1,
+      lastError: 'refused',
+      urls: [],
+      firstAttemptAt: new Date().toISOString(),
+      deadAt: new Date().toISOString(),
+    });
+    for (const l of [
+      letter('d-1', 'src-c', { type: 'track', userId: 'u-1', event: 'secret stuff' }),
+      letter('d-2', 'src-test', { type: 'track', userId: 'u-1', event: 'other source' }),
+      letter('d-3', 'src-c', { type: 'track', userId: 'u-3', event: 'kept' }),
+      letter('d-4', 'src-c', { type: 'delete', userId: 'u-1' }),
+    ])
+      await letters.add(l);
     await a.waitFor(3); // the seed identifies, delivered to hook-a
     const seedRequests = a.requests.length;
 
@@ -130,6 +150,10 @@ describe('regulations', () => {
       { at: 't1', outcome: 'accepted', message: 'erased by a deletion regulation' },
     ]);
     expect(JSON.stringify(await admin.call('GET', '/sources/src-b/events'))).not.toContain('secret stuff');
+    // u-1's dead letter from a regulated source is gone, with its messageId index; the rest stay.
+    expect((await letters.list('hook-c', 10)).map((l) => l.job.call.messageId).sort()).toEqual(['d-2', 'd-3', 'd-4']);
+    expect(await p.admin.hexists(`${p.prefix}:dead-by-message:hook-c`, 'd-1')).toBe(0);
+    expect(await p.admin.hexists(`${p.prefix}:dead-by-message:hook-c`, 'd-3')).toBe(1);
     // The record never holds the subject ids.
     expect(JSON.stringify(await p.admin.hgetall(`${p.prefix}:reg:regulations`))).not.toContain('u-1');
   });

@@ -1,7 +1,7 @@
 /**
  * The regulation queue's processor. In pages of subjects: suppress (the router drops the users'
  * later calls), forward the delete notifications, erase the users' profiles, audience membership
- * and event-debugger entries, and save the progress. Every step is idempotent and the record
+ * event-debugger entries and the dead letters of their calls, and save the progress. Every step is idempotent and the record
  * says how many subjects are done, so a retried job redoes at most one page; the notifications'
  * job ids dedupe what that page queued before.
  */
@@ -23,6 +23,8 @@ export interface RegulationDeps {
   readonly profiles: Pick<ProfileStore, 'erase'>;
   readonly membership: Pick<MembershipStore, 'erase'>;
   readonly events: Pick<SourceEvents, 'eraseUsers'>;
+  /** Removes the dead letters of the users' calls from the sources to one destination; returns how many. */
+  readonly purgeDeadLetters: (destinationId: string, sourceIds: readonly string[], userIds: readonly string[]) => Promise<number>;
   /** A fresh config (the regulation's sources and destinations as they are now). */
   readonly snapshot: () => Promise<ConfigSnapshot>;
   readonly pageSize: number;
@@ -44,6 +46,9 @@ export function createRegulationProcessor(deps: RegulationDeps): (job: Job<Regul
     const sources = affectedSources(data, snapshot);
     const audienceIds = [...snapshot.audiences.keys()];
     const subjects = data.request.subjectIds;
+    // Every destination, enabled or not: a disabled one may still hold dead letters.
+    const destinationIds = [...snapshot.destinations.keys()];
+    let deadLettersPurged = 0;
     for (let from = record.counts.subjectsDone; from < subjects.length; from += deps.pageSize) {
       const page = subjects.slice(from, from + deps.pageSize);
       if (suppresses(data)) await deps.suppressions.suppress(page, data.request.sourceIds);
@@ -56,6 +61,7 @@ export function createRegulationProcessor(deps: RegulationDeps): (job: Job<Regul
         erased = await deps.profiles.erase(page);
         await deps.membership.erase(page, audienceIds);
         for (const sourceId of sources) await deps.events.eraseUsers(sourceId, page);
+        for (const destinationId of destinationIds) deadLettersPurged += await deps.purgeDeadLetters(destinationId, sources, page);
       }
       const counts = record.counts;
       record = {
@@ -79,6 +85,7 @@ export function createRegulationProcessor(deps: RegulationDeps): (job: Job<Regul
         subjects: subjects.length,
         sources: sources.length,
         ...record.counts,
+        deadLettersPurged,
         attempt: job.attemptsMade + 1,
         ms: deps.clock() - started,
       },
