@@ -15,6 +15,8 @@ export function deliveryKeys(prefix: string) {
     deadData: (destinationId: string) => `${prefix}:dead-data:${destinationId}`,
     /** messageId → job id of its dead letter, for replaying given messageIds. */
     deadByMessage: (destinationId: string) => `${prefix}:dead-by-message:${destinationId}`,
+    /** Set while the destination's dead letters are at their cap and the oldest are being evicted. */
+    deadEvicting: (destinationId: string) => `${prefix}:dead-evicting:${destinationId}`,
   } as const;
 }
 
@@ -85,14 +87,17 @@ export class AttemptLog {
 }
 
 // Adds a dead letter and trims the oldest beyond the cap, in one step so the index, the data and
-// the messageId index never disagree. KEYS: index, data, by-message. ARGV: jobId, score, json,
-// max, messageId. Returns how many were evicted.
+// the messageId index never disagree. KEYS: index, data, by-message, evicting marker. ARGV: jobId,
+// score, json, max, messageId, episode seconds. Returns {evicted, 1 when this eviction began an
+// episode}: an episode lasts while evictions keep coming less than `episode seconds` apart.
 const ADD_DEAD_LETTER = `
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[5], ARGV[1])
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
-if over <= 0 then return 0 end
+if over <= 0 then return {0, 0} end
+local began = 0
+if redis.call('SET', KEYS[4], '1', 'NX', 'EX', ARGV[6]) then began = 1 else redis.call('EXPIRE', KEYS[4], ARGV[6]) end
 local evicted = redis.call('ZPOPMIN', KEYS[1], over)
 for i = 1, #evicted, 2 do
   local id = evicted[i]
@@ -101,7 +106,7 @@ for i = 1, #evicted, 2 do
   if messageId and redis.call('HGET', KEYS[3], messageId) == id then redis.call('HDEL', KEYS[3], messageId) end
   redis.call('HDEL', KEYS[2], id)
 end
-return over
+return {over, began}
 `;
 
 // Removes letters that are still the ones read (same job id and deadAt), so a message that died
@@ -145,6 +150,20 @@ interface AddDeadLetter<R> {
   addDeadLetter(numKeys: number, ...args: (string | number)[]): R;
 }
 
+/** What adding one dead letter did to the destination's older letters. */
+export interface DeadLetterEviction {
+  /** Older letters evicted to stay under the cap. */
+  readonly evicted: number;
+  /** True when this eviction began an episode: none had been evicted for `episodeS` before it. */
+  readonly episodeBegan: boolean;
+}
+
+/** Reads one ADD_DEAD_LETTER answer (from `add`, or from the MULTI a `queueAdd` went on). */
+function deadLetterEviction(answer: unknown): DeadLetterEviction {
+  const [evicted, began] = Array.isArray(answer) ? (answer as unknown[]) : [0, 0];
+  return { evicted: Number(evicted), episodeBegan: Number(began) === 1 };
+}
+
 /**
  * Dead letters by destination: an index sorted by when the call died, the letters by letter id
  * (one per call and destination, see callDeliveryId), and the letter id by messageId. Writing one
@@ -158,6 +177,8 @@ export class DeadLetterStore {
     private readonly redis: Redis,
     prefix: string,
     private readonly maxPerDestination: number,
+    /** Evictions less than this far apart belong to one episode (one audit entry, see DeadLetterEviction). */
+    private readonly episodeS = 3600,
   ) {
     this.keys = deliveryKeys(prefix);
     defineScript(redis, 'addDeadLetter', ADD_DEAD_LETTER);
@@ -167,27 +188,35 @@ export class DeadLetterStore {
     return [this.keys.deadIndex(destinationId), this.keys.deadData(destinationId), this.keys.deadByMessage(destinationId)];
   }
 
-  /** Returns how many older letters were evicted to stay under the cap. */
-  async add(letter: DeadLetter): Promise<number> {
-    return Number(await (this.redis as unknown as AddDeadLetter<Promise<number>>).addDeadLetter(3, ...this.addArgs(letter)));
+  /** Adds the letter, evicting the oldest beyond the cap. */
+  async add(letter: DeadLetter): Promise<DeadLetterEviction> {
+    return deadLetterEviction(await (this.redis as unknown as AddDeadLetter<Promise<unknown>>).addDeadLetter(4, ...this.addArgs(letter)));
   }
 
   /**
    * Queues the write of `letter` on `tx` (a MULTI made from this store's connection), so it lands
-   * with the job's other changes; its answer is how many older letters were evicted.
+   * with the job's other changes; read its answer with `evictionOf`.
    */
   queueAdd(tx: ChainableCommander, letter: DeadLetter): void {
-    (tx as unknown as AddDeadLetter<ChainableCommander>).addDeadLetter(3, ...this.addArgs(letter));
+    (tx as unknown as AddDeadLetter<ChainableCommander>).addDeadLetter(4, ...this.addArgs(letter));
+  }
+
+  /** What a write queued with `queueAdd` did, from its answer in the MULTI's results. */
+  evictionOf(answer: unknown): DeadLetterEviction {
+    return deadLetterEviction(answer);
   }
 
   private addArgs(letter: DeadLetter): (string | number)[] {
+    const destinationId = letter.job.destinationId;
     return [
-      ...this.keysOf(letter.job.destinationId),
+      ...this.keysOf(destinationId),
+      this.keys.deadEvicting(destinationId),
       letter.jobId,
       Date.parse(letter.deadAt),
       JSON.stringify(letter),
       this.maxPerDestination,
       letter.job.call.messageId,
+      this.episodeS,
     ];
   }
 

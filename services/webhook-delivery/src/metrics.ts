@@ -35,7 +35,8 @@ export function createDeliveryMetrics(registry: Registry, openRequests: () => It
     }),
     deadLettersEvicted: new Counter({
       name: 'eventrelay_delivery_dead_letters_evicted_total',
-      help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION',
+      help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, by destination',
+      labelNames: ['destination'] as const,
       registers: [registry],
     }),
     inFlight: new Gauge({

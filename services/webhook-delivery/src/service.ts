@@ -9,6 +9,7 @@ import { ConfigError, describeEnv } from '@eventrelay/config';
 import { createRedis, openWorker, putJobBack, runWorkerProcess, type Logger, type Registry, type ShutdownStep } from '@eventrelay/runtime';
 import {
   AttemptLog,
+  AuditLog,
   CallBatches,
   ConfigStore,
   DeadLetterStore,
@@ -94,6 +95,9 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       // Batches, dead letters and job data are written in one MULTI per job run: one connection.
       batches: new CallBatches(connection, env.EVENTRELAY_PREFIX),
       deadLetters: new DeadLetterStore(connection, env.EVENTRELAY_PREFIX, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
+      deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
+      // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.
+      audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER),
       transaction: () => connection.multi(),
       stopping: () => stopping,
       sender,

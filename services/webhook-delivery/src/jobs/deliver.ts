@@ -17,7 +17,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
-import type { CallBatches, DeadLetterStore } from '@eventrelay/stores';
+import type { AuditLog, CallBatches, DeadLetterStore } from '@eventrelay/stores';
 import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
 import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
@@ -28,7 +28,11 @@ export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
   readonly gate: DestinationGate;
   readonly batches: Pick<CallBatches, 'readCalls' | 'queueRelease'>;
-  readonly deadLetters: Pick<DeadLetterStore, 'queueAdd'>;
+  readonly deadLetters: Pick<DeadLetterStore, 'queueAdd' | 'evictionOf'>;
+  /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when the cap is reached. */
+  readonly deadLetterMax: number;
+  /** Where an eviction episode of a destination's dead letters is recorded for operators. */
+  readonly audit: Pick<AuditLog, 'record'>;
   /** A MULTI on the connection the batches and dead letters live on. */
   readonly transaction: () => ChainableCommander;
   readonly metrics: DeliveryMetrics;
@@ -111,11 +115,41 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     if ('batch' in data) deps.batches.queueRelease(tx, data.batch.id, data.destinationId);
     const answers = letters.length > 0 || pending.length > 0 || 'batch' in data ? await execAll(tx) : [];
-    const evicted = answers.slice(0, letters.length).reduce<number>((n, a) => n + Number(a), 0);
-    if (evicted > 0) metrics.deadLettersEvicted.inc(evicted);
+    if (letters.length > 0) await noteEvictions(data.destinationId, answers.slice(0, letters.length));
     if (pending.length > 0) {
       await job.moveToDelayed(due, token);
       throw new DelayedError();
+    }
+  }
+
+  /**
+   * Counts the letters the commit evicted (the destination was at its cap) and, when this began an
+   * episode of evictions, writes one audit entry and one log line for it. The letters are already
+   * committed: a failed audit write is logged, never a reason to run the job again.
+   */
+  async function noteEvictions(destinationId: string, answers: readonly unknown[]): Promise<void> {
+    let evicted = 0;
+    let began = false;
+    for (const answer of answers) {
+      const e = deps.deadLetters.evictionOf(answer);
+      evicted += e.evicted;
+      began ||= e.episodeBegan;
+    }
+    if (evicted === 0) return;
+    metrics.deadLettersEvicted.inc({ destination: destinationId }, evicted);
+    if (!began) return;
+    const details = { reason: 'dead letter cap reached', max: deps.deadLetterMax, evicted };
+    logger.warn({ destinationId, ...details }, 'delivery.dead_letters_evicting');
+    try {
+      await deps.audit.record({
+        at: new Date(deps.clock()).toISOString(),
+        tokenId: 'webhook-delivery',
+        action: 'destination.dead_letters_evicted',
+        targetId: destinationId,
+        details,
+      });
+    } catch (err) {
+      logger.warn({ destinationId, err: String(err) }, 'audit.write_failed');
     }
   }
 
