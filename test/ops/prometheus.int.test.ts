@@ -116,8 +116,9 @@ describe('a real Prometheus scraping the running processes', () => {
           webhookDestination('d-retry', [failing.url]),
           webhookDestination('d-permanent', [refusing.url]),
         ],
-        // Retries far away: each call to d-retry is attempted once during the test.
-        deliveryEnv: { DELIVERY_RETRY_BASE_MS: '600000' },
+        // Retries far away: each call to d-retry is attempted once during the test. One dead letter
+        // kept per destination: d-permanent's second one evicts its first (the eviction counter and alert).
+        deliveryEnv: { DELIVERY_RETRY_BASE_MS: '600000', DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION: '1' },
         // The depth guard answers 503 once 5 route jobs wait (filled on purpose at the end).
         ingestEnv: { INGEST_MAX_QUEUE_DEPTH: '5' },
       }),
@@ -173,6 +174,7 @@ describe('a real Prometheus scraping the running processes', () => {
       expect(total(d, 'eventrelay_delivery_messages_total', { destination: 'd-retry', result: 'retry_scheduled' })).toBeGreaterThan(0);
       expect(total(d, 'eventrelay_delivery_messages_total', { destination: 'd-permanent', result: 'dead_lettered' })).toBeGreaterThan(0);
       expect(total(d, 'eventrelay_delivery_messages_total', { destination: 'd-deleted', result: 'dropped' })).toBe(1);
+      expect(total(d, 'eventrelay_delivery_dead_letters_evicted_total', { destination: 'd-permanent' })).toBeGreaterThan(0);
     }, 15_000);
 
     // ---- audiences: a new audience runs a backfill pass; admin API requests, one unauthorized
@@ -307,13 +309,13 @@ describe('a real Prometheus scraping the running processes', () => {
     );
   });
 
-  it('fires the dead-letter alert for the destination that dead-lettered, on its first dead letters', async () => {
+  it('fires the dead-letter alerts for the destination that dead-lettered, on its first dead letters and evictions', async () => {
     await eventually(
       async () => {
         const { alerts } = await api<{ alerts: { labels: Record<string, string>; state: string }[] }>('/api/v1/alerts');
         const firing = alerts.filter((a) => a.state === 'firing').map((a) => `${a.labels['alertname']} ${a.labels['destination'] ?? ''}`);
         // The other alerts wait 2 minutes or more ("for") before they fire, or see nothing wrong.
-        expect(firing).toEqual(['EventrelayDeadLettersGrowing d-permanent']);
+        expect(firing.sort()).toEqual(['EventrelayDeadLettersEvicted d-permanent', 'EventrelayDeadLettersGrowing d-permanent']);
       },
       10_000,
       250,
