@@ -112,7 +112,8 @@ describe('startChaosProcess', () => {
     const child = await startChaosProcess({ listeners: 2, secret: SECRET });
     try {
       await child.setPlan({ routes: { d1: { fail500: 1 } } });
-      const pushed = new Promise<Record<string, number>>((resolve) => child.onDelivered(resolve));
+      // The child pushes its counts whenever they change, an empty map at start included: wait for the one with d0.
+      const pushed = new Promise<Record<string, number>>((resolve) => child.onDelivered((byRoute) => byRoute['d0'] && resolve(byRoute)));
       expect([(await post(`${child.urls[0]}/d0`)).status, (await post(`${child.urls[1]}/d1`)).status]).toEqual([200, 500]);
       expect(await pushed).toEqual({ d0: 1 });
       const records: Arrival[] = [];
