@@ -3,39 +3,34 @@
  * in the background, so the hot path only reads a boolean.
  */
 import type { Queue } from 'bullmq';
+import { BackgroundSample } from './background-sample.js';
 
 export class QueueDepthGuard {
-  private waiting = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly waiting: BackgroundSample<number>;
 
   constructor(
-    private readonly queue: Pick<Queue, 'getWaitingCount'>,
+    queue: Pick<Queue, 'getWaitingCount'>,
     /** 0 turns the guard off. */
     private readonly maxWaitingJobs: number,
-    private readonly intervalMs = 500,
-  ) {}
+    intervalMs = 500,
+  ) {
+    this.waiting = new BackgroundSample(0, () => queue.getWaitingCount(), intervalMs);
+  }
 
+  /** Starts polling without waiting for the first count (the intake may start before the router). */
   start(): void {
-    if (this.maxWaitingJobs === 0) return;
-    const poll = () =>
-      this.queue.getWaitingCount().then(
-        (n) => void (this.waiting = n),
-        () => undefined,
-      );
-    void poll();
-    this.timer = setInterval(() => void poll(), this.intervalMs);
-    this.timer.unref();
+    if (this.maxWaitingJobs > 0) void this.waiting.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.waiting.stop();
   }
 
   get overLimit(): boolean {
-    return this.maxWaitingJobs > 0 && this.waiting >= this.maxWaitingJobs;
+    return this.maxWaitingJobs > 0 && this.waiting.current >= this.maxWaitingJobs;
   }
 
   get depth(): number {
-    return this.waiting;
+    return this.waiting.current;
   }
 }

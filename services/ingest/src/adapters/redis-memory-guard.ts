@@ -1,49 +1,46 @@
 /**
- * Samples Redis memory in the background (`INFO memory`, every 500 ms by default) so the hot path
- * only reads a boolean; the decision is domain/memory-guard.ts. A failed sample keeps the last
- * verdict: an unreachable Redis is answered 503 by the writer anyway.
+ * Samples Redis memory in the background (`INFO memory`) so the hot path only reads a boolean; the
+ * decision is domain/memory-guard.ts. A failed sample keeps the last verdict.
  */
 import type { Redis } from 'ioredis';
 import { judgeMemory, parseInfoMemory, type MemoryVerdict } from '../domain/memory-guard.js';
+import { BackgroundSample } from './background-sample.js';
 
 export class RedisMemoryGuard {
-  private verdict: MemoryVerdict = { kind: 'unbounded' };
-  private timer: NodeJS.Timeout | undefined;
+  private readonly verdict: BackgroundSample<MemoryVerdict>;
 
   constructor(
-    private readonly redis: Pick<Redis, 'info'>,
+    redis: Pick<Redis, 'info'>,
     /** Share of maxmemory past which calls are refused; 0 turns the guard off. */
     private readonly limitRatio: number,
-    private readonly intervalMs = 500,
-  ) {}
+    intervalMs = 500,
+  ) {
+    this.verdict = new BackgroundSample<MemoryVerdict>(
+      { kind: 'unbounded' },
+      async () => {
+        const memory = parseInfoMemory(await redis.info('memory'));
+        return memory ? judgeMemory(memory, limitRatio) : undefined;
+      },
+      intervalMs,
+    );
+  }
 
   /** Resolves after the first sample, so the intake never starts blind. */
   async start(): Promise<void> {
-    if (this.limitRatio === 0) return;
-    await this.sample();
-    this.timer = setInterval(() => void this.sample(), this.intervalMs);
-    this.timer.unref();
+    if (this.limitRatio > 0) await this.verdict.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.verdict.stop();
   }
 
   get overLimit(): boolean {
-    return this.verdict.kind === 'overloaded';
+    return this.verdict.current.kind === 'overloaded';
   }
 
   /** used_memory / maxmemory as last sampled; undefined without maxmemory (or with the guard off). */
   get ratio(): number | undefined {
-    return this.verdict.kind === 'unbounded' ? undefined : this.verdict.ratio;
-  }
-
-  private async sample(): Promise<void> {
-    try {
-      const memory = parseInfoMemory(await this.redis.info('memory'));
-      if (memory) this.verdict = judgeMemory(memory, this.limitRatio);
-    } catch {
-      // Keep the last verdict (see above).
-    }
+    const v = this.verdict.current;
+    return v.kind === 'unbounded' ? undefined : v.ratio;
   }
 }
