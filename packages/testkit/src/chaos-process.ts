@@ -130,7 +130,8 @@ if (require.main === module) {
       if (msg.type === 'stats') return rx.stats();
       throw new Error(`unknown call "${msg.type}"`);
     });
-    let pushed = '';
+    // Nothing delivered yet is nothing to push.
+    let pushed = '{}';
     setInterval(() => {
       const byRoute = JSON.stringify(Object.fromEntries(rx.delivered));
       if (byRoute !== pushed) process.send?.({ type: 'delivered', byRoute: JSON.parse((pushed = byRoute)) as unknown });
