@@ -21,6 +21,9 @@ describe('loadEnvFrom with the common variables', () => {
       EVENTRELAY_PREFIX: 'eventrelay',
       LOG_LEVEL: 'info',
       REDIS_TLS_CA_FILE: undefined,
+      REDIS_SENTINELS: undefined,
+      REDIS_SENTINEL_NAME: 'eventrelay',
+      REDIS_SENTINEL_PASSWORD: undefined,
       EVENTRELAY_CONFIG: undefined,
       EVENTRELAY_CONFIG_MODE: 'seed',
     });
@@ -39,6 +42,9 @@ describe('loadEnvFrom with the common variables', () => {
       LOG_LEVEL: 'debug',
       EVENTRELAY_CONFIG: '/etc/eventrelay/config.json',
       EVENTRELAY_CONFIG_MODE: 'sync',
+      REDIS_SENTINELS: 'sentinel-0.redis:26379, 10.0.0.7:26380,[::1]:26381',
+      REDIS_SENTINEL_NAME: 'er-primary',
+      REDIS_SENTINEL_PASSWORD: 'sentinel-pw',
     });
     expect(env).toEqual({
       REDIS_URL: 'rediss://user:pw@redis.internal:6380/2',
@@ -46,7 +52,27 @@ describe('loadEnvFrom with the common variables', () => {
       LOG_LEVEL: 'debug',
       EVENTRELAY_CONFIG: '/etc/eventrelay/config.json',
       EVENTRELAY_CONFIG_MODE: 'sync',
+      REDIS_SENTINELS: [
+        { host: 'sentinel-0.redis', port: 26379 },
+        { host: '10.0.0.7', port: 26380 },
+        { host: '::1', port: 26381 },
+      ],
+      REDIS_SENTINEL_NAME: 'er-primary',
+      REDIS_SENTINEL_PASSWORD: 'sentinel-pw',
     });
+  });
+
+  it.each([['sentinel'], ['host:'], [':26379'], ['host:0'], ['host:70000'], ['a:1,,b:2'], ['host:26379/x']])(
+    'refuses REDIS_SENTINELS=%j naming the variable and the bad item',
+    (raw) => {
+      const err = loadError(commonEnv, { REDIS_SENTINELS: raw });
+      expect(err.message).toContain('REDIS_SENTINELS must be host:port pairs separated by commas, got "');
+    },
+  );
+
+  it('never echoes REDIS_SENTINEL_PASSWORD in the start-up line', () => {
+    const env = loadEnvFrom(commonEnv, { REDIS_SENTINEL_PASSWORD: 'hunter2-sentinel' });
+    expect(JSON.stringify(describeEnv(commonEnv, env))).not.toContain('hunter2-sentinel');
   });
 
   it('takes only seed or sync as EVENTRELAY_CONFIG_MODE, naming the variable', () => {
@@ -70,6 +96,9 @@ describe('loadEnvFrom with the common variables', () => {
       'EVENTRELAY_CONFIG_MODE',
       'EVENTRELAY_PREFIX',
       'LOG_LEVEL',
+      'REDIS_SENTINELS',
+      'REDIS_SENTINEL_NAME',
+      'REDIS_SENTINEL_PASSWORD',
       'REDIS_TLS_CA_FILE',
       'REDIS_URL',
     ]);
@@ -213,6 +242,7 @@ describe('describeEnv', () => {
       LOG_LEVEL: 'info',
       EVENTRELAY_CONFIG: undefined,
       EVENTRELAY_CONFIG_MODE: 'seed',
+      REDIS_SENTINEL_NAME: 'eventrelay',
       ADMIN_TOKEN: '***',
       WEBHOOK_SECRET: '***',
       PORT: 9000,

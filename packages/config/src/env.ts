@@ -158,6 +158,31 @@ function pemFile(opts: { describe: string }): EnvVar<string | undefined> {
   };
 }
 
+/** One Redis Sentinel to ask where the primary is. */
+export interface SentinelAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** `host:port` pairs separated by commas (IPv6 in brackets), for REDIS_SENTINELS. */
+function sentinelList(opts: { describe: string }): EnvVar<readonly SentinelAddress[] | undefined> {
+  return {
+    describe: opts.describe,
+    doc: { type: 'host:port pairs separated by commas ([::1]:26379 for IPv6)', required: false },
+    parse(raw, name) {
+      if (blank(raw)) return undefined;
+      const addresses: SentinelAddress[] = [];
+      for (const item of raw.split(',').map((a) => a.trim())) {
+        const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/.exec(item);
+        const port = match ? Number(match[2]) : NaN;
+        if (!match || port < 1 || port > 65535) return bad(name, `must be host:port pairs separated by commas, got "${item}" in "${raw}"`);
+        addresses.push({ host: (match[1] as string).replace(/^\[(.*)\]$/, '$1'), port });
+      }
+      return Object.freeze(addresses);
+    },
+  };
+}
+
 /** What a custom parser returns for a bad value: the reason, without the variable's name. */
 export class EnvProblem {
   constructor(readonly why: string) {}
@@ -250,6 +275,20 @@ export const commonEnv = {
   REDIS_TLS_CA_FILE: pemFile({
     describe:
       'PEM file of the CA (or CAs) that signed the certificate of a rediss:// REDIS_URL, for a private CA; read once at start, the process refuses to start when it is missing, unreadable or holds no certificate',
+  }),
+  REDIS_SENTINELS: sentinelList({
+    describe:
+      'Redis Sentinels to ask for the current primary (a primary with replicas and automatic failover): every connection follows a failover on its own. REDIS_URL then gives only the credentials, the database and redis:// or rediss://; its host and port are not used',
+  }),
+  REDIS_SENTINEL_NAME: text({
+    default: 'eventrelay',
+    pattern: /^[A-Za-z0-9_.-]{1,64}$/,
+    hint: 'letters, digits, _ . - (1 to 64 characters)',
+    describe: 'the name under which the Sentinels of REDIS_SENTINELS monitor the primary (sentinel monitor <name> …)',
+  }),
+  REDIS_SENTINEL_PASSWORD: text({
+    secret: true,
+    describe: "password of the Sentinels themselves (their requirepass), when they ask for one; the primary's is in REDIS_URL",
   }),
   EVENTRELAY_CONFIG: text({
     type: 'file path',

@@ -21,6 +21,7 @@ export {
   type EnvOf,
   type EnvSource,
   type EnvVar,
+  type SentinelAddress,
 } from './env.js';
 export { queueCatalog, type PayloadOf, type QueueKey } from './queues.js';
 export { adminBodyValidator, adminQueryValidator, contractSchemas, schemaProblems, type AdminApiDefinition } from './schemas.js';

@@ -7,7 +7,7 @@
  * - `control`: config polling and admin work; ordinary retries, bounded.
  */
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '@eventrelay/config';
+import { ConfigError, type SentinelAddress } from '@eventrelay/config';
 import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import { startAtZero } from './metrics.js';
@@ -15,12 +15,16 @@ import { startAtZero } from './metrics.js';
 /**
  * Where every connection of a process goes: the common variables (docs/reference/env.md). The
  * credentials (ACL user and password) are in the URL; rediss:// turns TLS on, verified against
- * Node's CAs or, when set, the CA file.
+ * Node's CAs or, when set, the CA file. With Sentinels the primary is whichever they name, and
+ * REDIS_URL gives only the credentials, the database and the scheme.
  */
 export interface RedisEnv {
   readonly REDIS_URL: string;
   /** Checked by the env parser (it exists and holds a certificate). */
   readonly REDIS_TLS_CA_FILE?: string | undefined;
+  readonly REDIS_SENTINELS?: readonly SentinelAddress[] | undefined;
+  readonly REDIS_SENTINEL_NAME?: string | undefined;
+  readonly REDIS_SENTINEL_PASSWORD?: string | undefined;
 }
 
 const caFiles = new Map<string, string>();
@@ -36,6 +40,39 @@ function tlsOptions(env: RedisEnv): Pick<RedisOptions, 'tls'> {
   return { tls: { ca } };
 }
 
+const DEFAULT_SENTINEL_NAME = 'eventrelay';
+
+/**
+ * The options that say where to connect when Sentinels are given: the primary they name, with the
+ * URL's credentials and database. A connection asks the Sentinels again whenever it reconnects:
+ * when the old primary died, or (READONLY, see reconnectOnError) was turned into a replica.
+ * ioredis's `failoverDetector` is not used: when its announcement of a new primary arrives while a
+ * connection is already reconnecting, that connection ends for good (ioredis 5.11, seen in
+ * test/e2e/redis-failover.test.ts: every later command failed with "Connection is closed.").
+ */
+function sentinelOptions(env: RedisEnv, sentinels: readonly SentinelAddress[]): RedisOptions {
+  const url = new URL(env.REDIS_URL);
+  const tls = url.protocol === 'rediss:';
+  const tlsConfig = tlsOptions(env).tls ?? {};
+  return {
+    sentinels: sentinels.map((s) => ({ host: s.host, port: s.port })),
+    name: env.REDIS_SENTINEL_NAME ?? DEFAULT_SENTINEL_NAME,
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(env.REDIS_SENTINEL_PASSWORD ? { sentinelPassword: env.REDIS_SENTINEL_PASSWORD } : {}),
+    db: Number(url.pathname.slice(1) || 0),
+    ...(tls ? { tls: tlsConfig, enableTLSForSentinelMode: true, sentinelTLS: tlsConfig } : {}),
+  };
+}
+
+/** Where a client connects, for messages: host:port, or the primary and the Sentinels asked for it. */
+function describeTarget(client: Redis): string {
+  const { host, port, sentinels, name } = client.options;
+  if (sentinels && sentinels.length > 0)
+    return `the primary "${name}" of the Sentinels ${sentinels.map((s) => `${s.host}:${s.port}`).join(',')} (REDIS_SENTINELS)`;
+  return `${host}:${port}`;
+}
+
 export type RedisRole = 'worker' | 'hot-path' | 'control';
 
 function redisOptions(role: RedisRole): RedisOptions {
@@ -47,6 +84,9 @@ function redisOptions(role: RedisRole): RedisOptions {
     // CLIENT SETINFO fails on Redis before 7.2 (Debian 12 ships 7.0): two errors per connect,
     // counted in eventrelay_redis_errors_total, for a label in CLIENT LIST we do not need.
     disableClientInfo: true,
+    // A primary turned replica (a failover behind a fixed address) answers writes with READONLY:
+    // reconnect, which finds the new primary, and send the command again.
+    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
   };
   switch (role) {
     case 'worker':
@@ -66,7 +106,11 @@ function redisOptions(role: RedisRole): RedisOptions {
 export function createRedis(target: string | RedisEnv, role: RedisRole, name: string, registry?: Registry): Redis {
   const env: RedisEnv = typeof target === 'string' ? { REDIS_URL: target } : target;
   // BullMQ duplicates a connection for its blocking commands; duplicate() keeps these options.
-  const client = new Redis(env.REDIS_URL, { ...redisOptions(role), ...tlsOptions(env), connectionName: name });
+  const sentinels = env.REDIS_SENTINELS ?? [];
+  const client =
+    sentinels.length > 0
+      ? new Redis({ ...redisOptions(role), ...sentinelOptions(env, sentinels), connectionName: name })
+      : new Redis(env.REDIS_URL, { ...redisOptions(role), ...tlsOptions(env), connectionName: name });
   const errors = registry
     ? startAtZero(redisErrors(registry), [
         { connection: name, kind: 'connection' },
@@ -150,11 +194,10 @@ function whenReady(client: Redis, timeoutMs: number, cancelled: Promise<void>): 
     };
     const timer = setTimeout(() => {
       done();
-      const { host, port } = client.options;
       reject(
         new ConfigError(
           'invalid_env',
-          `REDIS_URL: Redis at ${host}:${port} was not ready within ${timeoutMs} ms (status ${client.status}${lastError ? `, last error: ${lastError}` : ''})`,
+          `REDIS_URL: Redis at ${describeTarget(client)} was not ready within ${timeoutMs} ms (status ${client.status}${lastError ? `, last error: ${lastError}` : ''})`,
         ),
       );
     }, timeoutMs);

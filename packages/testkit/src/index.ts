@@ -1,7 +1,16 @@
 export { REPO_ROOT } from './env.js';
 export { eventually, sleep } from './eventually.js';
 export { freePort, killAll, probe, spawnChild, startChild, waitForOk, type ChildHandle } from './process.js';
-export { SHARED_REDIS_URL, deletePrefix, ensureRedis, startPrivateRedis, uniquePrefix, type PrivateRedis } from './redis.js';
+export {
+  SHARED_REDIS_URL,
+  deletePrefix,
+  ensureRedis,
+  startPrivateRedis,
+  startReplicatedRedis,
+  uniquePrefix,
+  type PrivateRedis,
+  type ReplicatedRedis,
+} from './redis.js';
 export {
   SERVICE_NODE_FLAGS,
   buildServices,

@@ -4,7 +4,7 @@
  * on a free port for runs that stop, kill or measure Redis.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -192,4 +192,153 @@ export async function ensureRedis(options: EnsureRedisOptions = {}): Promise<Ens
     throw new Error(`no Redis answers at ${url} and redis-server could not be started (${reason}): ${REDIS_INSTALL_HINT}`, { cause: err });
   }
   return { url: started.url, started, close: () => started.close() };
+}
+
+/** A Sentinel of the caller's own (`redis-server --sentinel`), watching one primary. */
+interface PrivateSentinel {
+  readonly port: number;
+  /** REDIS_SENTINELS for the processes: `127.0.0.1:<port>`. */
+  readonly address: string;
+  /** The primary's port as this Sentinel names it now (it changes with a failover). */
+  primaryPort(): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+export interface ReplicatedRedis {
+  /** The server started as the primary (after a failover, a replica or stopped). */
+  readonly primary: PrivateRedis;
+  /** The server started as its replica (after a failover, the primary). */
+  readonly replica: PrivateRedis;
+  /** Present when started with `sentinel: true`. */
+  readonly sentinel: PrivateSentinel | undefined;
+  /** The name the Sentinel monitors the primary under (REDIS_SENTINEL_NAME). */
+  readonly name: string;
+  /** Stops the Sentinel, then both servers. */
+  close(): Promise<void>;
+}
+
+export interface ReplicatedRedisOptions {
+  /** Persistence of both servers (see PrivateRedisOptions; default none). */
+  readonly aof?: PrivateRedisOptions['aof'];
+  /** A Sentinel (quorum 1, a primary is down after `downAfterMs` without answers) that fails over on its own. */
+  readonly sentinel?: boolean;
+  readonly downAfterMs?: number;
+  readonly name?: string;
+}
+
+const replicationField = async (port: number, field: string): Promise<string | undefined> => {
+  const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await client.connect();
+    const info = await client.info('replication');
+    return new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+  } catch {
+    return undefined;
+  } finally {
+    client.disconnect();
+  }
+};
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`${what} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * A primary and one replica of the caller's own (never the shared Redis), the replica in sync
+ * before this resolves; with `sentinel`, one Sentinel watching them that promotes the replica when
+ * the primary stops answering. One Sentinel with quorum 1 is enough for a test; a deployment runs
+ * three (docs/deployment.md).
+ */
+export async function startReplicatedRedis(options: ReplicatedRedisOptions = {}): Promise<ReplicatedRedis> {
+  const name = options.name ?? 'eventrelay';
+  const aof = options.aof ?? false;
+  const primary = await startPrivateRedis({ aof });
+  let replica: PrivateRedis | undefined;
+  let sentinel: PrivateSentinel | undefined;
+  try {
+    replica = await startPrivateRedis({ aof, args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    const replicaPort = replica.port;
+    await waitFor('the replica was not in sync', async () => (await replicationField(replicaPort, 'master_link_status')) === 'up', 10_000);
+    if (options.sentinel) sentinel = await startSentinel(name, primary.port, options.downAfterMs ?? 1000);
+  } catch (err) {
+    await replica?.close();
+    await primary.close();
+    throw err;
+  }
+  const started = replica;
+  return {
+    primary,
+    replica: started,
+    sentinel,
+    name,
+    async close() {
+      await sentinel?.close();
+      await Promise.all([started.close(), primary.close()]);
+    },
+  };
+}
+
+async function startSentinel(name: string, primaryPort: number, downAfterMs: number): Promise<PrivateSentinel> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'eventrelay-sentinel-'));
+  const conf = path.join(dir, 'sentinel.conf');
+  // Sentinel rewrites its file as it learns the topology, so the file is its own, in its own folder.
+  writeFileSync(
+    conf,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primaryPort} 1`,
+      `sentinel down-after-milliseconds ${name} ${downAfterMs}`,
+      `sentinel failover-timeout ${name} ${Math.max(3000, downAfterMs * 3)}`,
+      `sentinel parallel-syncs ${name} 1`,
+      '',
+    ].join('\n'),
+  );
+  const client = () => new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, lazyConnect: true });
+  const ask = async (...args: string[]): Promise<unknown> => {
+    const c = client();
+    try {
+      await c.connect();
+      return await c.call('SENTINEL', ...args);
+    } catch {
+      return undefined;
+    } finally {
+      c.disconnect();
+    }
+  };
+  const handle = await startChild({
+    name: 'redis-sentinel',
+    command: 'redis-server',
+    args: [conf, '--sentinel', '--loglevel', 'warning', '--logfile', path.join(dir, 'sentinel.log')],
+    cwd: dir,
+    ready: async () => Array.isArray(await ask('get-master-addr-by-name', name)),
+    readyTimeoutMs: 10_000,
+  });
+  // A failover needs a replica the Sentinel knows of: it learns them from the primary's INFO.
+  await waitFor(
+    'the Sentinel did not see the replica',
+    async () => {
+      const replicas = await ask('replicas', name);
+      return Array.isArray(replicas) && replicas.length > 0;
+    },
+    15_000,
+  );
+  return {
+    port,
+    address: `127.0.0.1:${port}`,
+    async primaryPort() {
+      const answer = await ask('get-master-addr-by-name', name);
+      return Array.isArray(answer) ? Number(answer[1]) : undefined;
+    },
+    async close() {
+      await handle.stop('SIGTERM', 5000);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
