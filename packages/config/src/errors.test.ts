@@ -17,6 +17,7 @@ describe('errorCodes', () => {
   it('marks exactly the codes that a retry can fix as retryable', () => {
     expect(codes.filter((c) => errorCodes[c].retryable).sort()).toEqual([
       'internal_error',
+      'not_replicated',
       'overloaded',
       'rate_limited',
       'service_unavailable',

@@ -41,6 +41,12 @@ export const errorCodes = {
     summary:
       'Redis is unreachable or the router queue is over its depth limit; the calls may not have been stored; retry after `Retry-After` seconds (repeats are deduplicated).',
   },
+  not_replicated: {
+    retryable: true,
+    httpStatus: 503,
+    summary:
+      'Durable mode (INGEST_DURABLE_REPLICAS): the calls were written to the primary but not confirmed on enough replicas within INGEST_DURABLE_TIMEOUT_MS; they may still be delivered; retry after `Retry-After` seconds (repeats are deduplicated).',
+  },
   unauthorized: { retryable: false, httpStatus: 401, summary: 'An admin API request without a valid `Authorization: Bearer` token.' },
   not_found: { retryable: false, httpStatus: 404, summary: 'No route at that path, or no source or destination with that id.' },
   method_not_allowed: { retryable: false, httpStatus: 405, summary: 'The path exists but not for that HTTP method.' },
@@ -106,7 +112,7 @@ export class RequestError extends EventrelayError {
 /** The same request can succeed later, and sending it again is safe. */
 export class UnavailableError extends EventrelayError {
   constructor(
-    code: 'rate_limited' | 'service_unavailable' | 'overloaded',
+    code: 'rate_limited' | 'service_unavailable' | 'overloaded' | 'not_replicated',
     message: string,
     readonly retryAfterSeconds: number,
     options?: { cause?: unknown; resetAtEpochSeconds?: number },

@@ -9,6 +9,6 @@ export type { ShutdownStep } from './shutdown.js';
 export { runServiceMain } from './service-main.js';
 export { serveHttp, type RunningHttpService } from './http-service.js';
 export { runWorkerProcess, type RunningWorkerProcess } from './worker-process.js';
-export { openQueue, queueJobAdd, transactionsOn } from './queues.js';
+export { openQueue, queueJobAdd, replicaWaitOn, transactionsOn } from './queues.js';
 export { openWorker } from './workers.js';
 export { putJobBack, queueJobRewrite, readQueues } from './queue-metrics.js';

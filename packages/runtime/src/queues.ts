@@ -29,6 +29,16 @@ export async function transactionsOn(queue: Queue): Promise<() => ChainableComma
 }
 
 /**
+ * Redis WAIT on the queue's connection, the one transactionsOn's MULTIs write on: resolves with how
+ * many replicas hold everything that connection wrote so far (at most `timeoutMs` later). WAIT
+ * holds the connection until it answers, so durable mode gives the queue a connection of its own.
+ */
+export async function replicaWaitOn(queue: Queue): Promise<(replicas: number, timeoutMs: number) => Promise<number>> {
+  const client = (await queue.getBackend().client) as unknown as Redis;
+  return (replicas, timeoutMs) => client.wait(replicas, timeoutMs);
+}
+
+/**
  * Queues on `tx` (from transactionsOn for this queue) the add of one job with the catalog's
  * options and the given id. BullMQ enqueues the command synchronously; the add happens at EXEC.
  * As with Queue.add, a job whose id is still in the queue is not added again.

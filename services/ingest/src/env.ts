@@ -68,6 +68,20 @@ export const ingestEnvSpec = {
     describe:
       'how long a messageId is remembered per source; 0 = no dedupe. Redis holds one key per call for this long (sizing: docs/deployment.md)',
   }),
+  INGEST_DURABLE_REPLICAS: integer({
+    default: 0,
+    min: 0,
+    max: 16,
+    describe:
+      'durable mode: how many Redis replicas must hold a flush\'s calls before its requests are answered 200 (one Redis WAIT per flush, not per call); fewer within INGEST_DURABLE_TIMEOUT_MS is 503 not_replicated. 0 = answer once the primary has them (docs/deployment.md, "Durable mode")',
+  }),
+  INGEST_DURABLE_TIMEOUT_MS: integer({
+    default: 1000,
+    min: 10,
+    max: 1500,
+    describe:
+      'durable mode: how long a flush waits for INGEST_DURABLE_REPLICAS replicas to confirm its calls before its requests are answered 503 not_replicated (below the 2 s limit on an intake Redis command)',
+  }),
   INGEST_DEBUG_EVENTS: integer({
     default: 100,
     min: 0,

@@ -36,6 +36,13 @@ export function createIngestMetrics(
         this.set(queueDepth());
       },
     }),
+    replicaWait: new Histogram({
+      name: 'eventrelay_ingest_replica_wait_seconds',
+      help: 'Durable mode (INGEST_DURABLE_REPLICAS): how long each flush waited for the replicas to confirm its calls, by result (confirmed, or not_replicated when fewer did in time)',
+      labelNames: ['result'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
     redisMemoryRatio: new Gauge({
       name: 'eventrelay_ingest_redis_memory_ratio',
       help: "Redis used_memory / maxmemory as ingest's memory guard last sampled it (0 when Redis has no maxmemory or the guard is off); at INGEST_REDIS_MEMORY_LIMIT_RATIO the intake answers 503 overloaded",

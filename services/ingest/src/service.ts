@@ -4,11 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
+import type { Redis } from 'ioredis';
 import { describeEnv } from '@eventrelay/config';
 import {
   closeRedis,
   createRedis,
   openQueue,
+  replicaWaitOn,
   serveHttp,
   shutdownGate,
   transactionsOn,
@@ -47,7 +49,11 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
 
   const control = createRedis(env, 'control', 'ingest-control', registry);
   const hot = createRedis(env, 'hot-path', 'ingest-hot', registry);
-  const queue = openQueue('route', hot, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
+  // Durable mode's WAIT holds its connection until the replicas answer: the writes get their own,
+  // so write-key lookups and the debugger never queue behind it.
+  const durable = env.INGEST_DURABLE_REPLICAS > 0;
+  const writes = durable ? createRedis(env, 'hot-path', 'ingest-writes', registry) : hot;
+  const queue = openQueue('route', writes, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
   const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
   const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);
   const memoryGuard = new RedisMemoryGuard(control, env.INGEST_REDIS_MEMORY_LIMIT_RATIO);
@@ -66,27 +72,43 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     depthGuard.stop();
     memoryGuard.stop();
     await queue.close();
-    await Promise.all([closeRedis(hot), closeRedis(control)]);
+    await Promise.all([closeRedis(hot), closeRedis(control), ...(durable ? [closeRedis(writes)] : [])]);
   };
 
   let handler: RequestListener;
   try {
-    await waitForRedis([control, hot], () => logger.info('redis.waiting'));
+    await waitForRedis(durable ? [control, hot, writes] : [control, hot], () => logger.info('redis.waiting'));
     await applyConfigFile(new ConfigStore(control, env.EVENTRELAY_PREFIX), configFile, logger);
     await directory.start();
     depthGuard.start();
     await memoryGuard.start();
     debugEvents?.start();
+    const metrics = createIngestMetrics(
+      registry,
+      () => depthGuard.depth,
+      () => memoryGuard.ratio,
+    );
     // The batch and its route job go in one MULTI on the route queue's connection.
     const writer = new IntakeWriter({
-      batches: new CallBatches(hot, env.EVENTRELAY_PREFIX),
+      batches: new CallBatches(writes, env.EVENTRELAY_PREFIX),
       transaction: await transactionsOn(queue),
       queue,
       dedupeWindowSeconds: env.INGEST_DEDUPE_WINDOW_S,
       flushMs: env.INGEST_FLUSH_MS,
       clock,
       newBatchId: newId,
+      ...(durable
+        ? {
+            durable: {
+              replicas: env.INGEST_DURABLE_REPLICAS,
+              timeoutMs: env.INGEST_DURABLE_TIMEOUT_MS,
+              wait: await replicaWaitOn(queue),
+              observe: (seconds, confirmed) => metrics.replicaWait.observe({ result: confirmed ? 'confirmed' : 'not_replicated' }, seconds),
+            },
+          }
+        : {}),
     });
+    if (durable) await warnWithoutReplicas(control, env.INGEST_DURABLE_REPLICAS, logger);
     handler = createIngestHandler({
       directory,
       writer,
@@ -97,11 +119,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       clock,
       newId,
       logger,
-      metrics: createIngestMetrics(
-        registry,
-        () => depthGuard.depth,
-        () => memoryGuard.ratio,
-      ),
+      metrics,
       ops: { registry, readiness: { redis: async () => void (await control.ping()), accepting: gate.check } },
     });
   } catch (err) {
@@ -124,4 +142,19 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     release,
     releasing: 'close route queue and Redis',
   });
+}
+
+/**
+ * Durable mode with fewer replicas connected than it waits for answers every request 503: said
+ * once at start, loudly, rather than discovered from the answers. Not fatal: a replica may be on
+ * its way (a failover, a restart).
+ */
+async function warnWithoutReplicas(control: Redis, wanted: number, logger: Logger): Promise<void> {
+  const info = await control.info('replication');
+  const connected = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0);
+  if (connected < wanted)
+    logger.warn(
+      { connectedReplicas: connected, INGEST_DURABLE_REPLICAS: wanted },
+      'ingest.durable_without_replicas: until enough replicas are connected, every request is answered 503 not_replicated',
+    );
 }

@@ -213,4 +213,44 @@ describe('IntakeWriter', () => {
     expect(await redis.exists(`${prefix}:dedupe:s:x1`, `${prefix}:dedupe:s:x2`)).toBe(0);
     expect(await jobs()).toEqual([]);
   });
+
+  describe('durable mode', () => {
+    const codes = (results: PromiseSettledResult<unknown>[]) =>
+      results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'fulfilled'));
+
+    it('answers once the replicas confirmed, sending WAIT once per flush with the configured count and timeout', async () => {
+      const waits: [number, number][] = [];
+      const seen: boolean[] = [];
+      const w = await make({
+        durable: {
+          replicas: 2,
+          timeoutMs: 250,
+          wait: (n, ms) => (waits.push([n, ms]), Promise.resolve(2)),
+          observe: (_s, ok) => seen.push(ok),
+        },
+      });
+      const [a, b] = await Promise.all([
+        w.submit({ sourceId: 'sd', ratePerSecond: 100, calls: [call('dm-1')] }),
+        w.submit({ sourceId: 'sd', ratePerSecond: 100, calls: [call('dm-2')] }),
+      ]);
+      expect([a.kind, b.kind]).toEqual(['accepted', 'accepted']);
+      expect(waits).toEqual([[2, 250]]);
+      expect(seen).toEqual([true]);
+    });
+
+    it('rejects every submission of the flush with not_replicated when fewer replicas confirm, or the WAIT fails; the calls stay stored', async () => {
+      const short = await make({ durable: { replicas: 1, timeoutMs: 50, wait: () => Promise.resolve(0) } });
+      const broken = await make({ durable: { replicas: 1, timeoutMs: 50, wait: () => Promise.reject(new Error('connection lost')) } });
+      const results = await Promise.allSettled([
+        short.submit({ sourceId: 'sd', ratePerSecond: 100, calls: [call('dm-3')] }),
+        short.submit({ sourceId: 'sd', ratePerSecond: 100, calls: [call('dm-4')] }),
+      ]);
+      expect(codes(results)).toEqual(['not_replicated', 'not_replicated']);
+      expect(codes(await Promise.allSettled([broken.submit({ sourceId: 'sd', ratePerSecond: 100, calls: [call('dm-5')] })]))).toEqual([
+        'not_replicated',
+      ]);
+      // On the primary all the same: they are routed, and a retry is a duplicate.
+      expect(await redis.exists(`${prefix}:dedupe:sd:dm-3`, `${prefix}:dedupe:sd:dm-4`, `${prefix}:dedupe:sd:dm-5`)).toBe(3);
+    });
+  });
 });

@@ -16,6 +16,11 @@
  * client's retry is deduped when they were.
  * A source found over its limit (one of its requests refused) is answered 429 for the rest of that
  * second without asking Redis, so a flood costs Redis one command per second per source.
+ * Durable mode (`durable`): a WAIT follows the MULTI on the same connection, and the flush's
+ * requests are answered only once that many replicas hold its writes; fewer within the timeout is
+ * 503 not_replicated for every request of the flush (the calls are on the primary and may still be
+ * delivered; the client's retry is deduped, and its own WAIT covers them too, since a replica
+ * receives the primary's writes in order).
  */
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
@@ -59,6 +64,17 @@ export interface IntakeWriterOptions {
   readonly flushMs: number;
   readonly clock: () => number;
   readonly newBatchId?: () => string;
+  /** Durable mode: answer only once `replicas` replicas hold the flush (INGEST_DURABLE_REPLICAS > 0). */
+  readonly durable?: DurableWrites;
+}
+
+interface DurableWrites {
+  readonly replicas: number;
+  readonly timeoutMs: number;
+  /** Redis WAIT on the connection the MULTIs write on (runtime replicaWaitOn): how many replicas confirmed. */
+  readonly wait: (replicas: number, timeoutMs: number) => Promise<number>;
+  /** Each flush's wait, for the metrics. */
+  readonly observe?: (seconds: number, confirmed: boolean) => void;
 }
 
 export class IntakeWriter {
@@ -117,8 +133,22 @@ export class IntakeWriter {
         { second, dedupeTtlS: this.opts.dedupeWindowSeconds },
       );
       queueJobAdd(tx, this.opts.queue, { batchId }, batchId);
+      const written = execAll(tx);
+      // Sent right behind the MULTI, on its connection, in the same write to the socket: WAIT
+      // counts the replicas holding everything this connection wrote, so the flush included.
+      const confirmed = this.confirm();
       // [the calls' HSET, the intake step, the route job]
-      const verdicts = verdictsOf((await execAll(tx))[1]);
+      const verdicts = verdictsOf((await written)[1]);
+      if (!(await confirmed)) {
+        const { replicas, timeoutMs } = this.opts.durable!;
+        const notReplicated = new UnavailableError(
+          'not_replicated',
+          `the calls reached the primary but not ${replicas} replica(s) within ${timeoutMs} ms; retry later (repeats are deduplicated)`,
+          1,
+        );
+        batch.forEach((p) => p.reject(notReplicated));
+        return;
+      }
       batch.forEach((p, i) => {
         const verdict = verdicts[i];
         if (verdict === undefined || verdict.kind === 'rate_limited') {
@@ -144,5 +174,24 @@ export class IntakeWriter {
       );
       batch.forEach((p) => p.reject(unavailable));
     }
+  }
+
+  /**
+   * True when durable mode is off, or once the replicas confirmed the flush; false when fewer did
+   * within the timeout or the WAIT failed. Sent before the MULTI's answer is awaited.
+   */
+  private confirm(): Promise<boolean> {
+    const durable = this.opts.durable;
+    if (!durable) return Promise.resolve(true);
+    const started = this.opts.clock();
+    return durable.wait(durable.replicas, durable.timeoutMs).then(
+      (n) => {
+        const ok = n >= durable.replicas;
+        durable.observe?.((this.opts.clock() - started) / 1000, ok);
+        return ok;
+      },
+      // Never rejects: when the MULTI failed too (the connection went), its error answers the flush.
+      () => false,
+    );
   }
 }
