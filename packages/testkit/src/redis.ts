@@ -213,7 +213,7 @@ export interface ReplicatedRedis {
   readonly sentinel: PrivateSentinel | undefined;
   /** The name the Sentinel monitors the primary under (REDIS_SENTINEL_NAME). */
   readonly name: string;
-  /** Stops the Sentinel, then both servers. */
+  /** Stops the Sentinel, then both servers, and deletes their folders. */
   close(): Promise<void>;
 }
 
@@ -239,6 +239,19 @@ const replicationField = async (port: number, field: string): Promise<string | u
   }
 };
 
+async function confirmsWrites(port: number): Promise<boolean> {
+  const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await client.connect();
+    await client.set('testkit:replication-probe', '1');
+    return (await client.wait(1, 200)) >= 1;
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -256,13 +269,19 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
 export async function startReplicatedRedis(options: ReplicatedRedisOptions = {}): Promise<ReplicatedRedis> {
   const name = options.name ?? 'eventrelay';
   const aof = options.aof ?? false;
-  const primary = await startPrivateRedis({ aof });
+  // A replica's full sync starts at once, not after Redis's default 5 s wait for more replicas to
+  // share the transfer: a test has one replica, and measures the failover, not that wait.
+  const sync = ['--repl-diskless-sync-delay', '0'];
+  const primary = await startPrivateRedis({ aof, args: sync });
   let replica: PrivateRedis | undefined;
   let sentinel: PrivateSentinel | undefined;
   try {
-    replica = await startPrivateRedis({ aof, args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    replica = await startPrivateRedis({ aof, args: [...sync, '--replicaof', '127.0.0.1', String(primary.port)] });
     const replicaPort = replica.port;
     await waitFor('the replica was not in sync', async () => (await replicationField(replicaPort, 'master_link_status')) === 'up', 10_000);
+    // Link up is not yet acknowledging: for a moment after its sync a replica confirms nothing, and a
+    // WAIT would time out. In sync means a write it confirms.
+    await waitFor('the replica did not confirm a write', () => confirmsWrites(primary.port), 10_000);
     if (options.sentinel) sentinel = await startSentinel(name, primary.port, options.downAfterMs ?? 1000);
   } catch (err) {
     await replica?.close();
@@ -278,6 +297,7 @@ export async function startReplicatedRedis(options: ReplicatedRedisOptions = {})
     async close() {
       await sentinel?.close();
       await Promise.all([started.close(), primary.close()]);
+      for (const r of [started, primary]) rmSync(r.dir, { recursive: true, force: true });
     },
   };
 }

@@ -7,6 +7,7 @@ export function createIngestMetrics(
   registry: Registry,
   queueDepth: () => number,
   redisMemoryRatio: () => number | undefined = () => undefined,
+  replicasOnline: () => number | undefined = () => undefined,
 ) {
   return {
     requests: new Counter({
@@ -42,6 +43,15 @@ export function createIngestMetrics(
       labelNames: ['result'] as const,
       buckets: LATENCY_BUCKETS,
       registers: [registry],
+    }),
+    replicasOnline: new Gauge({
+      name: 'eventrelay_ingest_redis_replicas_online',
+      help: "Durable mode: the Redis primary's replicas in state online as ingest last sampled them (every 500 ms); below INGEST_DURABLE_REPLICAS the intake answers 503 not_replicated. No series without durable mode",
+      registers: [registry],
+      collect() {
+        const n = replicasOnline();
+        if (n !== undefined) this.set(n);
+      },
     }),
     redisMemoryRatio: new Gauge({
       name: 'eventrelay_ingest_redis_memory_ratio',

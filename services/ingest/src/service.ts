@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
-import type { Redis } from 'ioredis';
 import { describeEnv } from '@eventrelay/config';
 import {
   closeRedis,
@@ -26,6 +25,7 @@ import { SourceDirectory } from './adapters/source-directory.js';
 import { IntakeWriter } from './adapters/intake-writer.js';
 import { QueueDepthGuard } from './adapters/queue-depth-guard.js';
 import { RedisMemoryGuard } from './adapters/redis-memory-guard.js';
+import { ReplicaGuard } from './adapters/replica-guard.js';
 import { createIngestHandler } from './http/app.js';
 import { redactSecrets } from './domain/redact.js';
 
@@ -57,6 +57,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
   const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);
   const memoryGuard = new RedisMemoryGuard(control, env.INGEST_REDIS_MEMORY_LIMIT_RATIO);
+  const replicaGuard = durable ? new ReplicaGuard(control, env.INGEST_DURABLE_REPLICAS) : undefined;
   const debugEvents =
     env.INGEST_DEBUG_EVENTS > 0
       ? new SourceEvents(hot, env.EVENTRELAY_PREFIX, {
@@ -71,6 +72,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     directory.stop();
     depthGuard.stop();
     memoryGuard.stop();
+    replicaGuard?.stop();
     await queue.close();
     await Promise.all([closeRedis(hot), closeRedis(control), ...(durable ? [closeRedis(writes)] : [])]);
   };
@@ -82,11 +84,13 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     await directory.start();
     depthGuard.start();
     await memoryGuard.start();
+    await replicaGuard?.start();
     debugEvents?.start();
     const metrics = createIngestMetrics(
       registry,
       () => depthGuard.depth,
       () => memoryGuard.ratio,
+      () => replicaGuard?.replicas,
     );
     // The batch and its route job go in one MULTI on the route queue's connection.
     const writer = new IntakeWriter({
@@ -108,12 +112,17 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
           }
         : {}),
     });
-    if (durable) await warnWithoutReplicas(control, env.INGEST_DURABLE_REPLICAS, logger);
+    if (replicaGuard?.short)
+      logger.warn(
+        { replicasOnline: replicaGuard.replicas, INGEST_DURABLE_REPLICAS: env.INGEST_DURABLE_REPLICAS },
+        'ingest.durable_without_replicas: until enough replicas are online, every request is answered 503 not_replicated',
+      );
     handler = createIngestHandler({
       directory,
       writer,
       depthGuard,
       memoryGuard,
+      ...(replicaGuard ? { replicaGuard } : {}),
       ...(debugEvents ? { debugEvents } : {}),
       defaultRatePerSecond: env.INGEST_RATE_LIMIT,
       clock,
@@ -142,19 +151,4 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     release,
     releasing: 'close route queue and Redis',
   });
-}
-
-/**
- * Durable mode with fewer replicas connected than it waits for answers every request 503: said
- * once at start, loudly, rather than discovered from the answers. Not fatal: a replica may be on
- * its way (a failover, a restart).
- */
-async function warnWithoutReplicas(control: Redis, wanted: number, logger: Logger): Promise<void> {
-  const info = await control.info('replication');
-  const connected = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0);
-  if (connected < wanted)
-    logger.warn(
-      { connectedReplicas: connected, INGEST_DURABLE_REPLICAS: wanted },
-      'ingest.durable_without_replicas: until enough replicas are connected, every request is answered 503 not_replicated',
-    );
 }

@@ -66,23 +66,41 @@ describe('durable mode: answered 200 only once a replica holds the calls', () =>
     for (let i = 0; i < 5; i++) expect(onReplica).toContain(`d-a-${i}`);
 
     await replica.replicaof('NO', 'ONE');
+    // The first flush after the cut waits out its WAIT; within the guard's next sample (500 ms), the
+    // intake refuses without storing anything at all.
     const refused = await send(durable, 'd-b-0');
     expect(refused.status).toBe(503);
     expect(refused.json).toMatchObject({ success: false, code: 'not_replicated' });
-    expect(refused.json['message']).toMatch(/1 replica\(s\) within 300 ms/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    await sleep(600);
+    const guarded = await send(durable, 'd-b-1');
+    expect(guarded.status).toBe(503);
+    expect(guarded.json).toMatchObject({ success: false, code: 'not_replicated' });
+    expect(guarded.json['message']).toMatch(/fewer than 1 Redis replica\(s\) online .*nothing was stored/);
+    expect(await primary.exists(`${durable.prefix}:dedupe:${durable.source.id}:d-b-1`)).toBe(0);
     const metrics = await (await fetch(`${durable.url}/metrics`)).text();
-    expect(metrics).toMatch(/eventrelay_ingest_calls_total\{[^}]*outcome="rejected"[^}]*reason="not_replicated"[^}]*\} 1/);
+    expect(metrics).toMatch(/eventrelay_ingest_calls_total\{[^}]*outcome="rejected"[^}]*reason="not_replicated"[^}]*\} 2/);
     expect(metrics).toMatch(/eventrelay_ingest_replica_wait_seconds_count\{[^}]*result="not_replicated"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/eventrelay_ingest_redis_replicas_online\{[^}]*\} 0/);
 
     await replica.replicaof('127.0.0.1', String(redis.primary.port));
     for (let i = 0; i < 100 && !(await linkUp(replica)); i++) await sleep(100);
     expect(await linkUp(replica)).toBe(true);
-    // The client's retry of the refused call: a duplicate on the primary, answered 200 once its WAIT
-    // (which covers the first copy too) is confirmed.
-    const retried = await send(durable, 'd-b-0');
-    expect(retried.status).toBe(200);
-    expect(await storedMessageIds(replica, durable.prefix)).toContain('d-b-0');
+    // The client's retry of the refused calls, as an SDK would (Retry-After: 1): once the guard has
+    // seen the replica again, 200. d-b-0 is then a duplicate on the primary, answered once its
+    // WAIT (which covers the first copy too) is confirmed.
+    const retried: number[] = [];
+    for (const id of ['d-b-0', 'd-b-1']) {
+      let status = 0;
+      for (let i = 0; i < 20 && status !== 200; i++) {
+        status = (await send(durable, id)).status;
+        if (status !== 200) await sleep(250);
+      }
+      retried.push(status);
+    }
+    expect(retried).toEqual([200, 200]);
+    expect(await storedMessageIds(replica, durable.prefix)).toContain('d-b-1');
+    expect(await (await fetch(`${durable.url}/metrics`)).text()).toMatch(/eventrelay_ingest_redis_replicas_online\{[^}]*\} 1/);
   });
 
   it('loses no call it answered 200 when the primary is lost; without durable mode the calls answered meanwhile are gone', async () => {

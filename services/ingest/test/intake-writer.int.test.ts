@@ -238,6 +238,41 @@ describe('IntakeWriter', () => {
       expect(seen).toEqual([true]);
     });
 
+    it('keeps one flush in flight: what arrives meanwhile is the next flush, and past four flushes of calls waiting, requests are refused at once', async () => {
+      // The first WAIT hangs until released (a replica that stopped answering); the others answer at once.
+      let release: () => void = () => undefined;
+      let waits = 0;
+      const w = await make({
+        durable: {
+          replicas: 1,
+          timeoutMs: 1000,
+          wait: () => (++waits === 1 ? new Promise<number>((resolve) => (release = () => resolve(1))) : Promise.resolve(1)),
+        },
+      });
+      const pause = () => new Promise((r) => setTimeout(r, 20));
+      const first = w.submit({ sourceId: 'sg', ratePerSecond: 1e6, calls: [call('gc-1')] });
+      await pause();
+      const later = [w.submit({ sourceId: 'sg', ratePerSecond: 1e6, calls: [call('gc-2')] })];
+      await pause();
+      later.push(w.submit({ sourceId: 'sg', ratePerSecond: 1e6, calls: [call('gc-3')] }));
+      await pause();
+      // Nothing more was written while the first flush waits.
+      expect(waits).toBe(1);
+      // Requests of 998, 1000, 1000 and 1000 calls: with gc-2 and gc-3, four flushes' worth.
+      for (const [r, n] of [998, 1000, 1000, 1000].entries())
+        later.push(w.submit({ sourceId: 'sg', ratePerSecond: 1e6, calls: Array.from({ length: n }, (_, i) => call(`gc-big-${r}-${i}`)) }));
+      // Four flushes' worth waiting: refused without waiting or writing.
+      await expect(w.submit({ sourceId: 'sg', ratePerSecond: 1e6, calls: [call('gc-over')] })).rejects.toMatchObject({
+        code: 'not_replicated',
+      });
+      release();
+      expect((await first).kind).toBe('accepted');
+      expect((await Promise.all(later)).map((r) => r.kind)).toEqual(Array(6).fill('accepted'));
+      // One flush at a time, each up to MAX_CALLS_PER_FLUSH: gc-2, gc-3 and the 998; then each 1000 alone.
+      expect(waits).toBe(5);
+      expect(await redis.exists(`${prefix}:dedupe:sg:gc-over`)).toBe(0);
+    });
+
     it('rejects every submission of the flush with not_replicated when fewer replicas confirm, or the WAIT fails; the calls stay stored', async () => {
       const short = await make({ durable: { replicas: 1, timeoutMs: 50, wait: () => Promise.resolve(0) } });
       const broken = await make({ durable: { replicas: 1, timeoutMs: 50, wait: () => Promise.reject(new Error('connection lost')) } });

@@ -20,7 +20,10 @@
  * requests are answered only once that many replicas hold its writes; fewer within the timeout is
  * 503 not_replicated for every request of the flush (the calls are on the primary and may still be
  * delivered; the client's retry is deduped, and its own WAIT covers them too, since a replica
- * receives the primary's writes in order).
+ * receives the primary's writes in order). A WAIT holds its connection until it answers, so flushes
+ * would queue behind one another, each waiting out the timeout while the replicas are away: in
+ * durable mode one flush is in flight at a time (a group commit: what arrives meanwhile is the next
+ * flush), and past MAX_PENDING_FLUSHES flushes' worth of calls waiting, requests are refused at once.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
@@ -53,6 +56,8 @@ interface Pending {
 export const MAX_CALLS_PER_FLUSH = 1000;
 /** About two full batch requests (500 KB each): a request is never split across flushes. */
 const MAX_BYTES_PER_FLUSH = 1024 * 1024;
+/** Durable mode: how much may wait for the flush in flight before requests are refused at once. */
+const MAX_PENDING_FLUSHES = 4;
 
 export interface IntakeWriterOptions {
   readonly batches: CallBatches;
@@ -82,6 +87,8 @@ export class IntakeWriter {
   private pendingCalls = 0;
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  /** Flushes written and not yet answered; in durable mode at most one. */
+  private inFlight = 0;
   /** Sources over their limit, and the second until whose end they stay so. */
   private readonly limited = new Map<string, number>();
   private readonly newBatchId: () => string;
@@ -98,6 +105,18 @@ export class IntakeWriter {
       this.limited.delete(sub.sourceId);
     }
     const json = JSON.stringify(sub.calls);
+    if (
+      this.opts.durable &&
+      (this.pendingCalls + sub.calls.length > MAX_PENDING_FLUSHES * MAX_CALLS_PER_FLUSH ||
+        this.pendingBytes + json.length > MAX_PENDING_FLUSHES * MAX_BYTES_PER_FLUSH)
+    )
+      return Promise.reject(
+        new UnavailableError(
+          'not_replicated',
+          'the replicas are behind: too many calls already wait for them; nothing was stored; retry later',
+          1,
+        ),
+      );
     return new Promise<SubmitResult>((resolve, reject) => {
       this.pending.push({ sub, json, resolve, reject });
       this.pendingCalls += sub.calls.length;
@@ -114,11 +133,35 @@ export class IntakeWriter {
       clearImmediate(this.timer as NodeJS.Immediate);
       this.timer = undefined;
     }
-    const batch = this.pending;
-    this.pending = [];
-    this.pendingCalls = 0;
-    this.pendingBytes = 0;
-    if (batch.length > 0) void this.flush(batch);
+    // Durable mode: the flush in flight takes what waits when it is answered.
+    if (this.opts.durable && this.inFlight > 0) return;
+    const batch = this.takeFlush();
+    if (batch.length === 0) return;
+    this.inFlight++;
+    void this.flush(batch).finally(() => {
+      this.inFlight--;
+      if (this.opts.durable && this.pending.length > 0) this.flushNow();
+    });
+  }
+
+  /**
+   * The next flush: the requests waiting, oldest first, until it holds MAX_CALLS_PER_FLUSH calls or
+   * MAX_BYTES_PER_FLUSH (the request that reaches either is in it). Without durable mode that is
+   * everything waiting, since a flush starts as soon as either is reached.
+   */
+  private takeFlush(): Pending[] {
+    let calls = 0;
+    let bytes = 0;
+    let n = 0;
+    while (n < this.pending.length && calls < MAX_CALLS_PER_FLUSH && bytes < MAX_BYTES_PER_FLUSH) {
+      const p = this.pending[n++] as Pending;
+      calls += p.sub.calls.length;
+      bytes += p.json.length;
+    }
+    const batch = this.pending.splice(0, n);
+    this.pendingCalls -= calls;
+    this.pendingBytes -= bytes;
+    return batch;
   }
 
   private async flush(batch: Pending[]): Promise<void> {

@@ -17,6 +17,7 @@ import type { SourceDirectory } from '../adapters/source-directory.js';
 import type { IntakeWriter } from '../adapters/intake-writer.js';
 import type { QueueDepthGuard } from '../adapters/queue-depth-guard.js';
 import type { RedisMemoryGuard } from '../adapters/redis-memory-guard.js';
+import type { ReplicaGuard } from '../adapters/replica-guard.js';
 import type { IngestMetrics } from '../metrics.js';
 import { sendError, sendJson } from './respond.js';
 import { applyCors } from './cors.js';
@@ -26,6 +27,8 @@ export interface IntakeDeps {
   readonly writer: Pick<IntakeWriter, 'submit'>;
   readonly depthGuard: Pick<QueueDepthGuard, 'overLimit'>;
   readonly memoryGuard: Pick<RedisMemoryGuard, 'overLimit'>;
+  /** Durable mode only: fewer replicas online than it needs. */
+  readonly replicaGuard?: Pick<ReplicaGuard, 'short' | 'required'>;
   readonly defaultRatePerSecond: number;
   readonly clock: () => number;
   readonly newId: () => string;
@@ -103,6 +106,12 @@ export function createIntakeHandler(deps: IntakeDeps) {
       throw new UnavailableError('overloaded', 'the event store is near its memory limit; nothing was stored; retry later', 5);
     if (deps.depthGuard.overLimit)
       throw new UnavailableError('service_unavailable', 'the route queue is over its depth limit; retry later', 5);
+    if (deps.replicaGuard?.short)
+      throw new UnavailableError(
+        'not_replicated',
+        `fewer than ${deps.replicaGuard.required} Redis replica(s) online to confirm the calls (durable mode); nothing was stored; retry later`,
+        1,
+      );
     const result = await deps.writer.submit({
       sourceId: source.id,
       ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond,
