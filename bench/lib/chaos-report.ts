@@ -4,7 +4,7 @@
  */
 import { fmtInt, fmtMs } from './report.js';
 import type { RunResult } from './run.js';
-import { DESTINATIONS, routeOf } from './scenarios.js';
+import { DESTINATIONS, SCENARIOS, routeOf } from './scenarios.js';
 import { trend } from './series.js';
 import { STACK_SERVICES } from './stack.js';
 
@@ -26,7 +26,11 @@ const TARGET = {
   isolationP99Ms: 1000,
   flakyCpuExplained: 0.9,
   growth: 0.1,
+  durableShare: 0.8,
 };
+
+/** Scenarios where losing acknowledged calls is by design (asynchronous replication): reported apart. */
+const LOSS_REPORTED = new Set(SCENARIOS.filter((s) => s.lossReported).map((s) => s.name));
 
 const find = (runs: readonly RunResult[], scenario: string, mode: string) => runs.find((r) => r.scenario === scenario && r.mode === mode);
 const pct = (share: number) => `${share >= 0 ? '+' : ''}${Math.round(share * 1000) / 10}%`;
@@ -100,9 +104,33 @@ export function evaluateTargets(runs: readonly RunResult[]): Target[] {
   over(
     'crash and restart: zero acknowledged calls lost',
     'lost = 0 (duplicates reported)',
-    runs.filter((r) => ['delivery-killed', 'redis-restarted', 'redis-killed'].includes(r.scenario)),
+    runs.filter((r) => ['delivery-killed', 'redis-restarted', 'redis-killed', 'redis-failover-durable'].includes(r.scenario)),
     (r) => `${r.scenario} ${r.mode}: lost ${r.verification.lost}, duplicates ${r.verification.duplicates}`,
     (r) => r.verification.lost === 0,
+  );
+  over(
+    'redis failover without durable mode: acknowledged calls lost to asynchronous replication',
+    'reported',
+    runs.filter((r) => r.scenario === 'redis-failover'),
+    (r) => `${r.mode}: lost ${fmtInt(r.verification.lost)} of ${fmtInt(r.verification.acknowledged)}`,
+    () => true,
+  );
+  // Durable mode's cost, against the same load on the same replicated Redis without it.
+  const [replicatedSat, durableSat] = [find(runs, 'replicated', 'saturation'), find(runs, 'durable', 'saturation')];
+  add(
+    'durable mode: delivered calls/s at saturation vs. the same replicated Redis without it',
+    `>= ${TARGET.durableShare * 100}%`,
+    replicatedSat && durableSat ? ([durableSat.delivered_calls_per_s, replicatedSat.delivered_calls_per_s] as const) : undefined,
+    ([d, r]) => `${fmtInt(d)} vs ${fmtInt(r)}/s (${Math.round((d / Math.max(1, r)) * 100)}%)`,
+    ([d, r]) => d / Math.max(1, r) >= TARGET.durableShare,
+  );
+  const [replicatedFixed, durableFixed] = [find(runs, 'replicated', 'fixed'), find(runs, 'durable', 'fixed')];
+  add(
+    `durable mode: end-to-end p99 at ${fmtInt(durableFixed?.offered_calls_per_s ?? 1000)} calls/s, vs. without it`,
+    `< ${TARGET.healthyP99Ms} ms`,
+    replicatedFixed && durableFixed ? ([durableFixed.latency_ms.p99, replicatedFixed.latency_ms.p99] as const) : undefined,
+    ([d, r]) => `${fmtMs(d)} vs ${fmtMs(r)} ms`,
+    ([d]) => d !== null && d < TARGET.healthyP99Ms,
   );
   over(
     'hostile: self-signed TLS, redirect and slow-body calls dead-lettered, no request over TLS, the rest delivered',
@@ -112,9 +140,9 @@ export function evaluateTargets(runs: readonly RunResult[]): Target[] {
     (r) => r.expectation_failures.length === 0,
   );
   const off = runs.filter((r) => r.expectation_failures.length > 0).length;
-  const lost = runs.reduce((n, r) => n + r.verification.lost, 0);
+  const lost = runs.reduce((n, r) => n + (LOSS_REPORTED.has(r.scenario) ? 0 : r.verification.lost), 0);
   add(
-    'every scenario: zero acknowledged calls lost, and its expectations held',
+    'every scenario: zero acknowledged calls lost (but where reported by design), and its expectations held',
     'lost = 0',
     runs.length ? runs : null,
     (v) => `${lost} lost, ${off} runs off their expectations, over ${v.length} runs`,

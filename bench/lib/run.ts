@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Pool } from 'undici';
 import type { Redis } from 'ioredis';
 import { readQueues } from '@eventrelay/runtime';
-import { deletePrefix, sleep, startPrivateRedis, type ChaosProcess } from '@eventrelay/testkit';
+import { deletePrefix, sleep, startPrivateRedis, startReplicatedRedis, type ChaosProcess } from '@eventrelay/testkit';
 import { startDetail } from './detail.js';
 import { LoadDriver } from './drive.js';
 import { bodies, messageIdOf } from './payloads.js';
@@ -76,8 +76,14 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   const configFile = path.join(tmp, 'config.json');
   const adminToken = randomBytes(24).toString('hex');
   const privateRedis = scenario.privateAofRedis ? await startPrivateRedis({ aof: 'everysec', dir: tmp }) : undefined;
-  const redisUrl = privateRedis?.url ?? s.redisUrl;
-  const redis = connectRedis(redisUrl);
+  const replicated = scenario.replicated ? await startReplicatedRedis({ sentinel: true, aof: 'everysec' }) : undefined;
+  const sentinel = replicated?.sentinel ? { address: replicated.sentinel.address, name: replicated.name } : undefined;
+  const redisUrl = replicated?.primary.url ?? privateRedis?.url ?? s.redisUrl;
+  const redis = connectRedis(redisUrl, sentinel);
+  const redisEnv = {
+    ...(sentinel ? { REDIS_SENTINELS: sentinel.address, REDIS_SENTINEL_NAME: sentinel.name } : {}),
+    ...(scenario.durable ? { INGEST_DURABLE_REPLICAS: '1' } : {}),
+  };
   const writeKeys = routes.map((_, i) => `bench-${tag}-key-${i}`);
   const urls = routes.map((r, i) => `${scenario.tls.includes(i) ? receiver.httpsUrl : receiver.urls[i]}/${r}`);
   writeStackConfig(configFile, writeKeys, urls, s.secret);
@@ -91,7 +97,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   try {
     const st = (stack = await startBenchStack({
       ...{ redisUrl, prefix, configFile, adminToken, logLevel: s.logLevel },
-      env: { ...opts.env },
+      env: { ...redisEnv, ...opts.env },
       deliveries: opts.deliveries ?? 1,
     }));
     const admin = adminClient(st.url('admin'), adminToken);
@@ -174,6 +180,19 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
         note('webhook-delivery SIGKILLed');
         await st.restart('webhook-delivery', { signal: 'SIGKILL', afterMs: e.restartAfterS * 1000 });
         note('webhook-delivery ready again');
+      } else if (e.kind === 'failover-redis') {
+        if (!replicated?.sentinel) throw new Error(`${e.kind} needs the scenario to run on a replicated Redis`);
+        const killedAt = now();
+        note('Redis primary SIGKILLed');
+        await replicated.primary.stop();
+        for (let i = 0; i < 300 && (await replicated.sentinel.primaryPort()) !== replicated.replica.port; i++) await sleep(100);
+        if ((await replicated.sentinel.primaryPort()) !== replicated.replica.port)
+          throw new Error('the Sentinel did not promote the replica in 30 s');
+        redisPid = replicated.replica.process()?.pid;
+        note('the Sentinel promoted the replica');
+        await sleep(Math.max(0, killedAt + e.restartAfterS * 1000 - now()));
+        await replicated.primary.start();
+        note('old primary back (the Sentinel makes it the new replica)');
       } else {
         if (!privateRedis) throw new Error(`${e.kind} needs the scenario to run on a private Redis`);
         if (e.kind === 'kill-redis') {
@@ -261,7 +280,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       verification: verdict,
       /** The scenario's own expectations beyond "nothing lost" (dead by design, no TLS request); empty when all held. */
       expectation_failures: expectationFailures,
-      passed: verdict.lost === 0 && expectationFailures.length === 0,
+      passed: (verdict.lost === 0 || scenario.lossReported === true) && expectationFailures.length === 0,
       duplicate_examples: arrivals.duplicateExamples,
       refused_batches: driver.refusedBatches,
       transport_errors: driver.errors,
@@ -305,9 +324,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   } finally {
     running = false;
     await stack?.stop();
-    if (privateRedis) {
+    if (privateRedis || replicated) {
       redis.disconnect();
-      await privateRedis.close();
+      await privateRedis?.close();
+      await replicated?.close();
     } else {
       await deletePrefix(redis, prefix).catch(() => 0);
       await redis.quit().catch(() => redis.disconnect());

@@ -18,6 +18,8 @@ export type ScenarioEvent = { readonly atS: number } & (
   | { readonly kind: 'kill-delivery'; readonly restartAfterS: number }
   | { readonly kind: 'restart-redis' }
   | { readonly kind: 'kill-redis'; readonly restartAfterS: number }
+  /** SIGKILL the primary; the Sentinel promotes the replica; the old primary starts again `restartAfterS` after the kill. */
+  | { readonly kind: 'failover-redis'; readonly restartAfterS: number }
 );
 
 export interface Scenario {
@@ -37,6 +39,12 @@ export interface Scenario {
   readonly measuredS?: number;
   /** Redis with AOF on, of the bench's own (it gets restarted or killed). */
   readonly privateAofRedis?: boolean;
+  /** A primary, its replica and a Sentinel of the bench's own (AOF on, everysec); every process finds the primary through the Sentinel. */
+  readonly replicated?: boolean;
+  /** Durable mode: INGEST_DURABLE_REPLICAS=1 (a 200 waits for the replica). */
+  readonly durable?: boolean;
+  /** Acknowledged calls may be lost by design (asynchronous replication): counted and reported, not a failure. */
+  readonly lossReported?: boolean;
   /** Longest wait after the load for every acknowledged call to be delivered or dead-lettered. */
   readonly settleS: number;
   readonly destinations: number;
@@ -100,6 +108,35 @@ export const SCENARIOS: readonly Scenario[] = [
     title: 'Redis (AOF on, appendfsync everysec) SIGKILLed mid-run, restarted 1 s later',
     events: [{ atS: 8, kind: 'kill-redis', restartAfterS: 1 }],
     privateAofRedis: true,
+  }),
+  // Durable mode's cost: the same healthy load on a primary with a replica, without and with it.
+  scenario({ name: 'replicated', title: '10 destinations, all 2xx; Redis primary + replica + Sentinel', replicated: true, settleS: 60 }),
+  scenario({
+    name: 'durable',
+    title: 'as replicated, in durable mode (every 200 waits until the replica holds the calls)',
+    replicated: true,
+    durable: true,
+    settleS: 60,
+  }),
+  scenario({
+    // Asynchronous replication: what the primary acknowledged and had not yet sent to the replica
+    // when it died is gone. The number is reported, not hidden.
+    name: 'redis-failover',
+    title: 'Redis primary SIGKILLed mid-run, the Sentinel promotes the replica; the old primary is back as its replica 5 s later',
+    events: [{ atS: 8, kind: 'failover-redis', restartAfterS: 5 }],
+    replicated: true,
+    lossReported: true,
+    // Long enough to see durable mode serve again: a returning primary is made a replica only after
+    // it has reported the wrong role for about 8 s (Sentinel's own guard), then it syncs.
+    measuredS: 40,
+  }),
+  scenario({
+    name: 'redis-failover-durable',
+    title: 'as redis-failover, in durable mode: nothing answered 200 may be lost',
+    events: [{ atS: 8, kind: 'failover-redis', restartAfterS: 5 }],
+    replicated: true,
+    durable: true,
+    measuredS: 40,
   }),
   scenario({
     name: 'hostile',
