@@ -2,8 +2,9 @@
  * A real Prometheus (the Debian package's /usr/bin/prometheus) scraping the five processes, which
  * run in this test process against real Redis under a unique prefix and are driven with real
  * traffic: intake calls of every type (accepted, rejected, a duplicate, a 401, and a 503 from the
- * depth guard), deliveries to receivers answering 200, 500 (a retry) and 400 (a dead letter), a
- * job for a deleted destination, an audience whose backfill pass runs, and admin API requests.
+ * depth guard), deliveries to receivers answering 200, 500 (a retry, and past the retry backlog
+ * cap dead letters) and 400 (a dead letter), a job for a deleted destination, an audience whose
+ * backfill pass runs, and admin API requests.
  * Prometheus loads ops/prometheus/alerts.yml as it is. Then every metric, selector and listed
  * label value the dashboard and the alerts query must have a series in Prometheus, every
  * dashboard query must evaluate, and every alert rule must evaluate with health ok.
@@ -116,9 +117,15 @@ describe('a real Prometheus scraping the running processes', () => {
           webhookDestination('d-retry', [failing.url]),
           webhookDestination('d-permanent', [refusing.url]),
         ],
-        // Retries far away: each call to d-retry is attempted once during the test. One dead letter
-        // kept per destination: d-permanent's second one evicts its first (the eviction counter and alert).
-        deliveryEnv: { DELIVERY_RETRY_BASE_MS: '600000', DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION: '1' },
+        // Retries far away: each call to d-retry is attempted once during the test. One call held
+        // for a retry per destination: d-retry's other calls are dead-lettered at the cap (its
+        // counter and alert). One dead letter kept per destination: d-permanent's second one evicts
+        // its first (the eviction counter and alert; d-retry's capped calls evict each other too).
+        deliveryEnv: {
+          DELIVERY_RETRY_BASE_MS: '600000',
+          DELIVERY_RETRY_MAX_PER_DESTINATION: '1',
+          DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION: '1',
+        },
         // The depth guard answers 503 once 5 route jobs wait (filled on purpose at the end).
         ingestEnv: { INGEST_MAX_QUEUE_DEPTH: '5' },
       }),
@@ -175,6 +182,8 @@ describe('a real Prometheus scraping the running processes', () => {
       expect(total(d, 'eventrelay_delivery_messages_total', { destination: 'd-permanent', result: 'dead_lettered' })).toBeGreaterThan(0);
       expect(total(d, 'eventrelay_delivery_messages_total', { destination: 'd-deleted', result: 'dropped' })).toBe(1);
       expect(total(d, 'eventrelay_delivery_dead_letters_evicted_total', { destination: 'd-permanent' })).toBeGreaterThan(0);
+      expect(total(d, 'eventrelay_delivery_retry_capped_total', { destination: 'd-retry' })).toBeGreaterThan(0);
+      expect(total(d, 'eventrelay_delivery_retry_held', { destination: 'd-retry' })).toBe(1);
     }, 15_000);
 
     // ---- audiences: a new audience runs a backfill pass; admin API requests, one unauthorized
@@ -309,13 +318,19 @@ describe('a real Prometheus scraping the running processes', () => {
     );
   });
 
-  it('fires the dead-letter alerts for the destination that dead-lettered, on its first dead letters and evictions', async () => {
+  it('fires the dead-letter and retry cap alerts for the destinations that reached them, on their first events', async () => {
     await eventually(
       async () => {
         const { alerts } = await api<{ alerts: { labels: Record<string, string>; state: string }[] }>('/api/v1/alerts');
         const firing = alerts.filter((a) => a.state === 'firing').map((a) => `${a.labels['alertname']} ${a.labels['destination'] ?? ''}`);
         // The other alerts wait 2 minutes or more ("for") before they fire, or see nothing wrong.
-        expect(firing.sort()).toEqual(['EventrelayDeadLettersEvicted d-permanent', 'EventrelayDeadLettersGrowing d-permanent']);
+        expect(firing.sort()).toEqual([
+          'EventrelayDeadLettersEvicted d-permanent',
+          'EventrelayDeadLettersEvicted d-retry',
+          'EventrelayDeadLettersGrowing d-permanent',
+          'EventrelayDeadLettersGrowing d-retry',
+          'EventrelayRetryBacklogCapped d-retry',
+        ]);
       },
       10_000,
       250,

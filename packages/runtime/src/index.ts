@@ -11,4 +11,4 @@ export { serveHttp, type RunningHttpService } from './http-service.js';
 export { runWorkerProcess, type RunningWorkerProcess } from './worker-process.js';
 export { openQueue, queueJobAdd, replicaWaitOn, transactionsOn } from './queues.js';
 export { openWorker } from './workers.js';
-export { putJobBack, queueJobRewrite, readQueues } from './queue-metrics.js';
+export { putJobBack, queueJobDataWrite, queueJobRewrite, readJobData, readQueues } from './queue-metrics.js';

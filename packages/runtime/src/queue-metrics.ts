@@ -48,6 +48,22 @@ export function queueJobRewrite(tx: ChainableCommander, job: Job, data: unknown,
   tx.hset(jobKey(job), { data: JSON.stringify(data), [DUE_AT_FIELD]: String(at) });
 }
 
+/**
+ * Queues on `tx` the rewrite of the data of a job no worker holds (a failed one), leaving its due
+ * time alone: it is not going anywhere.
+ */
+export function queueJobDataWrite(tx: ChainableCommander, job: Job, data: unknown): void {
+  tx.hset(jobKey(job), { data: JSON.stringify(data) });
+}
+
+/**
+ * The job's data as stored now (JSON text), or undefined when the job is gone. What a worker holds
+ * in memory may be a step behind (a commit whose answer was lost), Redis is not.
+ */
+export async function readJobData(connection: Redis, job: Job): Promise<string | undefined> {
+  return (await connection.hget(jobKey(job), 'data')) ?? undefined;
+}
+
 /** The hash BullMQ keeps a job in. */
 function jobKey(job: Job): string {
   return `${job.queueQualifiedName}:${String(job.id)}`;

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { queueCatalog, type RouteJob } from '@eventrelay/config';
 import { createMetricsRegistry } from '../src/metrics';
 import { createRedis } from '../src/redis';
-import { putJobBack, readQueues, readySinceOf, registerQueueMetrics } from '../src/queue-metrics';
+import { putJobBack, queueJobDataWrite, readJobData, readQueues, readySinceOf, registerQueueMetrics } from '../src/queue-metrics';
 import { deletePrefix, eventually, freePort, SHARED_REDIS_URL, sleep, uniquePrefix } from '@eventrelay/testkit';
 import { parsePromText, total } from '../../../test/support/prom-text';
 
@@ -86,6 +86,24 @@ describe('queue metrics', () => {
     expect(promoted?.counts.waiting).toBe(1);
     // Promotion zeroed BullMQ's delay; the noted due time still says when it became ready.
     expect(promoted?.oldestWaitingSeconds).toBeCloseTo(1, 3);
+  });
+
+  it('reads and rewrites the stored data of a failed job, leaving its other fields alone', async () => {
+    await queue.add('route', routeJob('f'), { jobId: 'f' });
+    const worker = manualWorker();
+    const job = await worker.getNextJob('tok-1');
+    await job.moveToFailed(new Error('defect'), 'tok-1', false);
+    job.data = routeJob('stale copy');
+    expect(await readJobData(redis, job)).toBe(JSON.stringify(routeJob('f')));
+    const tx = redis.multi();
+    queueJobDataWrite(tx, job, routeJob('rewritten'));
+    await tx.exec();
+    const stored = await queue.getJob('f');
+    expect(stored?.data).toEqual(routeJob('rewritten'));
+    expect(await stored?.getState()).toBe('failed');
+    expect(stored?.failedReason).toBe('defect');
+    await queue.remove('f');
+    expect(await readJobData(redis, job)).toBeUndefined();
   });
 
   it('readySinceOf: the latest of added (plus its initial delay), noted due time, and last start', () => {

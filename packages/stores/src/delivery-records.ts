@@ -17,6 +17,10 @@ export function deliveryKeys(prefix: string) {
     deadByMessage: (destinationId: string) => `${prefix}:dead-by-message:${destinationId}`,
     /** Set while the destination's dead letters are at their cap and the oldest are being evicted. */
     deadEvicting: (destinationId: string) => `${prefix}:dead-evicting:${destinationId}`,
+    /** destinationId → calls held in deliver jobs for a retry (see RetryBacklog); no field at 0. */
+    retryHeld: `${prefix}:retry-held`,
+    /** Set while the destination's retry backlog is at its cap and calls beyond it are dead-lettered. */
+    retryCapping: (destinationId: string) => `${prefix}:retry-capping:${destinationId}`,
   } as const;
 }
 
@@ -298,4 +302,90 @@ function splitCursor(cursor: string): [string, string] {
 
 export function isDeadLetterCursor(cursor: string): boolean {
   return /^\d{1,16}_[A-Za-z0-9_-]{1,200}$/.test(cursor);
+}
+
+// Changes one destination's count of calls held for a retry, and notes a cap episode. KEYS: the
+// count hash, the capping marker. ARGV: destinationId, delta, calls dead-lettered by the cap,
+// episode seconds. A field that reaches 0 (or less: a count reset by hand) is removed, so the hash
+// holds only destinations with calls held. Returns {count after, 1 when the cap began an episode}.
+const CHANGE_RETRY_HELD = `
+local held
+if tonumber(ARGV[2]) ~= 0 then
+  held = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
+  if held <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
+else
+  held = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+end
+local began = 0
+if tonumber(ARGV[3]) > 0 then
+  if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[4]) then began = 1 else redis.call('EXPIRE', KEYS[2], ARGV[4]) end
+end
+return {held, began}
+`;
+
+/** CHANGE_RETRY_HELD queued on a MULTI. */
+interface ChangeRetryHeld {
+  changeRetryHeld(numKeys: number, ...args: (string | number)[]): ChainableCommander;
+}
+
+/** What a change queued with `RetryBacklog.queueChange` did. */
+export interface RetryBacklogChange {
+  /** The destination's count after the change; below 0 only when it had been lowered by hand (the field is then removed). */
+  readonly held: number;
+  /** True when calls were dead-lettered at the cap and none had been for `episodeS` before. */
+  readonly episodeBegan: boolean;
+}
+
+/**
+ * How many calls each destination has held in deliver jobs for a retry (docs/delivery.md, "The
+ * retry backlog cap"): one hash, field = destinationId. A job's data says how many of its calls
+ * are counted (`counted`), and every commit changes that and the hash by the same difference in
+ * one MULTI, so the hash is exactly the sum over the deliver jobs as long as no job holding
+ * counted calls is removed behind webhook-delivery's back.
+ */
+export class RetryBacklog {
+  private readonly keys: ReturnType<typeof deliveryKeys>;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    /** Cap hits less than this far apart belong to one episode (one audit entry). */
+    private readonly episodeS = 3600,
+  ) {
+    this.keys = deliveryKeys(prefix);
+    defineScript(redis, 'changeRetryHeld', CHANGE_RETRY_HELD);
+  }
+
+  /**
+   * Queues on `tx` (a MULTI made from this store's connection) a change of the destination's count
+   * by `delta`, and `capped` calls dead-lettered at the cap; read its answer with `changeOf`.
+   */
+  queueChange(tx: ChainableCommander, destinationId: string, delta: number, capped = 0): void {
+    (tx as unknown as ChangeRetryHeld).changeRetryHeld(
+      2,
+      this.keys.retryHeld,
+      this.keys.retryCapping(destinationId),
+      destinationId,
+      delta,
+      capped,
+      this.episodeS,
+    );
+  }
+
+  /** What a change queued with `queueChange` did, from its answer in the MULTI's results. */
+  changeOf(answer: unknown): RetryBacklogChange {
+    const [held, began] = Array.isArray(answer) ? (answer as unknown[]) : [0, 0];
+    return { held: Number(held), episodeBegan: Number(began) === 1 };
+  }
+
+  /** The destination's count now (one HGET). */
+  async held(destinationId: string): Promise<number> {
+    return Number((await this.redis.hget(this.keys.retryHeld, destinationId)) ?? 0);
+  }
+
+  /** Every destination with calls held, and how many (one HGETALL). */
+  async all(): Promise<Map<string, number>> {
+    const fields = await this.redis.hgetall(this.keys.retryHeld);
+    return new Map(Object.entries(fields).map(([destinationId, n]) => [destinationId, Number(n)]));
+  }
 }

@@ -5,7 +5,7 @@ export { ConfigStore, applyConfigFile, configKeys, readConfigFile } from './conf
 export { ConfigWatch } from './config-watch.js';
 export { DestinationDirectory } from './destination-directory.js';
 export { CallBatches } from './call-batches.js';
-export { AttemptLog, DeadLetterStore, isDeadLetterCursor } from './delivery-records.js';
+export { AttemptLog, DeadLetterStore, RetryBacklog, isDeadLetterCursor } from './delivery-records.js';
 export { AuditLog, SourceEvents } from './operator-logs.js';
 export { profileKeys } from './profile-keys.js';
 export { RegulationStore } from './regulation-store.js';

@@ -1,10 +1,12 @@
 /**
  * DeadLetterStore against real Redis: the per-destination cap evicts the oldest letters, keeps the
  * index, the data and the messageId index in step, and tells when an episode of evictions began.
+ * RetryBacklog: the per-destination count of calls held for a retry, changed on a MULTI, its field
+ * removed at 0, and the episodes of the cap.
  */
 import { Redis } from 'ioredis';
 import type { DeadLetter } from '@eventrelay/config';
-import { DeadLetterStore, deliveryKeys } from '../src/delivery-records';
+import { DeadLetterStore, RetryBacklog, deliveryKeys } from '../src/delivery-records';
 import { deletePrefix, SHARED_REDIS_URL, sleep, uniquePrefix } from '@eventrelay/testkit';
 
 function letter(destinationId: string, n: number): DeadLetter {
@@ -73,5 +75,79 @@ describe('DeadLetterStore cap', () => {
       { evicted: 1, episodeBegan: true },
       { evicted: 1, episodeBegan: false },
     ]);
+  });
+});
+
+describe('RetryBacklog', () => {
+  let redis: Redis;
+  let prefix: string;
+
+  beforeEach(() => {
+    redis = new Redis(SHARED_REDIS_URL, { maxRetriesPerRequest: 1 });
+    prefix = uniquePrefix('retry-backlog');
+  });
+  afterEach(async () => {
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+    redis.disconnect();
+  });
+
+  /** Queues the changes on one MULTI, as a commit does, and reads their answers. */
+  async function change(store: RetryBacklog, ...changes: [string, number, number?][]) {
+    const tx = redis.multi();
+    for (const [destinationId, delta, capped] of changes) store.queueChange(tx, destinationId, delta, capped);
+    return ((await tx.exec()) ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return store.changeOf(value);
+    });
+  }
+
+  it('counts per destination, in one hash, and removes a field that reaches 0', async () => {
+    const store = new RetryBacklog(redis, prefix);
+    const keys = deliveryKeys(prefix);
+    expect(await change(store, ['d1', 3], ['d2', 2], ['d1', 4])).toEqual([
+      { held: 3, episodeBegan: false },
+      { held: 2, episodeBegan: false },
+      { held: 7, episodeBegan: false },
+    ]);
+    expect(await store.held('d1')).toBe(7);
+    expect(await store.held('none')).toBe(0);
+    expect(await store.all()).toEqual(
+      new Map([
+        ['d1', 7],
+        ['d2', 2],
+      ]),
+    );
+    expect(await change(store, ['d2', -2], ['d1', -5])).toEqual([
+      { held: 0, episodeBegan: false },
+      { held: 2, episodeBegan: false },
+    ]);
+    expect(await redis.hkeys(keys.retryHeld)).toEqual(['d1']);
+    // Below 0 (a count lowered by hand while jobs held calls): reported, and the field removed.
+    expect(await change(store, ['d1', -3])).toEqual([{ held: -1, episodeBegan: false }]);
+    expect(await redis.exists(keys.retryHeld)).toBe(0);
+  });
+
+  it('reports one episode while the cap keeps dead-lettering, per destination', async () => {
+    const store = new RetryBacklog(redis, prefix, 60);
+    const keys = deliveryKeys(prefix);
+    expect(await change(store, ['d', 5])).toEqual([{ held: 5, episodeBegan: false }]);
+    // A change of 0 with calls capped reads the count and marks the episode.
+    expect(await change(store, ['d', 0, 3], ['d', 1, 2], ['other', 0, 1])).toEqual([
+      { held: 5, episodeBegan: true },
+      { held: 6, episodeBegan: false },
+      { held: 0, episodeBegan: true },
+    ]);
+    expect(await redis.ttl(keys.retryCapping('d'))).toBeGreaterThan(0);
+    expect(await redis.ttl(keys.retryCapping('d'))).toBeLessThanOrEqual(60);
+    // Changes without calls capped neither begin nor renew an episode.
+    await redis.expire(keys.retryCapping('d'), 5);
+    expect(await change(store, ['d', -1])).toEqual([{ held: 5, episodeBegan: false }]);
+    expect(await redis.ttl(keys.retryCapping('d'))).toBeLessThanOrEqual(5);
+    // Capped again: the marker is renewed, still the same episode.
+    expect(await change(store, ['d', 0, 1])).toEqual([{ held: 5, episodeBegan: false }]);
+    expect(await redis.ttl(keys.retryCapping('d'))).toBeGreaterThan(5);
+    // The marker gone (an hour without calls capped, here by hand): the next one begins an episode.
+    await redis.del(keys.retryCapping('d'));
+    expect(await change(store, ['d', 0, 1])).toEqual([{ held: 5, episodeBegan: true }]);
   });
 });

@@ -81,6 +81,13 @@ export const deliveryEnvSpec = {
     max: 100_000_000,
     describe: 'dead letters kept per destination; the oldest are evicted (and counted in a metric) beyond it',
   }),
+  DELIVERY_RETRY_MAX_PER_DESTINATION: integer({
+    default: 100_000,
+    min: 0,
+    max: 100_000_000,
+    describe:
+      'calls held for a retry per destination (in its deliver jobs, counted in Redis); calls that would go beyond it are dead-lettered instead (counted in a metric, alerted, audited once per episode; see docs/delivery.md); 0 = no cap',
+  }),
   WEBHOOK_ALLOWED_NETWORKS: networks({
     describe:
       'networks webhooks may reach although they are loopback, private, link-local, CGNAT or multicast (e.g. 10.20.0.0/16); unset, the SSRF guard refuses every such address',

@@ -1,7 +1,18 @@
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@eventrelay/runtime';
 
-/** `openRequests`: the requests open now, by destination (read at each scrape, so sending costs nothing extra). */
-export function createDeliveryMetrics(registry: Registry, openRequests: () => Iterable<[string, number]>) {
+/**
+ * `openRequests`: the requests open now, by destination (read at each scrape, so sending costs
+ * nothing extra). `retryHeld`: the calls held for a retry, by destination, read from Redis at each
+ * scrape (one HGETALL; every replica reports the same figure).
+ */
+export function createDeliveryMetrics(
+  registry: Registry,
+  openRequests: () => Iterable<[string, number]>,
+  retryHeld: () => Promise<ReadonlyMap<string, number>>,
+) {
+  // Destinations this process has reported held calls for: shown at 0 once they hold none (the
+  // hash has no field at 0), so a drained backlog reads 0 rather than a series that stops.
+  const heldSeen = new Set<string>();
   return {
     attempts: new Counter({
       name: 'eventrelay_delivery_attempts_total',
@@ -38,6 +49,32 @@ export function createDeliveryMetrics(registry: Registry, openRequests: () => It
       help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, by destination',
       labelNames: ['destination'] as const,
       registers: [registry],
+    }),
+    retryCapped: new Counter({
+      name: 'eventrelay_delivery_retry_capped_total',
+      help: 'Calls dead-lettered instead of held for a retry because their destination held DELIVERY_RETRY_MAX_PER_DESTINATION calls for a retry, by destination',
+      labelNames: ['destination'] as const,
+      registers: [registry],
+    }),
+    retryHeld: new Gauge({
+      name: 'eventrelay_delivery_retry_held',
+      help: 'Calls held in deliver jobs for a retry, by destination, as counted in Redis (every replica reports the same figure: aggregate with max)',
+      labelNames: ['destination'] as const,
+      registers: [registry],
+      async collect() {
+        let held: ReadonlyMap<string, number>;
+        try {
+          held = await retryHeld();
+        } catch {
+          // Redis did not answer: keep the last values (the failure is in eventrelay_redis_errors_total).
+          return;
+        }
+        for (const destination of heldSeen) if (!held.has(destination)) this.set({ destination }, 0);
+        for (const [destination, n] of held) {
+          heldSeen.add(destination);
+          this.set({ destination }, n);
+        }
+      },
     }),
     inFlight: new Gauge({
       name: 'eventrelay_delivery_in_flight',

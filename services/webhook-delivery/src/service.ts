@@ -6,7 +6,16 @@ import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
 import { ConfigError, describeEnv } from '@eventrelay/config';
-import { createRedis, openWorker, putJobBack, runWorkerProcess, type Logger, type Registry, type ShutdownStep } from '@eventrelay/runtime';
+import {
+  createRedis,
+  openWorker,
+  putJobBack,
+  readJobData,
+  runWorkerProcess,
+  type Logger,
+  type Registry,
+  type ShutdownStep,
+} from '@eventrelay/runtime';
 import {
   AttemptLog,
   AuditLog,
@@ -14,6 +23,7 @@ import {
   ConfigStore,
   DeadLetterStore,
   DestinationDirectory,
+  RetryBacklog,
   applyConfigFile,
   readConfigFile,
 } from '@eventrelay/stores';
@@ -24,7 +34,7 @@ import type { RetryPolicy } from './domain/schedule.js';
 import { createSender } from './adapters/http-sender.js';
 import type { Resolver } from './adapters/address-guard.js';
 import { DestinationGate } from './destination-gate.js';
-import { createDeliverProcessor } from './jobs/deliver.js';
+import { createDeliverProcessor, createFailedJobHandler } from './jobs/deliver.js';
 
 export interface DeliveryDeps {
   readonly logger: Logger;
@@ -85,6 +95,10 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     clock,
     random,
   });
+  // Changed in each job's commit (the worker connection's MULTI); read at scrape time on the control
+  // connection, like the queue gauges.
+  const retryBacklog = new RetryBacklog(connection, env.EVENTRELAY_PREFIX);
+  const retryBacklogView = new RetryBacklog(control, env.EVENTRELAY_PREFIX);
   const worker = openWorker(
     'deliver',
     connection,
@@ -98,6 +112,8 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
       // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.
       audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER),
+      retryBacklog,
+      retryMax: env.DELIVERY_RETRY_MAX_PER_DESTINATION,
       transaction: () => connection.multi(),
       stopping: () => stopping,
       sender,
@@ -105,7 +121,11 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       policy,
       clock,
       random,
-      metrics: createDeliveryMetrics(registry, () => gate.openRequests()),
+      metrics: createDeliveryMetrics(
+        registry,
+        () => gate.openRequests(),
+        () => retryBacklogView.all(),
+      ),
       logger,
       putBack: (job, at, token) => putJobBack(connection, job, at, token),
     }),
@@ -122,9 +142,13 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       onError: (err) => logger.warn({ err: err.message }, 'deliver_worker.error'),
     },
   );
-  worker.on('failed', (job, err) =>
-    logger.error({ jobId: job?.id, destinationId: job?.data.destinationId, err: err.message }, 'delivery.job_failed'),
-  );
+  const onFailed = createFailedJobHandler({
+    retryBacklog,
+    transaction: () => connection.multi(),
+    readData: (job) => readJobData(connection, job),
+    logger,
+  });
+  worker.on('failed', (job, err) => void onFailed(job, err));
   const running = await runWorkerProcess({
     name: 'delivery',
     workers: [worker],

@@ -695,6 +695,10 @@ export interface HeldDeliverJob {
    * rounds the job went through (parks not counted); with BullMQ's attemptsStarted it tells how often the job was parked
    */
   runs?: number;
+  /**
+   * calls of this job counted in its destination's retry backlog (`<prefix>:retry-held`, DELIVERY_RETRY_MAX_PER_DESTINATION); written by every commit, with the count, in one MULTI. Absent on a job no commit wrote yet (a replay, an audience identify, a delete notice): none of its calls is counted
+   */
+  counted?: number;
 }
 /**
  * One call held in a delivery job, with what its earlier rounds left.

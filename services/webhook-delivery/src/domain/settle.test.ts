@@ -62,3 +62,56 @@ describe('settleRound', () => {
     expect(settled).toMatchObject({ pending: [], nextAt: undefined });
   });
 });
+
+describe('settleRound at the retry backlog cap', () => {
+  const reason = 'retry backlog cap reached (DELIVERY_RETRY_MAX_PER_DESTINATION=2)';
+  const retryState = state({ [A]: { lastError: 'HTTP 503', notBefore: NOW + 2000 } });
+  const retry = (id: string): CallRun => ({ item: item(id), decision: { kind: 'retry', at: NOW + 2000, state: retryState }, attempts: [] });
+
+  it('holds the first calls still to go, in the job’s order, and dead-letters the rest with the reason', () => {
+    const waiting = item('waits', state({ [A]: { lastError: 'HTTP 429', notBefore: NOW + 9000 } }));
+    const calls: CallRun[] = [
+      retry('r1'),
+      { item: item('ok'), decision: { kind: 'delivered', url: A, attempt: 1 }, attempts: [] },
+      retry('r2'),
+      { item: waiting, decision: undefined, attempts: [] },
+      retry('r3'),
+      { item: item('fresh'), decision: undefined, attempts: [], holdMs: 1000 },
+    ];
+    const settled = settleRound(calls, [A], NOW, { hold: 2, reason });
+    expect(settled.pending.map((p) => p.call.messageId)).toEqual(['r1', 'r2']);
+    expect(settled.retrying.map((c) => c.item.call.messageId)).toEqual(['r1', 'r2']);
+    expect(settled.delivered.map((c) => c.item.call.messageId)).toEqual(['ok']);
+    expect(settled.capped).toBe(3);
+    // A capped call that was retried keeps the state of this round; one that waited, what it had;
+    // one never attempted, none (attempt 0).
+    expect(settled.dead).toEqual([
+      { run: calls[3], state: waiting.retry, reason },
+      { run: calls[4], state: retryState, reason },
+      { run: calls[5], state: { firstAttemptAt: NOW, attempt: 0, urls: {} }, reason },
+    ]);
+    expect(settled.nextAt).toBe(NOW + 2000);
+  });
+
+  it('dead-letters every call still to go at hold 0, and keeps the other dead as they were', () => {
+    const gone: CallRun = {
+      item: item('gone'),
+      decision: { kind: 'dead', reason: 'HTTP 404', state: state({ [A]: { lastError: 'HTTP 404', failed: true } }) },
+      attempts: [],
+    };
+    const settled = settleRound([retry('r1'), gone], [A], NOW, { hold: 0, reason });
+    expect(settled.pending).toEqual([]);
+    expect(settled.nextAt).toBeUndefined();
+    expect(settled.capped).toBe(1);
+    expect(settled.dead.map((d) => [d.run.item.call.messageId, d.reason])).toEqual([
+      ['r1', reason],
+      ['gone', 'HTTP 404'],
+    ]);
+  });
+
+  it('changes nothing when everything fits, and caps nothing without a cap', () => {
+    const calls = [retry('r1'), retry('r2')];
+    expect(settleRound(calls, [A], NOW, { hold: 2, reason })).toEqual(settleRound(calls, [A], NOW));
+    expect(settleRound(calls, [A], NOW).capped).toBe(0);
+  });
+});

@@ -27,23 +27,48 @@ export interface Settled {
   readonly pending: readonly DeliveryItem[];
   /** When the job should run next; undefined when nothing is pending. */
   readonly nextAt: number | undefined;
+  /** Calls in `dead` because the job could hold no more (`HoldCap`). */
+  readonly capped: number;
+}
+
+/**
+ * At most `hold` calls still to go stay in the job; the others, in the job's order, are dead with
+ * `reason` (the retry backlog cap, see retry-cap.ts), whether they failed this round or waited.
+ */
+export interface HoldCap {
+  readonly hold: number;
+  readonly reason: string;
 }
 
 /** `urls`: the destination's URLs as configured now. */
-export function settleRound(calls: readonly CallRun[], urls: readonly string[], now: number): Settled {
+export function settleRound(calls: readonly CallRun[], urls: readonly string[], now: number, cap?: HoldCap): Settled {
   const delivered: CallRun[] = [];
   const retrying: CallRun[] = [];
   const dead: { run: CallRun; state: RetryState; reason: string }[] = [];
   const pending: DeliveryItem[] = [];
+  let capped = 0;
   let nextAt = Number.POSITIVE_INFINITY;
+  const hold = cap?.hold ?? Number.POSITIVE_INFINITY;
+  const capReason = cap?.reason ?? '';
   for (const c of calls) {
     const d = c.decision;
     if (d === undefined) {
+      if (pending.length >= hold) {
+        // Not attempted this round (not due, or held back): its state is what earlier rounds left.
+        dead.push({ run: c, state: c.item.retry ?? { firstAttemptAt: now, attempt: 0, urls: {} }, reason: capReason });
+        capped++;
+        continue;
+      }
       pending.push(c.item);
       nextAt = Math.min(nextAt, c.holdMs !== undefined ? now + c.holdMs : (nextDue(c.item, urls) ?? now));
     } else if (d.kind === 'delivered') {
       delivered.push(c);
     } else if (d.kind === 'retry') {
+      if (pending.length >= hold) {
+        dead.push({ run: c, state: d.state, reason: capReason });
+        capped++;
+        continue;
+      }
       retrying.push(c);
       pending.push({ ...c.item, retry: d.state });
       nextAt = Math.min(nextAt, d.at);
@@ -51,7 +76,7 @@ export function settleRound(calls: readonly CallRun[], urls: readonly string[], 
       dead.push({ run: c, state: d.state, reason: d.reason });
     }
   }
-  return { delivered, retrying, dead, pending, nextAt: Number.isFinite(nextAt) ? nextAt : undefined };
+  return { delivered, retrying, dead, pending, nextAt: Number.isFinite(nextAt) ? nextAt : undefined, capped };
 }
 
 /** When the first of a waiting call's URLs falls due again (undefined: one is due now). */

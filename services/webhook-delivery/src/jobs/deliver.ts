@@ -7,6 +7,7 @@
  *     that was delivered is never sent again by this job);
  *   - for a batch job, the end of its hold on the batch (its calls are now all delivered, dead or
  *     held in the job);
+ *   - the change of the destination's count of calls held for a retry (the job's `counted`);
  * then the job is moved to the delayed set until its next call is due, or completed.
  * At-least-once: until the commit lands, the job stays active and locked to this process; if the
  * process dies, the lock lapses and another worker runs it again from where the last commit left
@@ -16,11 +17,12 @@ import { DelayedError, type Job } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
-import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
-import type { AuditLog, CallBatches, DeadLetterStore } from '@eventrelay/stores';
+import { LabelTally, execAll, queueJobDataWrite, queueJobRewrite, type Logger } from '@eventrelay/runtime';
+import type { AuditLog, CallBatches, DeadLetterStore, RetryBacklog } from '@eventrelay/stores';
 import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
 import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
+import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
 import { settleRound, type CallRun } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 
@@ -31,8 +33,12 @@ export interface WorkerDeps extends DeliverDeps {
   readonly deadLetters: Pick<DeadLetterStore, 'queueAdd' | 'evictionOf'>;
   /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when the cap is reached. */
   readonly deadLetterMax: number;
-  /** Where an eviction episode of a destination's dead letters is recorded for operators. */
+  /** Where an episode at a per-destination cap (dead letters, retry backlog) is recorded for operators. */
   readonly audit: Pick<AuditLog, 'record'>;
+  /** Each destination's count of calls held for a retry, changed in the commit. */
+  readonly retryBacklog: Pick<RetryBacklog, 'queueChange' | 'changeOf' | 'held'>;
+  /** DELIVERY_RETRY_MAX_PER_DESTINATION: calls held for a retry per destination; 0 = no cap. */
+  readonly retryMax: number;
   /** A MULTI on the connection the batches and dead letters live on. */
   readonly transaction: () => ChainableCommander;
   readonly metrics: DeliveryMetrics;
@@ -94,7 +100,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
   /**
    * Writes what the run left in one MULTI (dead letters, the calls still to go, the end of the
-   * batch hold), then moves the job: to delayed until `at` while calls remain, else it completes.
+   * batch hold, the change of the destination's retry backlog), then moves the job: to delayed
+   * until `at` while calls remain, else it completes. `capped`: letters that are calls the retry
+   * backlog cap kept from being held.
    */
   async function commit(
     job: Job<DeliverJob>,
@@ -103,19 +111,33 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     pending: readonly DeliveryItem[],
     at: number | undefined,
     runs: number,
+    capped = 0,
   ): Promise<void> {
     const data = job.data;
     const tx = deps.transaction();
     for (const letter of letters) deps.deadLetters.queueAdd(tx, letter);
+    // The job's data says how many of its calls the destination's count holds (`counted`), and
+    // both change by the same difference in this MULTI: the count stays exactly the sum over the
+    // deliver jobs (docs/delivery.md, "The retry backlog cap").
+    const counted = countedCalls(data);
+    const change = pending.length - counted;
+    const backlogChanges = change !== 0 || capped > 0;
+    if (backlogChanges) deps.retryBacklog.queueChange(tx, data.destinationId, change, capped);
     const due = at ?? deps.clock();
+    let next: DeliverJob | undefined;
     if (pending.length > 0) {
-      const next: DeliverJob = { destinationId: data.destinationId, calls: [...pending], runs };
+      next = { destinationId: data.destinationId, calls: [...pending], runs, counted: pending.length };
       queueJobRewrite(tx, job, next, due);
-      job.data = next;
+    } else if (counted > 0 && 'calls' in data) {
+      // The job completes once this lands. Should the process die before that, the job runs again
+      // from its data, which must then no longer count the calls given back here.
+      queueJobRewrite(tx, job, { ...data, counted: 0 }, due);
     }
     if ('batch' in data) deps.batches.queueRelease(tx, data.batch.id, data.destinationId);
-    const answers = letters.length > 0 || pending.length > 0 || 'batch' in data ? await execAll(tx) : [];
+    const answers = letters.length > 0 || pending.length > 0 || counted > 0 || 'batch' in data ? await execAll(tx) : [];
+    if (next) job.data = next;
     if (letters.length > 0) await noteEvictions(data.destinationId, answers.slice(0, letters.length));
+    if (backlogChanges) await noteRetryBacklog(data.destinationId, answers[letters.length], capped);
     if (pending.length > 0) {
       await job.moveToDelayed(due, token);
       throw new DelayedError();
@@ -124,8 +146,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
   /**
    * Counts the letters the commit evicted (the destination was at its cap) and, when this began an
-   * episode of evictions, writes one audit entry and one log line for it. The letters are already
-   * committed: a failed audit write is logged, never a reason to run the job again.
+   * episode of evictions, writes one audit entry and one log line for it.
    */
   async function noteEvictions(destinationId: string, answers: readonly unknown[]): Promise<void> {
     let evicted = 0;
@@ -137,14 +158,45 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     if (evicted === 0) return;
     metrics.deadLettersEvicted.inc({ destination: destinationId }, evicted);
-    if (!began) return;
-    const details = { reason: 'dead letter cap reached', max: deps.deadLetterMax, evicted };
-    logger.warn({ destinationId, ...details }, 'delivery.dead_letters_evicting');
+    if (began)
+      await episodeBegan(destinationId, 'destination.dead_letters_evicted', 'delivery.dead_letters_evicting', {
+        reason: 'dead letter cap reached',
+        max: deps.deadLetterMax,
+        evicted,
+      });
+  }
+
+  /**
+   * Counts the calls the retry backlog cap dead-lettered and, when this began an episode of them,
+   * writes one audit entry and one log line for it.
+   */
+  async function noteRetryBacklog(destinationId: string, answer: unknown, capped: number): Promise<void> {
+    const change = deps.retryBacklog.changeOf(answer);
+    // Only a count lowered by hand while jobs still held counted calls goes below 0 (the field is
+    // then removed): say so, the count is low by that much until those jobs are done.
+    if (change.held < 0) logger.warn({ destinationId, held: change.held }, 'delivery.retry_count_below_zero');
+    if (capped === 0) return;
+    metrics.retryCapped.inc({ destination: destinationId }, capped);
+    if (change.episodeBegan)
+      await episodeBegan(destinationId, 'destination.retry_backlog_capped', 'delivery.retry_backlog_capped', {
+        reason: 'retry backlog cap reached',
+        max: deps.retryMax,
+        deadLettered: capped,
+      });
+  }
+
+  /**
+   * One warning and one audit entry for the first time in an episode that a destination's cap
+   * dropped or diverted something. What the cap did is already committed: a failed audit write is
+   * logged, never a reason to run the job again.
+   */
+  async function episodeBegan(destinationId: string, action: string, event: string, details: Record<string, unknown>): Promise<void> {
+    logger.warn({ destinationId, ...details }, event);
     try {
       await deps.audit.record({
         at: new Date(deps.clock()).toISOString(),
         tokenId: 'webhook-delivery',
-        action: 'destination.dead_letters_evicted',
+        action,
         targetId: destinationId,
         details,
       });
@@ -215,11 +267,18 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     countAttempts(metrics, data.destinationId, run.calls);
 
-    const settled = settleRound(
-      run.calls,
-      destination.settings.webhooks.map((w) => w.url),
-      deps.clock(),
-    );
+    const urls = destination.settings.webhooks.map((w) => w.url);
+    const now = deps.clock();
+    let settled = settleRound(run.calls, urls, now);
+    const counted = countedCalls(data);
+    if (deps.retryMax > 0 && settled.pending.length > counted) {
+      // Calls newly held for a retry: the one read of the destination's count, never on the
+      // all-2xx path. Jobs of one destination committing at once may each see the same room, so
+      // the count can overshoot the cap by the calls they newly hold together.
+      const current = await deps.retryBacklog.held(data.destinationId);
+      const hold = retryHoldLimit({ pending: settled.pending.length, counted, current, max: deps.retryMax });
+      if (hold < settled.pending.length) settled = settleRound(run.calls, urls, now, { hold, reason: retryCapReason(deps.retryMax) });
+    }
     const letters = settled.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     const destinationLabel = { destination: data.destinationId };
     if (settled.delivered.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'delivered' }, settled.delivered.length);
@@ -250,14 +309,68 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       delivered: settled.delivered.length,
       retrying: settled.retrying.length,
       deadLettered: letters.length,
+      ...(settled.capped > 0 ? { retryCapped: settled.capped } : {}),
       waiting: settled.pending.length - settled.retrying.length,
       ms: run.ms,
       ...(failures.length > 0 ? { failures } : {}),
     };
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
-    await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1);
+    await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped);
   };
+}
+
+export interface FailedJobDeps {
+  readonly retryBacklog: Pick<RetryBacklog, 'queueChange'>;
+  /** A MULTI on the connection the deliver jobs live on. */
+  readonly transaction: () => ChainableCommander;
+  /** The job's data as stored now (runtime readJobData). */
+  readonly readData: (job: Job) => Promise<string | undefined>;
+  readonly logger: Logger;
+}
+
+/**
+ * The worker's 'failed' handler: one log line per failed run. A job BullMQ failed for good (its
+ * attempts used up: a defect, or Redis trouble for longer than its backoff) no longer holds calls
+ * for a retry, so it gives its counted calls back: the count and the job's `counted` (read from
+ * Redis, not from this process's copy, which can be a commit behind) go down together in one
+ * MULTI, so an operator who retries the failed job later keeps the count right too. What still
+ * makes the count drift upward (docs/delivery.md, "The retry backlog cap"): this process dying
+ * between BullMQ's final failure and this MULTI, or a job failed by BullMQ's stalled-job check
+ * (no worker sees that failure), when such a failed job is then deleted (after 7 days, or by
+ * hand) without being retried.
+ */
+export function createFailedJobHandler(deps: FailedJobDeps): (job: Job<DeliverJob> | undefined, err: Error) => Promise<void> {
+  const { logger } = deps;
+  return async (job, err) => {
+    const line = { jobId: job?.id, destinationId: job?.data.destinationId, err: err.message };
+    // attemptsMade already counts this run; a job added without attempts has one.
+    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) {
+      logger.error({ ...line, final: false }, 'delivery.job_failed');
+      return;
+    }
+    let given: number;
+    try {
+      given = await giveBack(job);
+    } catch (giveErr) {
+      logger.error({ ...line, final: true, retryCountError: String(giveErr) }, 'delivery.job_failed');
+      return;
+    }
+    logger.error({ ...line, final: true, retryCountReturned: given }, 'delivery.job_failed');
+  };
+
+  async function giveBack(job: Job<DeliverJob>): Promise<number> {
+    const raw = await deps.readData(job);
+    if (raw === undefined) return 0;
+    const stored = JSON.parse(raw) as DeliverJob;
+    const counted = countedCalls(stored);
+    if (counted === 0 || !('calls' in stored)) return 0;
+    const tx = deps.transaction();
+    deps.retryBacklog.queueChange(tx, stored.destinationId, -counted);
+    queueJobDataWrite(tx, job, { ...stored, counted: 0 });
+    await execAll(tx);
+    return counted;
+  }
 }
 
 /** The job's attempts in the metrics: one increment per label set, not per attempt. */
