@@ -4,11 +4,12 @@
  * under a fresh prefix per pipeline.
  */
 import type { Queue } from 'bullmq';
-import type { Regulation } from '@eventrelay/config';
+import type { Redis } from 'ioredis';
+import { batchDeliveryJobId, type Regulation } from '@eventrelay/config';
 import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestAdmin, type TestAdmin } from '../support/admin';
 import { post } from '../support/ingest';
-import { startTestPipeline, webhookDestination, type PipelineOptions, type TestPipeline } from '../support/pipeline';
+import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../support/pipeline';
 import { testScope } from '../support/scope';
 
 const messageIds = (r: Receiver) => r.requests.map((req) => req.headers['x-eventrelay-message-id']);
@@ -42,6 +43,42 @@ async function drained(queue: Queue): Promise<void> {
       active: 0,
     }),
   );
+}
+
+/** Every key under the prefix with what it holds, as text: what a search for personal data sees. */
+async function everythingUnder(redis: Redis, prefix: string): Promise<{ key: string; text: string }[]> {
+  const found: { key: string; text: string }[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const type = await redis.type(key);
+      const value =
+        type === 'string'
+          ? await redis.get(key)
+          : type === 'hash'
+            ? await redis.hgetall(key)
+            : type === 'list'
+              ? await redis.lrange(key, 0, -1)
+              : type === 'set'
+                ? await redis.smembers(key)
+                : type === 'zset'
+                  ? await redis.zrange(key, 0, -1, 'WITHSCORES')
+                  : type === 'stream'
+                    ? await redis.xrange(key, '-', '+')
+                    : `(a ${type})`;
+      found.push({ key, text: JSON.stringify(value) });
+    }
+  } while (cursor !== '0');
+  return found;
+}
+
+/** The value of a labelled counter in a registry of the pipeline, 0 when it has no such series. */
+async function counter(registry: TestPipeline['deliveryRegistry'], name: string, labels: Record<string, string>): Promise<number> {
+  const metric = await registry.getSingleMetric(name)?.get();
+  const series = metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l));
+  return series?.value ?? 0;
 }
 
 describe('regulations end to end', () => {
@@ -102,4 +139,75 @@ describe('regulations end to end', () => {
       }
     }
   }, 120_000);
+
+  it('DELETE drops the user’s calls still queued (a job retrying them, a batch job not run yet) unsent, delivers everyone else’s and the delete notice, and leaves none of the user’s calls in Redis', async () => {
+    const USER = 'erased-user-5c1d';
+    let down = true;
+    let ahead = 0;
+    const receiver = scope.track(await startReceiver({ responder: () => ({ status: down ? 503 : 200 }) }));
+    const { p, admin } = await pipeline('reg-delete-queued', receiver, {
+      // A failed round is retried 5 minutes later (full jitter drawn at 0.5 of 10 minutes): the
+      // retrying job waits until the test moves the clock on and promotes it. No profiles: this
+      // test is about delivery jobs.
+      deliveryEnv: { DELIVERY_RETRY_BASE_MS: '600000' },
+      random: () => 0.5,
+      clock: () => Date.now() + ahead,
+      routerEnv: { ROUTER_FEED_PROFILES: 'false' },
+    });
+    const retrying = batchDeliveryJobId('hook', 'batch-1');
+    const unrun = batchDeliveryJobId('hook', 'batch-2');
+    const idOf = (r: Receiver['requests'][number]) => String(r.headers['x-eventrelay-message-id']);
+
+    // batch-1: its first round fails (503), so its calls sit in the job with their retry state.
+    await p.route(
+      [trackCall('e-1', { userId: USER }), trackCall('o-1', { userId: 'other-user' }), trackCall('e-2', { userId: USER })],
+      'batch-1',
+    );
+    await receiver.waitFor(3);
+    await eventually(async () => {
+      const job = await p.deliverQueue.getJob(retrying);
+      expect(await job?.getState()).toBe('delayed');
+      const held = job?.data && 'calls' in job.data ? job.data.calls : [];
+      expect(held.map((c) => [c.call.messageId, c.retry?.attempt])).toEqual([
+        ['e-1', 1],
+        ['o-1', 1],
+        ['e-2', 1],
+      ]);
+    });
+    // batch-2: routed while the deliver queue is paused, so its batch job has not run.
+    await p.deliverQueue.pause();
+    await p.route([trackCall('e-3', { userId: USER }), trackCall('o-2', { userId: 'other-user' })], 'batch-2');
+    await eventually(async () => expect(['waiting', 'paused']).toContain(await p.deliverQueue.getJobState(unrun)));
+    expect(await p.admin.hexists(p.batches.key('batch-2'), 'd:hook')).toBe(1);
+    const holdingUser = async () =>
+      (await everythingUnder(p.admin, p.prefix)).filter((k) => k.key.includes(USER) || k.text.includes(USER)).map((k) => k.key);
+    // The search finds the user's calls while they are queued: in the retrying job and the batch.
+    expect((await holdingUser()).sort()).toEqual([`${p.prefix}:deliver:${retrying}`, p.batches.key('batch-2')].sort());
+
+    const id = await regulate(admin, { regulationType: 'DELETE', subjectIds: [USER] });
+    const record = await finished(admin, id);
+    expect(record.counts).toMatchObject({ subjectsDone: 1, deleteNotices: 1 });
+
+    down = false;
+    const before = receiver.requests.length;
+    await p.deliverQueue.resume();
+    ahead = 10 * 60_000;
+    await (await p.deliverQueue.getJob(retrying))!.promote();
+    // The user comes back after the erasure: that call is delivered as any other.
+    const back = new Date(Date.parse(record.finishedAt!) + 1).toISOString();
+    await p.route([trackCall('e-4', { userId: USER, receivedAt: back })], 'batch-3');
+    await receiver.waitFor(before + 4);
+    await drained(p.routeQueue);
+    await drained(p.deliverQueue);
+
+    const after = receiver.requests.slice(before);
+    expect(after.map(idOf).sort()).toEqual(['e-4', 'o-1', 'o-2', expect.stringMatching(new RegExp(`^del-${id}-`))].sort());
+    expect(after.find((r) => idOf(r) === 'o-1')?.headers['x-eventrelay-attempt']).toBe('2');
+    expect(after.filter((r) => idOf(r).startsWith('del-')).map((r) => JSON.parse(r.body.toString('utf8')).userId)).toEqual([USER]);
+    expect(await counter(p.deliveryRegistry, 'eventrelay_delivery_erased_total', { destination: 'hook' })).toBe(3);
+    // Not dead-lettered either, and the batches are gone (released as usual).
+    expect(await p.deadLetters('hook')).toEqual([]);
+    expect(await p.admin.exists(p.batches.key('batch-1'), p.batches.key('batch-2'), p.batches.key('batch-3'))).toBe(0);
+    expect(await holdingUser()).toEqual([]);
+  }, 60_000);
 });

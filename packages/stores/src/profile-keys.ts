@@ -22,6 +22,8 @@ export function profileKeys(prefix: string) {
     state: (audienceId: string) => `${prefix}:aud:${audienceId}:state`,
     /** Hash regulationId → Regulation JSON. */
     regulations: `${prefix}:reg:regulations`,
+    /** Sorted set: deletion tombstones, digest of (sourceId, userId) → erasure time (erasures.ts). */
+    erased: `${prefix}:reg:erased`,
   } as const;
 }
 

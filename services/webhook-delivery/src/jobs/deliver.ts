@@ -19,6 +19,7 @@ import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
 import type { AuditLog, CallBatches, DeadLetterStore } from '@eventrelay/stores';
 import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
+import { withoutErased, type Tombstones } from './erasures.js';
 import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { settleRound, type CallRun } from '../domain/settle.js';
@@ -28,6 +29,8 @@ export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
   readonly gate: DestinationGate;
   readonly batches: Pick<CallBatches, 'readCalls' | 'queueRelease'>;
+  /** Deletion tombstones: the calls of erased users are dropped before sending (docs/spec.md §6). */
+  readonly tombstones: Tombstones;
   readonly deadLetters: Pick<DeadLetterStore, 'queueAdd' | 'evictionOf'>;
   /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when the cap is reached. */
   readonly deadLetterMax: number;
@@ -43,10 +46,14 @@ export interface WorkerDeps extends DeliverDeps {
   readonly stopping?: () => boolean;
 }
 
-/** Every call of a job, loaded; `missing` counts batch calls that were not found (never expected). */
+/**
+ * Every call of a job, loaded, less those a deletion erased (`erased` counts them); `missing`
+ * counts batch calls that were not found (never expected).
+ */
 interface Loaded {
   readonly items: DeliveryItem[];
   readonly missing: number;
+  readonly erased: number;
 }
 
 export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>, token?: string) => Promise<void> {
@@ -63,8 +70,10 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
   /** The job's calls; undefined when it is a batch job whose first round was committed before. */
   async function load(data: DeliverJob): Promise<Loaded | undefined> {
-    if (!('batch' in data)) return { items: data.calls, missing: 0 };
-    const calls = await deps.batches.readCalls(data.destinationId, data.batch);
+    if (!('batch' in data)) return { ...(await withoutErased(deps.tombstones, data.calls)), missing: 0 };
+    // The tombstone count is read in parallel with the batch: while nobody was erased, the hot
+    // path gains one command and no round trip.
+    const [calls, tombstones] = await Promise.all([deps.batches.readCalls(data.destinationId, data.batch), deps.tombstones.count()]);
     if (calls === undefined) return undefined;
     const items: DeliveryItem[] = [];
     let missing = 0;
@@ -76,7 +85,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
         else items.push({ sourceId: part.sourceId, call });
       }
     }
-    return { items, missing };
+    return { ...(await withoutErased(deps.tombstones, items, tombstones)), missing };
   }
 
   /** A call's dead letter, under its letter id (one per call and destination). */
@@ -184,6 +193,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       logger.error({ ...base, missing: loaded.missing, batchId: 'batch' in data ? data.batch.id : undefined }, 'delivery.calls_missing');
     }
     const items = loaded.items;
+    const erased = loaded.erased > 0 ? { erased: loaded.erased } : {};
+    if (loaded.erased > 0) metrics.erased.inc({ destination: data.destinationId }, loaded.erased);
 
     if (!destination.enabled) {
       // Disabled: kept as dead letters, so the operator can replay once it is enabled again.
@@ -193,7 +204,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       );
       await commit(job, token, letters, [], undefined, runsBefore);
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
-      logger.warn({ ...base, calls: items.length, outcome: 'dead_lettered', reason }, 'delivery.attempted');
+      logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
       return;
     }
 
@@ -247,6 +258,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const line = {
       ...base,
       calls: items.length,
+      ...erased,
       delivered: settled.delivered.length,
       retrying: settled.retrying.length,
       deadLettered: letters.length,
