@@ -3,9 +3,17 @@
  * router, webhook-delivery and audiences service in this process, real receivers, real Redis
  * under a fresh prefix per pipeline.
  */
-import type { Queue } from 'bullmq';
+import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { batchDeliveryJobId, type Regulation } from '@eventrelay/config';
+import {
+  batchDeliveryJobId,
+  callDeliveryId,
+  queueCatalog,
+  type DeleteNotice,
+  type DeliverJob,
+  type Regulation,
+  type RegulationJob,
+} from '@eventrelay/config';
 import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestAdmin, type TestAdmin } from '../support/admin';
 import { post } from '../support/ingest';
@@ -205,9 +213,127 @@ describe('regulations end to end', () => {
     expect(after.find((r) => idOf(r) === 'o-1')?.headers['x-eventrelay-attempt']).toBe('2');
     expect(after.filter((r) => idOf(r).startsWith('del-')).map((r) => JSON.parse(r.body.toString('utf8')).userId)).toEqual([USER]);
     expect(await counter(p.deliveryRegistry, 'eventrelay_delivery_erased_total', { destination: 'hook' })).toBe(3);
+    expect((await admin.call<Regulation>('GET', `/regulations/${id}`)).body.receipts).toEqual({
+      notices: 1,
+      delivered: 1,
+      deadLettered: 0,
+      dropped: 0,
+      pending: 0,
+      destinations: [{ destinationId: 'hook', notices: 1, delivered: 1, deadLettered: 0, dropped: 0, pending: 0 }],
+    });
     // Not dead-lettered either, and the batches are gone (released as usual).
     expect(await p.deadLetters('hook')).toEqual([]);
     expect(await p.admin.exists(p.batches.key('batch-1'), p.batches.key('batch-2'), p.batches.key('batch-3'))).toBe(0);
     expect(await holdingUser()).toEqual([]);
   }, 60_000);
+
+  it('deletion receipts: per destination, notices delivered, dead-lettered (4xx) and dropped (destination deleted) counted once, through a retried regulation job, a delivery job run again and replays', async () => {
+    let refuse = true;
+    const ok = scope.track(await startReceiver());
+    const picky = scope.track(await startReceiver({ responder: () => ({ status: refuse ? 400 : 200 }) }));
+    const gone = scope.track(await startReceiver());
+    const p = scope.track(
+      await startTestPipeline({
+        label: 'reg-receipts',
+        audiences: true,
+        destinations: [
+          webhookDestination('hook-ok', [ok.url]),
+          webhookDestination('hook-picky', [picky.url]),
+          webhookDestination('hook-gone', [gone.url]),
+        ],
+      }),
+    );
+    const admin = scope.track(await startTestAdmin({ prefix: p.prefix }));
+    const request: RegulationJob['request'] = { regulationType: 'DELETE', subjectType: 'USER_ID', subjectIds: ['u-1', 'u-2'] };
+    // The notices wait in the paused queue while hook-gone is deleted.
+    await p.deliverQueue.pause();
+    const id = await regulate(admin, { ...request });
+    const record = await finished(admin, id);
+    expect((await admin.call('DELETE', '/destinations/hook-gone')).status).toBe(204);
+    await p.delivery!.refreshConfig();
+    await p.deliverQueue.resume();
+    await ok.waitFor(2);
+    await picky.waitFor(2);
+    await drained(p.deliverQueue);
+    const receipts = async () => (await admin.call<Regulation>('GET', `/regulations/${id}`)).body;
+    const first = {
+      notices: 6,
+      delivered: 2,
+      deadLettered: 2,
+      dropped: 2,
+      pending: 0,
+      destinations: [
+        { destinationId: 'hook-gone', notices: 2, delivered: 0, deadLettered: 0, dropped: 2, pending: 0 },
+        { destinationId: 'hook-ok', notices: 2, delivered: 2, deadLettered: 0, dropped: 0, pending: 0 },
+        { destinationId: 'hook-picky', notices: 2, delivered: 0, deadLettered: 2, dropped: 0, pending: 0 },
+      ],
+    };
+    await eventually(async () => expect((await receipts()).receipts).toEqual(first));
+    expect((await receipts()).counts.deleteNotices).toBe(6);
+    expect(gone.requests).toEqual([]);
+    expect(await p.deadLetters('hook-picky')).toHaveLength(2);
+
+    // The regulation job run again from its first page, as after a crash before it saved the page.
+    await p.admin.hset(
+      `${p.prefix}:reg:regulations`,
+      id,
+      JSON.stringify({
+        ...record,
+        status: 'running',
+        finishedAt: undefined,
+        counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
+      }),
+    );
+    const regulations = new Queue<RegulationJob>(queueCatalog.regulation.name, { connection: p.admin, prefix: p.prefix });
+    try {
+      await regulations.add(queueCatalog.regulation.jobName, { id, createdAt: record.createdAt, request }, { jobId: id });
+    } finally {
+      await regulations.close();
+    }
+    await finished(admin, id);
+    await drained(p.deliverQueue);
+    expect((await receipts()).receipts).toEqual(first);
+
+    // A delivered notice's job run again (a crash after its POST): delivered twice, counted once.
+    const delivered = ok.requests[0]!;
+    const body = JSON.parse(delivered.body.toString('utf8')) as { userId: string; timestamp: string };
+    const notice: DeleteNotice = {
+      type: 'delete',
+      messageId: String(delivered.headers['x-eventrelay-message-id']),
+      userId: body.userId,
+      timestamp: body.timestamp,
+      regulationId: id,
+    };
+    const before = ok.requests.length;
+    const again: DeliverJob = { destinationId: 'hook-ok', calls: [{ sourceId: p.source.id, call: notice }] };
+    await p.deliverQueue.add(queueCatalog.deliver.jobName, again, { jobId: callDeliveryId('hook-ok', p.source.id, notice.messageId) });
+    await ok.waitFor(before + 1);
+    await drained(p.deliverQueue);
+    expect((await receipts()).receipts).toEqual(first);
+
+    // Dead letters replayed while the receiver still refuses them: dead again, counted once.
+    expect((await admin.call('POST', '/destinations/hook-picky/replay', { all: true })).status).toBe(200);
+    await picky.waitFor(4);
+    await drained(p.deliverQueue);
+    expect((await receipts()).receipts).toEqual(first);
+
+    // Replayed once the receiver takes them: they move from dead-lettered to delivered.
+    refuse = false;
+    expect((await admin.call('POST', '/destinations/hook-picky/replay', { all: true })).status).toBe(200);
+    await picky.waitFor(6);
+    await drained(p.deliverQueue);
+    await eventually(async () =>
+      expect((await receipts()).receipts).toEqual({
+        ...first,
+        delivered: 4,
+        deadLettered: 0,
+        destinations: [
+          first.destinations[0],
+          first.destinations[1],
+          { destinationId: 'hook-picky', notices: 2, delivered: 2, deadLettered: 0, dropped: 0, pending: 0 },
+        ],
+      }),
+    );
+    expect(await p.deadLetters('hook-picky')).toEqual([]);
+  });
 });

@@ -60,6 +60,7 @@ export type {
   RegulationJob,
   RegulationCreate,
   Regulation,
+  DeletionReceipt,
   SourceCreate,
   SourcePatch,
   DestinationCreate,

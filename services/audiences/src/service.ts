@@ -16,6 +16,7 @@ import {
 } from '@eventrelay/runtime';
 import {
   ConfigStore,
+  DeletionReceipts,
   ErasureTombstones,
   RegulationStore,
   SourceEvents,
@@ -144,6 +145,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       // Only erases; the caps are kept by ingest, which writes the rings.
       events: new SourceEvents(control, prefix, { max: Number.MAX_SAFE_INTEGER }),
       tombstones,
+      receipts: new DeletionReceipts(control, prefix),
       purgeDeadLetters: (destinationId, sourceIds, userIds) => purgeUserDeadLetters(control, prefix, destinationId, sourceIds, userIds),
       snapshot: () => store.snapshot(),
       pageSize: 500,

@@ -20,6 +20,7 @@ import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/r
 import type { AuditLog, CallBatches, DeadLetterStore } from '@eventrelay/stores';
 import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
 import { withoutErased, type Tombstones } from './erasures.js';
+import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { settleRound, type CallRun } from '../domain/settle.js';
@@ -31,6 +32,8 @@ export interface WorkerDeps extends DeliverDeps {
   readonly batches: Pick<CallBatches, 'readCalls' | 'queueRelease'>;
   /** Deletion tombstones: the calls of erased users are dropped before sending (docs/spec.md §6). */
   readonly tombstones: Tombstones;
+  /** The deletion receipts: what became of each delete notice, per regulation and destination. */
+  readonly receipts: Receipts;
   readonly deadLetters: Pick<DeadLetterStore, 'queueAdd' | 'evictionOf'>;
   /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when the cap is reached. */
   readonly deadLetterMax: number;
@@ -174,6 +177,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const runsBefore = 'calls' in data ? (data.runs ?? 0) : 0;
     if (!destination) {
       // Deleted: there is nowhere to deliver to, nor anyone to replay for.
+      if ('calls' in data) await recordNoticeOutcomes(deps.receipts, data.destinationId, { dropped: data.calls });
       const calls = 'batch' in data ? data.batch.parts.reduce((n, p) => n + p.indexes.length, 0) : data.calls.length;
       metrics.messages.inc({ destination: data.destinationId, result: 'dropped' }, calls);
       logger.warn({ ...base, calls, outcome: 'dropped', reason: 'destination no longer exists' }, 'delivery.attempted');
@@ -199,6 +203,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (!destination.enabled) {
       // Disabled: kept as dead letters, so the operator can replay once it is enabled again.
       const reason = 'destination is disabled';
+      await recordNoticeOutcomes(deps.receipts, data.destinationId, { deadLettered: items });
       const letters = items.map((item) =>
         letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason),
       );
@@ -231,6 +236,11 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       destination.settings.webhooks.map((w) => w.url),
       deps.clock(),
     );
+    // Before the commit: a commit that fails runs the job again, which records the same outcomes.
+    await recordNoticeOutcomes(deps.receipts, data.destinationId, {
+      delivered: settled.delivered.map((c) => c.item),
+      deadLettered: settled.dead.map((d) => d.run.item),
+    });
     const letters = settled.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     const destinationLabel = { destination: data.destinationId };
     if (settled.delivered.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'delivered' }, settled.delivered.length);
