@@ -185,12 +185,19 @@ describe('regulations end to end', () => {
     // batch-2: routed while the deliver queue is paused, so its batch job has not run.
     await p.deliverQueue.pause();
     await p.route([trackCall('e-3', { userId: USER }), trackCall('o-2', { userId: 'other-user' })], 'batch-2');
+    // batch-2b: only the user's calls, so its job ends with nothing to send.
+    await p.route([trackCall('e-5', { userId: USER }), trackCall('e-6', { userId: USER })], 'batch-2b');
     await eventually(async () => expect(['waiting', 'paused']).toContain(await p.deliverQueue.getJobState(unrun)));
+    await eventually(async () =>
+      expect(['waiting', 'paused']).toContain(await p.deliverQueue.getJobState(batchDeliveryJobId('hook', 'batch-2b'))),
+    );
     expect(await p.admin.hexists(p.batches.key('batch-2'), 'd:hook')).toBe(1);
     const holdingUser = async () =>
       (await everythingUnder(p.admin, p.prefix)).filter((k) => k.key.includes(USER) || k.text.includes(USER)).map((k) => k.key);
     // The search finds the user's calls while they are queued: in the retrying job and the batch.
-    expect((await holdingUser()).sort()).toEqual([`${p.prefix}:deliver:${retrying}`, p.batches.key('batch-2')].sort());
+    expect((await holdingUser()).sort()).toEqual(
+      [`${p.prefix}:deliver:${retrying}`, p.batches.key('batch-2'), p.batches.key('batch-2b')].sort(),
+    );
 
     const id = await regulate(admin, { regulationType: 'DELETE', subjectIds: [USER] });
     const record = await finished(admin, id);
@@ -212,7 +219,7 @@ describe('regulations end to end', () => {
     expect(after.map(idOf).sort()).toEqual(['e-4', 'o-1', 'o-2', expect.stringMatching(new RegExp(`^del-${id}-`))].sort());
     expect(after.find((r) => idOf(r) === 'o-1')?.headers['x-eventrelay-attempt']).toBe('2');
     expect(after.filter((r) => idOf(r).startsWith('del-')).map((r) => JSON.parse(r.body.toString('utf8')).userId)).toEqual([USER]);
-    expect(await counter(p.deliveryRegistry, 'eventrelay_delivery_erased_total', { destination: 'hook' })).toBe(3);
+    expect(await counter(p.deliveryRegistry, 'eventrelay_delivery_erased_total', { destination: 'hook' })).toBe(5);
     expect((await admin.call<Regulation>('GET', `/regulations/${id}`)).body.receipts).toEqual({
       notices: 1,
       delivered: 1,
@@ -223,7 +230,9 @@ describe('regulations end to end', () => {
     });
     // Not dead-lettered either, and the batches are gone (released as usual).
     expect(await p.deadLetters('hook')).toEqual([]);
-    expect(await p.admin.exists(p.batches.key('batch-1'), p.batches.key('batch-2'), p.batches.key('batch-3'))).toBe(0);
+    expect(
+      await p.admin.exists(p.batches.key('batch-1'), p.batches.key('batch-2'), p.batches.key('batch-2b'), p.batches.key('batch-3')),
+    ).toBe(0);
     expect(await holdingUser()).toEqual([]);
   }, 60_000);
 
