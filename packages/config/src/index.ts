@@ -61,6 +61,7 @@ export type {
   RegulationJob,
   RegulationCreate,
   Regulation,
+  DeletionReceipt,
   SourceCreate,
   SourcePatch,
   DestinationCreate,

@@ -183,7 +183,7 @@ function joinArrays(texts: readonly string[]): string {
  * retried would hold one longer; BullMQ forgets such jobs after 7 days, and this bounds what they
  * leave behind. A delivery job still waiting after 30 days would find its calls gone.
  */
-const BATCH_TTL_S = 30 * 24 * 60 * 60;
+export const BATCH_TTL_S = 30 * 24 * 60 * 60;
 
 export class CallBatches {
   constructor(

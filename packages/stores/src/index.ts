@@ -10,3 +10,5 @@ export { AuditLog, SourceEvents } from './operator-logs.js';
 export { profileKeys } from './profile-keys.js';
 export { RegulationStore } from './regulation-store.js';
 export { purgeUserDeadLetters } from './user-purge.js';
+export { ErasureTombstones } from './erasures.js';
+export { DeletionReceipts, type NoticeOutcome } from './deletion-receipts.js';

@@ -22,6 +22,12 @@ export function profileKeys(prefix: string) {
     state: (audienceId: string) => `${prefix}:aud:${audienceId}:state`,
     /** Hash regulationId → Regulation JSON. */
     regulations: `${prefix}:reg:regulations`,
+    /** Sorted set: deletion tombstones, digest of (sourceId, userId) → erasure time (erasures.ts). */
+    erased: `${prefix}:reg:erased`,
+    /** Hash: a regulation's delete-notice counts per destination (deletion-receipts.ts). */
+    receipts: (regulationId: string) => `${prefix}:reg:receipts:${regulationId}`,
+    /** Hash: the state of each delete notice of a regulation (deletion-receipts.ts). */
+    noticeStates: (regulationId: string) => `${prefix}:reg:notices:${regulationId}`,
   } as const;
 }
 

@@ -13,7 +13,7 @@ import {
   type AudienceCondition,
   type RegulationJob,
 } from '@eventrelay/config';
-import { ConfigStore } from '@eventrelay/stores';
+import { ConfigStore, DeletionReceipts } from '@eventrelay/stores';
 import { startTestAdmin, type AdminAnswer, type TestAdmin } from '../../../test/support/admin';
 import { deletePrefix, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
@@ -550,6 +550,7 @@ describe('admin API: regulations', () => {
       status: 'pending',
       createdAt,
       counts: { subjectsDone: 0, deleteNotices: 0, profilesErased: 0 },
+      receipts: { notices: 0, delivered: 0, deadLettered: 0, dropped: 0, pending: 0, destinations: [] },
     });
     const id = res.body.id as string;
 
@@ -662,6 +663,40 @@ describe('admin API: regulations', () => {
     });
     // The queue's own meta key aside, no key of the queue exists: no job was ever added.
     expect((await s.redis().keys(`${started.prefix}:regulation:*`)).filter((k) => !k.endsWith(':regulation:meta'))).toEqual([]);
+  });
+
+  it('GET /regulations/:id shows a deletion’s receipts per destination, as the audiences service and webhook-delivery record them', async () => {
+    const { admin, prefix } = await s.start('reg-receipts');
+    const created = await admin.call('POST', '/regulations', { regulationType: 'DELETE', subjectType: 'USER_ID', subjectIds: SUBJECTS });
+    expect(created.status).toBe(202);
+    const id = created.body.id as string;
+    // As they would be recorded: 3 notices to dst-a (2 delivered, 1 dead-lettered), 3 to dst-b (1 dropped).
+    const receipts = new DeletionReceipts(s.redis(), prefix);
+    const notices = (destinationId: string) => [1, 2, 3].map((i) => ({ destinationId, messageId: `del-${id}-${i}` }));
+    await receipts.plan(id, [...notices('dst-b'), ...notices('dst-a')]);
+    await receipts.settle(id, 'delivered', notices('dst-a').slice(0, 2));
+    await receipts.settle(id, 'deadLettered', notices('dst-a').slice(2));
+    await receipts.settle(id, 'dropped', notices('dst-b').slice(0, 1));
+    const got = await admin.call('GET', `/regulations/${id}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual({
+      ...created.body,
+      receipts: {
+        notices: 6,
+        delivered: 2,
+        deadLettered: 1,
+        dropped: 1,
+        pending: 2,
+        destinations: [
+          { destinationId: 'dst-a', notices: 3, delivered: 2, deadLettered: 1, dropped: 0, pending: 0 },
+          { destinationId: 'dst-b', notices: 3, delivered: 0, deadLettered: 0, dropped: 1, pending: 2 },
+        ],
+      },
+    });
+    for (const subject of SUBJECTS) expect(got.text).not.toContain(subject);
+    // A SUPPRESS has no notices, so no receipts.
+    const suppress = await admin.call('POST', '/regulations', { regulationType: 'SUPPRESS', subjectType: 'USER_ID', subjectIds: ['u-1'] });
+    expect((await admin.call('GET', `/regulations/${suppress.body.id as string}`)).body).not.toHaveProperty('receipts');
   });
 
   it('GET /regulations/:id answers 404 for an unknown id', async () => {

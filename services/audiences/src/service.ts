@@ -14,7 +14,16 @@ import {
   type Registry,
   type RunningWorkerProcess,
 } from '@eventrelay/runtime';
-import { ConfigStore, RegulationStore, SourceEvents, applyConfigFile, purgeUserDeadLetters, readConfigFile } from '@eventrelay/stores';
+import {
+  ConfigStore,
+  DeletionReceipts,
+  ErasureTombstones,
+  RegulationStore,
+  SourceEvents,
+  applyConfigFile,
+  purgeUserDeadLetters,
+  readConfigFile,
+} from '@eventrelay/stores';
 import { audiencesEnvSpec, type AudiencesEnv } from './env.js';
 import { ConfigView } from './adapters/config-view.js';
 import { DeliveryQueue } from './adapters/delivery-queue.js';
@@ -69,6 +78,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   );
   const membership = new MembershipStore(control, prefix);
   const deliveries = new DeliveryQueue(deliverQueue, env.AUDIENCES_DEDUPE_WINDOW_S * 1000);
+  const tombstones = new ErasureTombstones(control, prefix);
 
   // A new or redefined audience gets a backfill job; its id names the definition, so every
   // process that notices the change queues the same job once.
@@ -110,6 +120,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       membership,
       sync,
       config,
+      tombstones,
       pageSize: env.AUDIENCES_PAGE_SIZE,
       strandedAfterMs: STRANDED_AFTER_MS,
       metrics,
@@ -133,6 +144,8 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       membership,
       // Only erases; the caps are kept by ingest, which writes the rings.
       events: new SourceEvents(control, prefix, { max: Number.MAX_SAFE_INTEGER }),
+      tombstones,
+      receipts: new DeletionReceipts(control, prefix),
       purgeDeadLetters: (destinationId, sourceIds, userIds) => purgeUserDeadLetters(control, prefix, destinationId, sourceIds, userIds),
       snapshot: () => store.snapshot(),
       pageSize: 500,

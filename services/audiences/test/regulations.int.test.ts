@@ -4,7 +4,7 @@
  * suppression applied by the router. Real Redis under a unique prefix.
  */
 import type { DeadLetter, Regulation } from '@eventrelay/config';
-import { DeadLetterStore } from '@eventrelay/stores';
+import { DeadLetterStore, ErasureTombstones } from '@eventrelay/stores';
 import { startTestAdmin, type TestAdmin } from '../../../test/support/admin';
 import { eventually, type Receiver, startReceiver, sleep } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../../../test/support/pipeline';
@@ -156,13 +156,46 @@ describe('regulations', () => {
     expect(await p.admin.hexists(`${p.prefix}:dead-by-message:hook-c`, 'd-3')).toBe(1);
     // The record never holds the subject ids.
     expect(JSON.stringify(await p.admin.hgetall(`${p.prefix}:reg:regulations`))).not.toContain('u-1');
+    // A tombstone per user and affected source, for webhook-delivery, no later than `finished`.
+    const tombstones = new ErasureTombstones(p.admin, p.prefix);
+    expect(await tombstones.count()).toBe(6);
+    const erasedAt = await tombstones.erasedAt([
+      { sourceId: 'src-a', userId: 'u-1' },
+      { sourceId: 'src-c', userId: 'u-2' },
+      { sourceId: 'src-test', userId: 'u-1' },
+      { sourceId: 'src-a', userId: 'u-3' },
+    ]);
+    expect(erasedAt.map((at) => at !== undefined && at <= Date.parse(record.finishedAt!))).toEqual([true, true, false, false]);
+  });
+
+  it('the periodic sync prunes deletion tombstones once older than 37 days, and keeps the others', async () => {
+    let now = Date.now();
+    const p = scope.track(
+      await startTestPipeline({
+        label: 'reg-prune',
+        audiences: true,
+        audiencesClock: () => now,
+        audiencesEnv: { AUDIENCES_SYNC_INTERVAL_MS: '200' },
+      }),
+    );
+    const tombstones = new ErasureTombstones(p.admin, p.prefix);
+    await tombstones.record(['src-test'], ['u-old'], now - 30 * 86_400_000);
+    await tombstones.record(['src-test'], ['u-new'], now - 86_400_000);
+    // Both still matter today; 8 days later only the newer one does.
+    now += 8 * 86_400_000;
+    await eventually(async () => expect(await tombstones.count()).toBe(1));
+    expect(
+      await tombstones.erasedAt([
+        { sourceId: 'src-test', userId: 'u-old' },
+        { sourceId: 'src-test', userId: 'u-new' },
+      ]),
+    ).toEqual([undefined, now - 9 * 86_400_000]);
   });
 
   it('SUPPRESS stops that user’s later calls while other users’ keep flowing', async () => {
     const { p, admin, a } = await setup('reg-suppress');
     const id = await regulate(admin, { regulationType: 'SUPPRESS', subjectIds: ['bad-user'] });
     expect((await finished(admin, id)).counts).toEqual({ subjectsDone: 1, deleteNotices: 0, profilesErased: 0, suppressed: 1 });
-    await p.router.refreshConfig();
 
     await p.route([
       trackCall('t-bad-1', { userId: 'bad-user' }),
@@ -184,7 +217,6 @@ describe('regulations', () => {
     expect((await finished(admin, id)).counts).toMatchObject({ subjectsDone: 1, deleteNotices: 1, suppressed: 1 });
     await b.waitFor(1);
     expect(deletes(b).map((d) => d.body['userId'])).toEqual(['u-9']);
-    await p.router.refreshConfig();
     await p.route([trackCall('on-b', { userId: 'u-9' })], 'b-1', 'src-b');
     await p.route([trackCall('on-test', { userId: 'u-9' })]);
     await a.waitFor(1);

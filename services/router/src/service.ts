@@ -27,7 +27,7 @@ export interface RouterDeps {
 }
 
 export type RunningRouter = RunningWorkerProcess & {
-  /** Reloads destinations now instead of within a second; for tests. */
+  /** Reloads destinations now instead of within a second; for tests. (Suppressions are read per route job.) */
   refreshConfig(): Promise<void>;
 };
 
@@ -90,12 +90,10 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
     async prepare() {
       await applyConfigFile(store, configFile, logger);
       await destinations.start();
-      await suppressions.start();
       transaction = await transactionsOn(deliverQueue);
     },
     async release() {
       destinations.stop();
-      suppressions.stop();
       await deliverQueue.close();
       await profileQueue?.close();
     },
@@ -103,9 +101,6 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   });
   return {
     ...running,
-    refreshConfig: async () => {
-      await destinations.refresh();
-      await suppressions.refresh();
-    },
+    refreshConfig: () => destinations.refresh(),
   };
 }

@@ -1,4 +1,4 @@
-import { batchDeliveryJobId, queueCatalog, type Destination, type NormalizedCall } from '@eventrelay/config';
+import { batchDeliveryJobId, queueCatalog, type Destination, type NormalizedCall, type RouteJob } from '@eventrelay/config';
 import { configKeys } from '@eventrelay/stores';
 import { eventually, type Receiver, startReceiver } from '@eventrelay/testkit';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
@@ -133,6 +133,7 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
     expect(await p.deliverQueue.count()).toBe(1);
   });
 
+  // No refreshConfig() after a suppression is written: each route job reads the list itself.
   describe('SUPPRESS regulations', () => {
     it('drops the calls of a user suppressed for all sources or for this source', async () => {
       const p = await start({ destinations: [dest('d1')] });
@@ -142,7 +143,6 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
         'user-other-source': JSON.stringify({ sourceIds: ['src-other'] }),
       });
       expect(configKeys(p.prefix).suppressedUsers).toBe(`${p.prefix}:reg:suppressed-users`);
-      await p.router.refreshConfig();
       await routeAndWait(p, 'req-1', [
         trackCall('m-all', { userId: 'user-all' }),
         trackCall('m-this', { userId: 'user-this-source' }),
@@ -156,7 +156,6 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
     it('an unreadable entry still suppresses the user (for every source) and does not fail the route job', async () => {
       const p = await start({ destinations: [dest('d1')] });
       await p.admin.hset(configKeys(p.prefix).suppressedUsers, { 'user-garbled': 'not json', 'user-odd': '{"sourceIds": 7}' });
-      await p.router.refreshConfig();
       await routeAndWait(p, 'req-1', [
         trackCall('m-garbled', { userId: 'user-garbled' }),
         trackCall('m-odd', { userId: 'user-odd' }),
@@ -169,13 +168,21 @@ describe('router: route jobs → delivery jobs (real Redis)', () => {
       const p = await start({ destinations: [dest('d1')] });
       const key = configKeys(p.prefix).suppressedUsers;
       await p.admin.hset(key, 'user-1', '{}');
-      await p.router.refreshConfig();
       await routeAndWait(p, 'req-1', [trackCall('m-1')]);
       expect(await deliveryJobs(p)).toEqual([]);
       await p.admin.hdel(key, 'user-1');
-      await p.router.refreshConfig();
       await routeAndWait(p, 'req-2', [trackCall('m-2')]);
       expect(await deliveryJobs(p)).toEqual(['d1/m-2']);
+    });
+
+    it('a route job queued before jobs carried batches drops a suppressed user’s calls too', async () => {
+      const p = await start({ destinations: [dest('d1')] });
+      await p.admin.hset(configKeys(p.prefix).suppressedUsers, 'user-gone', '{}');
+      const legacy = { sourceId: SOURCE, requestId: 'req-old', calls: [trackCall('m-gone', { userId: 'user-gone' }), trackCall('m-kept')] };
+      await p.routeQueue.add(queueCatalog.route.jobName, legacy as unknown as RouteJob, { jobId: 'req-old' });
+      await waitForRouteJob(p, 'req-old');
+      const jobs = await p.deliverQueue.getJobs(['wait', 'prioritized', 'delayed', 'active']);
+      expect(jobs.map((j) => j.data)).toEqual([{ destinationId: 'd1', calls: [{ sourceId: SOURCE, call: legacy.calls[1] }] }]);
     });
   });
 

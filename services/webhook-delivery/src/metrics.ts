@@ -33,6 +33,12 @@ export function createDeliveryMetrics(
       labelNames: ['destination', 'result'] as const,
       registers: [registry],
     }),
+    erased: new Counter({
+      name: 'eventrelay_delivery_erased_total',
+      help: 'Calls dropped unsent because a deletion regulation erased their user after they were received, by destination',
+      labelNames: ['destination'] as const,
+      registers: [registry],
+    }),
     endToEndSeconds: new Histogram({
       name: 'eventrelay_delivery_end_to_end_seconds',
       help: 'From intake (receivedAt) to the first 2xx from a receiver',

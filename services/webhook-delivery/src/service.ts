@@ -22,7 +22,9 @@ import {
   CallBatches,
   ConfigStore,
   DeadLetterStore,
+  DeletionReceipts,
   DestinationDirectory,
+  ErasureTombstones,
   RetryBacklog,
   applyConfigFile,
   readConfigFile,
@@ -108,6 +110,8 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       gate,
       // Batches, dead letters and job data are written in one MULTI per job run: one connection.
       batches: new CallBatches(connection, env.EVENTRELAY_PREFIX),
+      tombstones: new ErasureTombstones(connection, env.EVENTRELAY_PREFIX),
+      receipts: new DeletionReceipts(connection, env.EVENTRELAY_PREFIX),
       deadLetters: new DeadLetterStore(connection, env.EVENTRELAY_PREFIX, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
       deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
       // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.

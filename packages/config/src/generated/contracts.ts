@@ -362,6 +362,10 @@ export interface DeleteNotice {
    * ISO 8601 UTC with milliseconds
    */
   timestamp: string;
+  /**
+   * the regulation that sent it, whose deletion receipt records what became of it (never in the body)
+   */
+  regulationId?: string;
 }
 /**
  * One write through the admin API, or one change the config file made at start.
@@ -603,6 +607,44 @@ export interface Regulation {
      */
     suppressed?: number;
   };
+  receipts?: DeletionReceipts;
+}
+/**
+ * DELETE and SUPPRESS_WITH_DELETE only: what became of the regulation's delete notices, in all and per destination. Each notice counts once, under its last outcome (a dead-lettered notice replayed and delivered moves to delivered; a delivered one stays delivered). pending = notices not yet delivered, dead-lettered or dropped: queued, or retrying.
+ */
+export interface DeletionReceipts {
+  /**
+   * delete notices planned so far
+   */
+  notices: number;
+  /**
+   * accepted (2xx) by one of the destination's URLs
+   */
+  delivered: number;
+  /**
+   * dead-lettered: the destination refused them, was disabled, or never answered within the retry window
+   */
+  deadLettered: number;
+  /**
+   * dropped because the destination was deleted
+   */
+  dropped: number;
+  pending: number;
+  /**
+   * one per destination a notice was planned for, by destination id
+   */
+  destinations: DeletionReceipt[];
+}
+/**
+ * The delete notices of one regulation to one destination, by outcome.
+ */
+export interface DeletionReceipt {
+  destinationId: string;
+  notices: number;
+  delivered: number;
+  deadLettered: number;
+  dropped: number;
+  pending: number;
 }
 export interface ApiError {
   success: false;

@@ -27,11 +27,12 @@ import {
   type AuditLog,
   type ConfigStore,
   type DeadLetterStore,
+  type DeletionReceipts,
   type RegulationStore,
   type SourceEvents,
 } from '@eventrelay/stores';
 import { existingAudience, planCreateAudience, planDeleteAudience, toAudienceView } from '../domain/audiences.js';
-import { planRegulation } from '../domain/regulations.js';
+import { planRegulation, regulationView } from '../domain/regulations.js';
 import type { AudienceStatus } from '../adapters/audience-status.js';
 import { existingDestination, planCreateDestination, planDeleteDestination, planPatchDestination } from '../domain/destinations.js';
 import { toDestinationView } from '../domain/destination-view.js';
@@ -50,6 +51,8 @@ export interface AdminDeps {
   readonly events: Pick<SourceEvents, 'page'>;
   readonly audienceStatus: Pick<AudienceStatus, 'read'>;
   readonly regulations: Pick<RegulationStore, 'create' | 'get'>;
+  /** What became of each deletion's delete notices, per destination. */
+  readonly receipts: Pick<DeletionReceipts, 'read'>;
   /** Hands a regulation to the audiences service (the regulation queue, job id = regulation id). */
   readonly queueRegulation: (job: RegulationJob) => Promise<void>;
   readonly clock: () => number;
@@ -374,20 +377,22 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
             ...(record.sourceIds ? { sourceIds: record.sourceIds } : {}),
           }),
         );
-        return { status: 202, body: record };
+        return { status: 202, body: regulationView(record, []) };
       },
     },
     {
       method: 'get',
       path: '/regulations/:id',
       operationId: 'getRegulation',
-      summary: 'A regulation: status (pending, running, finished) and counts',
+      summary:
+        'A regulation: status (pending, running, finished), counts and, for a deletion, its receipts: per destination, whether its delete notices were delivered',
       answer: { status: 200, schema: 'Regulation', description: 'the regulation' },
       errors: ['not_found'],
       handle: async (req) => {
-        const found = await deps.regulations.get(param(req, 'id'));
-        if (!found) throw new RequestError('not_found', `no regulation "${param(req, 'id')}"`);
-        return ok(found);
+        const id = param(req, 'id');
+        const [found, receipts] = await Promise.all([deps.regulations.get(id), deps.receipts.read(id)]);
+        if (!found) throw new RequestError('not_found', `no regulation "${id}"`);
+        return ok(regulationView(found, receipts));
       },
     },
     {

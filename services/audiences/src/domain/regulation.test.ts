@@ -64,11 +64,17 @@ describe('deleteNotices', () => {
     for (const userId of ['alice', 'bob']) expect(planned.filter((p) => p.call.userId === userId)).toHaveLength(2);
   });
 
-  it('sends {type, messageId, userId, timestamp: createdAt} and nothing else, under the usual delivery job id', () => {
+  it('sends {type, messageId, userId, timestamp: createdAt, regulationId} and nothing else, under the usual delivery job id', () => {
     for (const p of notices(job(), ['alice'])) {
       const call = p.call as DeleteNotice;
-      expect(Object.keys(call).sort()).toEqual(['messageId', 'timestamp', 'type', 'userId']);
-      expect(call).toEqual({ type: 'delete', messageId: call.messageId, userId: 'alice', timestamp: '2026-11-21T10:00:00.000Z' });
+      expect(Object.keys(call).sort()).toEqual(['messageId', 'regulationId', 'timestamp', 'type', 'userId']);
+      expect(call).toEqual({
+        type: 'delete',
+        messageId: call.messageId,
+        userId: 'alice',
+        timestamp: '2026-11-21T10:00:00.000Z',
+        regulationId: 'reg_1',
+      });
       expect(p.jobId).toBe(callDeliveryId(p.destinationId, p.sourceId, call.messageId));
       expect(p).not.toHaveProperty('retry');
     }

@@ -23,7 +23,8 @@ export function affectedSources(job: RegulationJob, snapshot: ConfigSnapshot): s
  * One `delete` per user, affected source and enabled Webhooks destination connected to it. The
  * messageId (per regulation, source and user) is the same whenever the regulation is carried out
  * again (a retried job), so the delivery job ids dedupe; the userId is hashed into it because a
- * messageId travels in a header.
+ * messageId travels in a header. The notice names its regulation, whose deletion receipt
+ * webhook-delivery keeps up to date (never sent: the delete body has its own keys).
  */
 export function deleteNotices(
   job: RegulationJob,
@@ -42,6 +43,7 @@ export function deleteNotices(
         messageId: `del-${job.id}-${hash('sha256', `${sourceId}\n${userId}`, 'base64url').slice(0, 22)}`,
         userId,
         timestamp: job.createdAt,
+        regulationId: job.id,
       };
       for (const d of targets) planned.push({ jobId: callDeliveryId(d.id, sourceId, call.messageId), sourceId, destinationId: d.id, call });
     }

@@ -5,13 +5,15 @@
  *   in Redis, so a pass cut off by a crash goes on where it stopped.
  * - periodic: every AUDIENCES_SYNC_INTERVAL_MS, the audiences whose condition has a time window
  *   are evaluated again for everybody (membership can change with time alone); changes only are
- *   delivered. Then outbox entries left by a crash are queued again, and users whose profile
- *   expired (idle past AUDIENCES_PROFILE_TTL_DAYS) leave the index and every audience.
+ *   delivered. Then outbox entries left by a crash are queued again, users whose profile
+ *   expired (idle past AUDIENCES_PROFILE_TTL_DAYS) leave the index and every audience, and
+ *   deletion tombstones too old to matter are pruned.
  * Profiles are read a page at a time, in userId order, so memory stays bounded at any size.
  */
 import { DelayedError, type Job } from 'bullmq';
 import { audienceFingerprint, type Audience, type AudienceJob } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
+import type { ErasureTombstones } from '@eventrelay/stores';
 import { isTimeWindowed } from '../domain/evaluate.js';
 import type { Transition } from '../domain/membership.js';
 import type { MembershipStore } from '../adapters/membership-store.js';
@@ -24,6 +26,8 @@ export interface PassDeps {
   readonly membership: Pick<MembershipStore, 'passState' | 'savePassState' | 'stranded' | 'erase'>;
   readonly sync: Pick<MembershipSync, 'settle' | 'deliver'>;
   readonly config: { audience(id: string): Audience | undefined; readonly audiences: Iterable<Audience>; refresh(): Promise<void> };
+  /** Deletion tombstones, pruned by the periodic pass once they can no longer matter. */
+  readonly tombstones: Pick<ErasureTombstones, 'prune'>;
   readonly pageSize: number;
   /** Outbox entries older than this are taken as stranded by a crash. */
   readonly strandedAfterMs: number;
@@ -125,10 +129,12 @@ async function periodic(deps: PassDeps): Promise<boolean> {
     if (gone.length < deps.pageSize || deps.stopping()) break;
   }
   deps.metrics.profiles.set(await deps.profiles.count());
+  // Every tombstone costs webhook-delivery a lookup per job: they go once no queued call can be older.
+  const tombstonesPruned = await deps.tombstones.prune(deps.clock());
   const ms = deps.clock() - started;
   deps.metrics.passes.inc({ kind: 'periodic' });
   deps.metrics.passSeconds.observe({ kind: 'periodic' }, ms / 1000);
-  deps.logger.info({ audiences: windowed.map((a) => a.id), scanned, changes, requeued, expired, ms }, 'audience.synced');
+  deps.logger.info({ audiences: windowed.map((a) => a.id), scanned, changes, requeued, expired, tombstonesPruned, ms }, 'audience.synced');
   return true;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The regulation queue's processor. In pages of subjects: suppress (the router drops the users'
- * later calls), forward the delete notifications, erase the users' profiles, audience membership
+ * later calls), record the deletion tombstones (webhook-delivery drops their calls still queued),
+ * forward the delete notifications (counted first in the deletion receipts), erase the users' profiles, audience membership,
  * event-debugger entries and the dead letters of their calls, and save the progress. Every step is idempotent and the record
  * says how many subjects are done, so a retried job redoes at most one page; the notifications'
  * job ids dedupe what that page queued before.
@@ -8,7 +9,7 @@
 import type { Job } from 'bullmq';
 import { newRegulation, type ConfigSnapshot, type Regulation, type RegulationJob } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
-import type { RegulationStore, SourceEvents } from '@eventrelay/stores';
+import type { DeletionReceipts, ErasureTombstones, RegulationStore, SourceEvents } from '@eventrelay/stores';
 import { affectedSources, deleteNotices, deletes, suppresses } from '../domain/regulation.js';
 import type { DeliveryQueue } from '../adapters/delivery-queue.js';
 import type { MembershipStore } from '../adapters/membership-store.js';
@@ -23,6 +24,10 @@ export interface RegulationDeps {
   readonly profiles: Pick<ProfileStore, 'erase'>;
   readonly membership: Pick<MembershipStore, 'erase'>;
   readonly events: Pick<SourceEvents, 'eraseUsers'>;
+  /** Where the erasure of each user and affected source is recorded for webhook-delivery. */
+  readonly tombstones: Pick<ErasureTombstones, 'record'>;
+  /** Where the planned delete notices are counted per destination (the deletion receipts). */
+  readonly receipts: Pick<DeletionReceipts, 'plan'>;
   /** Removes the dead letters of the users' calls from the sources to one destination; returns how many. */
   readonly purgeDeadLetters: (destinationId: string, sourceIds: readonly string[], userIds: readonly string[]) => Promise<number>;
   /** A fresh config (the regulation's sources and destinations as they are now). */
@@ -55,7 +60,18 @@ export function createRegulationProcessor(deps: RegulationDeps): (job: Job<Regul
       let notices = 0;
       let erased = 0;
       if (deletes(data)) {
+        // Before the page is saved done (and so before `finished`): from here on webhook-delivery
+        // drops these users' calls received until now from every job still queued, so none of
+        // them is delivered or left in Redis once those jobs run. A retried page records a later
+        // time, which only erases more.
+        await deps.tombstones.record(sources, page, deps.clock());
         const planned = deleteNotices(data, sources, snapshot, page);
+        // Counted before they are queued, so an outcome always finds its notice planned; a page
+        // planned again (a retried job) counts nothing twice.
+        await deps.receipts.plan(
+          data.id,
+          planned.map((p) => ({ destinationId: p.destinationId, messageId: p.call.messageId })),
+        );
         await deps.deliveries.enqueue(planned);
         notices = planned.length;
         erased = await deps.profiles.erase(page);

@@ -1,7 +1,10 @@
 /**
- * Suppressed users, looked up per route job with one HMGET for the batch's distinct userIds. While no
- * user is suppressed (the usual case, checked once a second) no lookup is made at all, so the
- * drop point costs nothing until a SUPPRESS regulation exists.
+ * Suppressed users (docs/spec.md §6). Each route job reads how many users are suppressed (HLEN,
+ * O(1)) beside its own batch read, and only when someone is does it look its calls' distinct userIds
+ * up with one HMGET. Nothing is cached between jobs: a suppression is in force for every route job
+ * that reads after it was written (route.ts says why that is enough), and while nobody is
+ * suppressed a route job pays one extra command sent in parallel with its batch read, never an
+ * extra round trip.
  */
 import type { Redis } from 'ioredis';
 import { configKeys } from '@eventrelay/stores';
@@ -9,39 +12,23 @@ import type { Suppression } from '../domain/suppression.js';
 
 export class SuppressionList {
   private readonly key: string;
-  private size = 0;
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly redis: Redis,
     prefix: string,
     private readonly onProblem: (what: string, detail: Record<string, unknown>) => void,
-    private readonly refreshMs = 1000,
   ) {
     this.key = configKeys(prefix).suppressedUsers;
   }
 
-  async start(): Promise<void> {
-    await this.refresh();
-    this.timer = setInterval(
-      () => void this.refresh().catch((err: unknown) => this.onProblem('suppressions.refresh_failed', { err: String(err) })),
-      this.refreshMs,
-    );
-    this.timer.unref();
+  /** How many users are suppressed now. */
+  async count(): Promise<number> {
+    return this.redis.hlen(this.key);
   }
 
-  stop(): void {
-    clearInterval(this.timer);
-  }
-
-  async refresh(): Promise<void> {
-    this.size = await this.redis.hlen(this.key);
-  }
-
-  /** Suppressions of the calls' users; none is looked for while no user is suppressed at all. */
+  /** Suppressions of the calls' users (one HMGET; none without a userId). */
   async lookup(calls: readonly { readonly userId?: string | undefined }[]): Promise<ReadonlyMap<string, Suppression>> {
     const found = new Map<string, Suppression>();
-    if (this.size === 0) return found;
     const userIds = [...new Set(calls.map((c) => c.userId).filter((u): u is string => u !== undefined))];
     if (userIds.length === 0) return found;
     const values = await this.redis.hmget(this.key, ...userIds);

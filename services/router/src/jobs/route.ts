@@ -26,7 +26,10 @@ import type { RouterMetrics } from '../metrics.js';
 
 export interface RouteDeps {
   readonly destinations: { forSource(sourceId: string): readonly Destination[] };
-  readonly suppressions: { lookup(entries: readonly RouteEntry[]): Promise<ReadonlyMap<string, Suppression>> };
+  readonly suppressions: {
+    count(): Promise<number>;
+    lookup(entries: readonly RouteEntry[]): Promise<ReadonlyMap<string, Suppression>>;
+  };
   readonly batches: Pick<CallBatches, 'routeEntries' | 'queuePlan'>;
   /** A MULTI on the connection of the queues below (runtime transactionsOn). */
   readonly transaction: () => ChainableCommander;
@@ -38,6 +41,8 @@ export interface RouteDeps {
   readonly clock: () => number;
 }
 
+const NONE_SUPPRESSED: ReadonlyMap<string, Suppression> = new Map();
+
 export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => Promise<void> {
   const { metrics } = deps;
   return async (job) => {
@@ -45,13 +50,20 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     const legacy = legacyRouteJob(job.data);
     if (legacy) return routeLegacy(job, legacy, started);
     const { batchId } = job.data;
-    const entries = await deps.batches.routeEntries(batchId);
+    // The suppression count is read with the batch, in parallel, and never cached: that is what
+    // makes a SUPPRESS regulation in force once it reports `finished` (docs/spec.md §6). The
+    // audiences service writes the suppression before it saves `finished`; a call accepted after
+    // a client read `finished` is stored, with its route job, after that; this job was taken after
+    // it was added, so both reads below are sent after the suppression was written, and one Redis
+    // applies commands in order. While nobody is suppressed the count is 0 and no lookup is made.
+    const [entries, suppressed] = await Promise.all([deps.batches.routeEntries(batchId), deps.suppressions.count()]);
     if (entries === undefined) {
       // Routed before (this is a retry after a crash), or every call of the flush was a duplicate.
       deps.logger.info({ batchId, calls: 0, deliveries: 0, attempt: job.attemptsMade + 1, ms: deps.clock() - started }, 'call.routed');
       return;
     }
-    const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), await deps.suppressions.lookup(entries));
+    const suppressions = suppressed > 0 ? await deps.suppressions.lookup(entries) : NONE_SUPPRESSED;
+    const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), suppressions);
     const tx = deps.transaction();
     deps.batches.queuePlan(
       tx,
@@ -83,6 +95,8 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
    */
   async function routeLegacy(job: Job<RouteJob>, legacy: LegacyRouteJob, started: number): Promise<void> {
     const entries = legacy.calls.map((call, i) => routeEntryOf(call, legacy.sourceId, i, 0));
+    // No batch read to pair a count with: the lookup itself (one round trip) reads after the job
+    // was taken, which keeps the ordering argument above.
     const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), await deps.suppressions.lookup(entries));
     const tx = deps.transaction();
     for (const d of plan.deliveries) {

@@ -20,6 +20,8 @@ import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobDataWrite, queueJobRewrite, type Logger } from '@eventrelay/runtime';
 import type { AuditLog, CallBatches, DeadLetterStore, RetryBacklog } from '@eventrelay/stores';
 import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
+import { withoutErased, type Tombstones } from './erasures.js';
+import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
@@ -30,6 +32,10 @@ export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
   readonly gate: DestinationGate;
   readonly batches: Pick<CallBatches, 'readCalls' | 'queueRelease'>;
+  /** Deletion tombstones: the calls of erased users are dropped before sending (docs/spec.md §6). */
+  readonly tombstones: Tombstones;
+  /** The deletion receipts: what became of each delete notice, per regulation and destination. */
+  readonly receipts: Receipts;
   readonly deadLetters: Pick<DeadLetterStore, 'queueAdd' | 'evictionOf'>;
   /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when the cap is reached. */
   readonly deadLetterMax: number;
@@ -49,10 +55,14 @@ export interface WorkerDeps extends DeliverDeps {
   readonly stopping?: () => boolean;
 }
 
-/** Every call of a job, loaded; `missing` counts batch calls that were not found (never expected). */
+/**
+ * Every call of a job, loaded, less those a deletion erased (`erased` counts them); `missing`
+ * counts batch calls that were not found (never expected).
+ */
 interface Loaded {
   readonly items: DeliveryItem[];
   readonly missing: number;
+  readonly erased: number;
 }
 
 export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>, token?: string) => Promise<void> {
@@ -69,8 +79,10 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
   /** The job's calls; undefined when it is a batch job whose first round was committed before. */
   async function load(data: DeliverJob): Promise<Loaded | undefined> {
-    if (!('batch' in data)) return { items: data.calls, missing: 0 };
-    const calls = await deps.batches.readCalls(data.destinationId, data.batch);
+    if (!('batch' in data)) return { ...(await withoutErased(deps.tombstones, data.calls)), missing: 0 };
+    // The tombstone count is read in parallel with the batch: while nobody was erased, the hot
+    // path gains one command and no round trip.
+    const [calls, tombstones] = await Promise.all([deps.batches.readCalls(data.destinationId, data.batch), deps.tombstones.count()]);
     if (calls === undefined) return undefined;
     const items: DeliveryItem[] = [];
     let missing = 0;
@@ -82,7 +94,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
         else items.push({ sourceId: part.sourceId, call });
       }
     }
-    return { items, missing };
+    return { ...(await withoutErased(deps.tombstones, items, tombstones)), missing };
   }
 
   /** A call's dead letter, under its letter id (one per call and destination). */
@@ -217,6 +229,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const runsBefore = 'calls' in data ? (data.runs ?? 0) : 0;
     if (!destination) {
       // Deleted: there is nowhere to deliver to, nor anyone to replay for.
+      if ('calls' in data) await recordNoticeOutcomes(deps.receipts, data.destinationId, { dropped: data.calls });
       const calls = 'batch' in data ? data.batch.parts.reduce((n, p) => n + p.indexes.length, 0) : data.calls.length;
       metrics.messages.inc({ destination: data.destinationId, result: 'dropped' }, calls);
       logger.warn({ ...base, calls, outcome: 'dropped', reason: 'destination no longer exists' }, 'delivery.attempted');
@@ -236,16 +249,19 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       logger.error({ ...base, missing: loaded.missing, batchId: 'batch' in data ? data.batch.id : undefined }, 'delivery.calls_missing');
     }
     const items = loaded.items;
+    const erased = loaded.erased > 0 ? { erased: loaded.erased } : {};
+    if (loaded.erased > 0) metrics.erased.inc({ destination: data.destinationId }, loaded.erased);
 
     if (!destination.enabled) {
       // Disabled: kept as dead letters, so the operator can replay once it is enabled again.
       const reason = 'destination is disabled';
+      await recordNoticeOutcomes(deps.receipts, data.destinationId, { deadLettered: items });
       const letters = items.map((item) =>
         letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason),
       );
       await commit(job, token, letters, [], undefined, runsBefore);
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
-      logger.warn({ ...base, calls: items.length, outcome: 'dead_lettered', reason }, 'delivery.attempted');
+      logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
       return;
     }
 
@@ -279,6 +295,11 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       const hold = retryHoldLimit({ pending: settled.pending.length, counted, current, max: deps.retryMax });
       if (hold < settled.pending.length) settled = settleRound(run.calls, urls, now, { hold, reason: retryCapReason(deps.retryMax) });
     }
+    // Before the commit: a commit that fails runs the job again, which records the same outcomes.
+    await recordNoticeOutcomes(deps.receipts, data.destinationId, {
+      delivered: settled.delivered.map((c) => c.item),
+      deadLettered: settled.dead.map((d) => d.run.item),
+    });
     const letters = settled.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     const destinationLabel = { destination: data.destinationId };
     if (settled.delivered.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'delivered' }, settled.delivered.length);
@@ -306,6 +327,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const line = {
       ...base,
       calls: items.length,
+      ...erased,
       delivered: settled.delivered.length,
       retrying: settled.retrying.length,
       deadLettered: letters.length,
