@@ -2,7 +2,7 @@
  * A real Prometheus (the Debian package's /usr/bin/prometheus) scraping the five processes, which
  * run in this test process against real Redis under a unique prefix and are driven with real
  * traffic: intake calls of every type (accepted, rejected, a duplicate, a 401, and a 503 from the
- * depth guard), deliveries to receivers answering 200, 500 (a retry, and past the retry backlog
+ * depth guard, and a 503 not_replicated from a second intake in durable mode), deliveries to receivers answering 200, 500 (a retry, and past the retry backlog
  * cap dead letters) and 400 (a dead letter), a job for a deleted destination, an audience whose
  * backfill pass runs, and admin API requests.
  * Prometheus loads ops/prometheus/alerts.yml as it is. Then every metric, selector and listed
@@ -17,7 +17,7 @@ import { stringify } from 'yaml';
 import { queueCatalog } from '@eventrelay/config';
 import { startTestAdmin, type TestAdmin } from '../support/admin';
 import { eventually, freePort, startReceiver } from '@eventrelay/testkit';
-import { post } from '../support/ingest';
+import { post, startTestIngest } from '../support/ingest';
 import { startTestPipeline, trackCall, webhookDestination, type TestPipeline } from '../support/pipeline';
 import { scrape, total } from '../support/prom-text';
 import { REPO_ROOT, loadAlertRules, opsMetricNames, opsQueries, promqlSelectors, type Selector } from './promql-names';
@@ -53,7 +53,7 @@ describe('a real Prometheus scraping the running processes', () => {
     return body.data;
   }
 
-  async function startPrometheus(targets: Record<(typeof PROCESSES)[number], number>): Promise<void> {
+  async function startPrometheus(targets: Record<(typeof PROCESSES)[number], number | number[]>): Promise<void> {
     const dir = mkdtempSync(path.join(tmpdir(), 'eventrelay-prometheus-'));
     tempDirs.push(dir);
     const config = {
@@ -62,7 +62,7 @@ describe('a real Prometheus scraping the running processes', () => {
       scrape_configs: PROCESSES.map((name) => ({
         job_name: `eventrelay-${name}`,
         metrics_path: '/metrics',
-        static_configs: [{ targets: [`127.0.0.1:${targets[name]}`] }],
+        static_configs: [{ targets: [targets[name]].flat().map((port) => `127.0.0.1:${port}`) }],
       })),
     };
     writeFileSync(path.join(dir, 'prometheus.yml'), stringify(config));
@@ -131,8 +131,15 @@ describe('a real Prometheus scraping the running processes', () => {
       }),
     );
     admin = track(await startTestAdmin({ prefix: p.prefix }));
+    // A second intake in durable mode: the shared Redis has no replica, so it refuses every call
+    // with 503 not_replicated (the durable mode series and their alert).
+    const durable = track(
+      await startTestIngest({ label: 'prometheus-durable', env: { INGEST_DURABLE_REPLICAS: '1', LOG_LEVEL: 'silent' } }),
+    );
+    const refused = await post(durable.url, '/v1/track', { event: 'Durable', userId: 'u-d' }, { writeKey: durable.writeKey });
+    expect([refused.status, refused.json['code']]).toEqual([503, 'not_replicated']);
     await startPrometheus({
-      ingest: p.ingest!.port,
+      ingest: [p.ingest!.port, durable.ingest.port],
       router: p.router.port,
       'webhook-delivery': p.delivery!.port,
       audiences: p.audiences!.port,
@@ -223,7 +230,7 @@ describe('a real Prometheus scraping the running processes', () => {
           '/api/v1/targets',
         );
         expect(activeTargets.map((t) => `${t.labels.job} ${t.health} ${t.lastError}`).sort()).toEqual(
-          PROCESSES.map((n) => `eventrelay-${n} up `).sort(),
+          [...PROCESSES, 'ingest'].map((n) => `eventrelay-${n} up `).sort(),
         );
       },
       15_000,
@@ -289,7 +296,8 @@ describe('a real Prometheus scraping the running processes', () => {
 
   it("labels each process's series with its service", async () => {
     const services = (await series('process_start_time_seconds')).map((s) => `${s['job']} ${s['service']}`);
-    expect(services.sort()).toEqual(PROCESSES.map((n) => `eventrelay-${n} ${n}`).sort());
+    // Two intakes (the second in durable mode): two series under one job.
+    expect(services.sort()).toEqual([...PROCESSES, 'ingest'].map((n) => `eventrelay-${n} ${n}`).sort());
   });
 
   it('evaluates every query of the dashboard and the alerts without error', async () => {

@@ -92,6 +92,8 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       () => memoryGuard.ratio,
       () => replicaGuard?.replicas,
     );
+    // Durable mode's series exist from the start, so dashboards and alerts see 0 rather than nothing.
+    if (durable) for (const result of ['confirmed', 'not_replicated']) metrics.replicaWait.zero({ result });
     // The batch and its route job go in one MULTI on the route queue's connection.
     const writer = new IntakeWriter({
       batches: new CallBatches(writes, env.EVENTRELAY_PREFIX),
