@@ -36,7 +36,8 @@ import type { RetryPolicy } from './domain/schedule.js';
 import { createSender } from './adapters/http-sender.js';
 import type { Resolver } from './adapters/address-guard.js';
 import { DestinationGate } from './destination-gate.js';
-import { createDeliverProcessor, createFailedJobHandler } from './jobs/deliver.js';
+import { createDeliverProcessor } from './jobs/deliver.js';
+import { createFailedJobHandler } from './jobs/deliver-failed.js';
 
 export interface DeliveryDeps {
   readonly logger: Logger;

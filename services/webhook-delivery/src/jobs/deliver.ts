@@ -17,8 +17,9 @@ import { DelayedError, type Job } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
-import { LabelTally, execAll, queueJobDataWrite, queueJobRewrite, type Logger } from '@eventrelay/runtime';
+import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
 import type { AuditLog, CallBatches, DeadLetterStore, RetryBacklog } from '@eventrelay/stores';
+import { createCapNotes } from './cap-notes.js';
 import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
 import { withoutErased, type Tombstones } from './erasures.js';
 import { recordNoticeOutcomes, type Receipts } from './receipts.js';
@@ -68,6 +69,7 @@ interface Loaded {
 export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>, token?: string) => Promise<void> {
   const { metrics, logger } = deps;
   const stopping = deps.stopping ?? (() => false);
+  const caps = createCapNotes(deps);
 
   /** The job's destination, reloading the config first when it is unknown or disabled here. */
   async function reloadedDestination(id: string): Promise<Destination | undefined> {
@@ -148,72 +150,11 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if ('batch' in data) deps.batches.queueRelease(tx, data.batch.id, data.destinationId);
     const answers = letters.length > 0 || pending.length > 0 || counted > 0 || 'batch' in data ? await execAll(tx) : [];
     if (next) job.data = next;
-    if (letters.length > 0) await noteEvictions(data.destinationId, answers.slice(0, letters.length));
-    if (backlogChanges) await noteRetryBacklog(data.destinationId, answers[letters.length], capped);
+    if (letters.length > 0) await caps.noteEvictions(data.destinationId, answers.slice(0, letters.length));
+    if (backlogChanges) await caps.noteRetryBacklog(data.destinationId, answers[letters.length], capped);
     if (pending.length > 0) {
       await job.moveToDelayed(due, token);
       throw new DelayedError();
-    }
-  }
-
-  /**
-   * Counts the letters the commit evicted (the destination was at its cap) and, when this began an
-   * episode of evictions, writes one audit entry and one log line for it.
-   */
-  async function noteEvictions(destinationId: string, answers: readonly unknown[]): Promise<void> {
-    let evicted = 0;
-    let began = false;
-    for (const answer of answers) {
-      const e = deps.deadLetters.evictionOf(answer);
-      evicted += e.evicted;
-      began ||= e.episodeBegan;
-    }
-    if (evicted === 0) return;
-    metrics.deadLettersEvicted.inc({ destination: destinationId }, evicted);
-    if (began)
-      await episodeBegan(destinationId, 'destination.dead_letters_evicted', 'delivery.dead_letters_evicting', {
-        reason: 'dead letter cap reached',
-        max: deps.deadLetterMax,
-        evicted,
-      });
-  }
-
-  /**
-   * Counts the calls the retry backlog cap dead-lettered and, when this began an episode of them,
-   * writes one audit entry and one log line for it.
-   */
-  async function noteRetryBacklog(destinationId: string, answer: unknown, capped: number): Promise<void> {
-    const change = deps.retryBacklog.changeOf(answer);
-    // Only a count lowered by hand while jobs still held counted calls goes below 0 (the field is
-    // then removed): say so, the count is low by that much until those jobs are done.
-    if (change.held < 0) logger.warn({ destinationId, held: change.held }, 'delivery.retry_count_below_zero');
-    if (capped === 0) return;
-    metrics.retryCapped.inc({ destination: destinationId }, capped);
-    if (change.episodeBegan)
-      await episodeBegan(destinationId, 'destination.retry_backlog_capped', 'delivery.retry_backlog_capped', {
-        reason: 'retry backlog cap reached',
-        max: deps.retryMax,
-        deadLettered: capped,
-      });
-  }
-
-  /**
-   * One warning and one audit entry for the first time in an episode that a destination's cap
-   * dropped or diverted something. What the cap did is already committed: a failed audit write is
-   * logged, never a reason to run the job again.
-   */
-  async function episodeBegan(destinationId: string, action: string, event: string, details: Record<string, unknown>): Promise<void> {
-    logger.warn({ destinationId, ...details }, event);
-    try {
-      await deps.audit.record({
-        at: new Date(deps.clock()).toISOString(),
-        tokenId: 'webhook-delivery',
-        action,
-        targetId: destinationId,
-        details,
-      });
-    } catch (err) {
-      logger.warn({ destinationId, err: String(err) }, 'audit.write_failed');
     }
   }
 
@@ -340,59 +281,6 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
     await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped);
   };
-}
-
-export interface FailedJobDeps {
-  readonly retryBacklog: Pick<RetryBacklog, 'queueChange'>;
-  /** A MULTI on the connection the deliver jobs live on. */
-  readonly transaction: () => ChainableCommander;
-  /** The job's data as stored now (runtime readJobData). */
-  readonly readData: (job: Job) => Promise<string | undefined>;
-  readonly logger: Logger;
-}
-
-/**
- * The worker's 'failed' handler: one log line per failed run. A job BullMQ failed for good (its
- * attempts used up: a defect, or Redis trouble for longer than its backoff) no longer holds calls
- * for a retry, so it gives its counted calls back: the count and the job's `counted` (read from
- * Redis, not from this process's copy, which can be a commit behind) go down together in one
- * MULTI, so an operator who retries the failed job later keeps the count right too. What still
- * makes the count drift upward (docs/delivery.md, "The retry backlog cap"): this process dying
- * between BullMQ's final failure and this MULTI, or a job failed by BullMQ's stalled-job check
- * (no worker sees that failure), when such a failed job is then deleted (after 7 days, or by
- * hand) without being retried.
- */
-export function createFailedJobHandler(deps: FailedJobDeps): (job: Job<DeliverJob> | undefined, err: Error) => Promise<void> {
-  const { logger } = deps;
-  return async (job, err) => {
-    const line = { jobId: job?.id, destinationId: job?.data.destinationId, err: err.message };
-    // attemptsMade already counts this run; a job added without attempts has one.
-    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) {
-      logger.error({ ...line, final: false }, 'delivery.job_failed');
-      return;
-    }
-    let given: number;
-    try {
-      given = await giveBack(job);
-    } catch (giveErr) {
-      logger.error({ ...line, final: true, retryCountError: String(giveErr) }, 'delivery.job_failed');
-      return;
-    }
-    logger.error({ ...line, final: true, retryCountReturned: given }, 'delivery.job_failed');
-  };
-
-  async function giveBack(job: Job<DeliverJob>): Promise<number> {
-    const raw = await deps.readData(job);
-    if (raw === undefined) return 0;
-    const stored = JSON.parse(raw) as DeliverJob;
-    const counted = countedCalls(stored);
-    if (counted === 0 || !('calls' in stored)) return 0;
-    const tx = deps.transaction();
-    deps.retryBacklog.queueChange(tx, stored.destinationId, -counted);
-    queueJobDataWrite(tx, job, { ...stored, counted: 0 });
-    await execAll(tx);
-    return counted;
-  }
 }
 
 /** The job's attempts in the metrics: one increment per label set, not per attempt. */
