@@ -1,0 +1,85 @@
+/**
+ * What a per-destination cap did in a commit, for operators: the letters the dead-letter cap
+ * evicted and the calls the retry backlog cap dead-lettered, counted in the metrics; the first of
+ * an episode (the stores mark one per destination per hour, in the commit's MULTI) also gets one
+ * warning and one audit entry.
+ */
+import type { Logger } from '@eventrelay/runtime';
+import type { AuditLog, DeadLetterStore, RetryBacklog } from '@eventrelay/stores';
+import type { DeliveryMetrics } from '../metrics.js';
+
+interface CapNoteDeps {
+  readonly deadLetters: Pick<DeadLetterStore, 'evictionOf'>;
+  readonly retryBacklog: Pick<RetryBacklog, 'changeOf'>;
+  readonly audit: Pick<AuditLog, 'record'>;
+  readonly deadLetterMax: number;
+  readonly retryMax: number;
+  readonly metrics: DeliveryMetrics;
+  readonly logger: Logger;
+  readonly clock: () => number;
+}
+
+export function createCapNotes(deps: CapNoteDeps) {
+  /**
+   * Counts the letters the commit evicted (the destination was at its cap) and, when this began an
+   * episode of evictions, writes one audit entry and one log line for it.
+   */
+  async function noteEvictions(destinationId: string, answers: readonly unknown[]): Promise<void> {
+    let evicted = 0;
+    let began = false;
+    for (const answer of answers) {
+      const e = deps.deadLetters.evictionOf(answer);
+      evicted += e.evicted;
+      began ||= e.episodeBegan;
+    }
+    if (evicted === 0) return;
+    deps.metrics.deadLettersEvicted.inc({ destination: destinationId }, evicted);
+    if (began)
+      await episodeBegan(destinationId, 'destination.dead_letters_evicted', 'delivery.dead_letters_evicting', {
+        reason: 'dead letter cap reached',
+        max: deps.deadLetterMax,
+        evicted,
+      });
+  }
+
+  /**
+   * Counts the calls the retry backlog cap dead-lettered and, when this began an episode of them,
+   * writes one audit entry and one log line for it.
+   */
+  async function noteRetryBacklog(destinationId: string, answer: unknown, capped: number): Promise<void> {
+    const change = deps.retryBacklog.changeOf(answer);
+    // Only a count lowered by hand while jobs still held counted calls goes below 0 (the field is
+    // then removed): say so, the count is low by that much until those jobs are done.
+    if (change.held < 0) deps.logger.warn({ destinationId, held: change.held }, 'delivery.retry_count_below_zero');
+    if (capped === 0) return;
+    deps.metrics.retryCapped.inc({ destination: destinationId }, capped);
+    if (change.episodeBegan)
+      await episodeBegan(destinationId, 'destination.retry_backlog_capped', 'delivery.retry_backlog_capped', {
+        reason: 'retry backlog cap reached',
+        max: deps.retryMax,
+        deadLettered: capped,
+      });
+  }
+
+  /**
+   * One warning and one audit entry for the first time in an episode that a destination's cap
+   * dropped or diverted something. What the cap did is already committed: a failed audit write is
+   * logged, never a reason to run the job again.
+   */
+  async function episodeBegan(destinationId: string, action: string, event: string, details: Record<string, unknown>): Promise<void> {
+    deps.logger.warn({ destinationId, ...details }, event);
+    try {
+      await deps.audit.record({
+        at: new Date(deps.clock()).toISOString(),
+        tokenId: 'webhook-delivery',
+        action,
+        targetId: destinationId,
+        details,
+      });
+    } catch (err) {
+      deps.logger.warn({ destinationId, err: String(err) }, 'audit.write_failed');
+    }
+  }
+
+  return { noteEvictions, noteRetryBacklog };
+}
