@@ -29,15 +29,17 @@ import {
   isExactImage,
   COMPOSE_VARS,
   TEST_REDIS_PASSWORD,
+  stdinConfig,
 } from './deployment';
 
-/** The redis-server arguments of the redis service, whether it runs redis-server or a shell that execs it. */
+/**
+ * The redis-server arguments of the redis service, whether it runs redis-server or
+ * `sh -c '<script ending in exec redis-server "$@" …>' redis-server <args>`.
+ */
 function redisServerArgs(service: ComposeService): string[] {
   const command = Array.isArray(service.command) ? service.command : (service.command ?? '').split(/\s+/);
   if (command[0] === 'redis-server') return command;
-  const script = command[0] === 'sh' && command[1] === '-c' ? (command[2] ?? '') : '';
-  const at = script.indexOf('redis-server');
-  return at === -1 ? [] : script.slice(at).trim().split(/\s+/);
+  return command[0] === 'sh' && command[1] === '-c' ? command.slice(3) : [];
 }
 
 describe('docker-compose.yml', () => {
@@ -89,10 +91,9 @@ describe('docker-compose.yml', () => {
     const redis = compose.services['redis'] as ComposeService;
     const args = redisServerArgs(redis);
     expect(args[0]).toBe('redis-server');
-    // Config from stdin ("-"), where the shell writes requirepass from the environment.
-    expect(args[args.length - 1]).toBe('-');
-    const script = (redis.command as string[])[2] as string;
-    expect(script).toMatch(/printf 'requirepass %s\\n' "\$REDIS_PASSWORD" \|/);
+    // Config from stdin ("-"), a here-document where the shell writes requirepass from the
+    // environment; exec'd without a pipe, so redis-server is PID 1 and docker stop's SIGTERM reaches it.
+    expect(stdinConfig((redis.command as string[])[2] as string)).toEqual(['requirepass $REDIS_PASSWORD']);
     expect(JSON.stringify(redis.command)).not.toContain(TEST_REDIS_PASSWORD);
     expect(composeEnv(redis, 'redis')['REDIS_PASSWORD']).toBe(TEST_REDIS_PASSWORD);
     // The health check authenticates (redis-cli reads REDISCLI_AUTH) and accepts only PONG.

@@ -154,6 +154,22 @@ export function loadCompose(vars: Readonly<Record<string, string | undefined>> =
   return interpolateAll(parse(read('docker-compose.yml'), { merge: true }), vars, 'docker-compose.yml') as ComposeFile;
 }
 
+/**
+ * The config lines a `sh -c` script gives redis-server on stdin: the script must end with
+ * `exec redis-server "$@" - <<EOF`, the lines, `EOF` (a here-document: the password is in no
+ * command line; exec without a pipe: redis-server is the container's PID 1 and gets SIGTERM, which
+ * a shell as PID 1 would ignore). The lines come back unexpanded ($REDIS_PASSWORD, not its value).
+ */
+export function stdinConfig(script: string): string[] {
+  const lines = script.trimEnd().split('\n');
+  const at = lines.findIndex((line) => line === 'exec redis-server "$@" - <<EOF');
+  if (at === -1) throw new Error(`the script does not end with exec redis-server "$@" - <<EOF … EOF:\n${script}`);
+  if (/[|\\]\s*$/.test(lines[at - 1] ?? '')) throw new Error(`redis-server is fed through a pipe (it would not be PID 1):\n${script}`);
+  if (lines[lines.length - 1] !== 'EOF' || lines.slice(at + 1, -1).includes('EOF'))
+    throw new Error(`the here-document does not end the script:\n${script}`);
+  return lines.slice(at + 1, -1);
+}
+
 export function composeEnv(service: ComposeService, where: string): Record<string, string> {
   const env: Record<string, string> = {};
   if (Array.isArray(service.environment)) {
