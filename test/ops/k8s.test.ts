@@ -34,6 +34,7 @@ import {
   loadCompose,
   composeEnv,
   isExactImage,
+  stdinConfig,
 } from './deployment';
 
 interface PolicyPeer {
@@ -153,8 +154,9 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
     const fromSecret = (variable: string) => (c.env ?? []).find((e) => e.name === variable)?.valueFrom?.secretKeyRef;
     expect(fromSecret('REDIS_PASSWORD')).toEqual({ name: 'eventrelay-redis', key: 'password' });
     expect(fromSecret('REDISCLI_AUTH')).toEqual({ name: 'eventrelay-redis', key: 'password' });
-    // requirepass goes to redis-server as config on stdin, from the environment.
-    expect(c.command?.[2]).toMatch(/^printf 'requirepass %s\\n' "\$REDIS_PASSWORD" \| exec redis-server "\$@" -$/);
+    // requirepass goes to redis-server as config on stdin (a here-document), from the environment;
+    // exec'd without a pipe, so redis-server is PID 1 and gets the kubelet's SIGTERM.
+    expect(stdinConfig(c.command?.[2] ?? '')).toEqual(['requirepass $REDIS_PASSWORD']);
     const env = r.environment({ ...c, envFrom: c.envFrom ?? [] }, 'redis');
     const argv = redisArgv(c, env);
     expect(argv.join(' ')).not.toContain('requirepass');
