@@ -26,9 +26,15 @@ interface EnvEntry {
   valueFrom?: {
     secretKeyRef?: { name: string; key: string };
     configMapKeyRef?: { name: string; key: string };
-    fieldRef?: unknown;
+    fieldRef?: { fieldPath: string };
     resourceFieldRef?: unknown;
   };
+}
+
+/** The pod a container's environment is read for: what fieldRef metadata.name and metadata.namespace give. */
+export interface PodIdentity {
+  readonly name: string;
+  readonly namespace: string;
 }
 
 export interface Container {
@@ -48,19 +54,36 @@ export interface Container {
   securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
 }
 
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
 interface PodTemplate {
   metadata: { labels: Record<string, string> };
   spec: {
     containers: Container[];
     initContainers?: Container[];
+    volumes?: { name: string; emptyDir?: { medium?: string; sizeLimit?: string } }[];
     terminationGracePeriodSeconds?: number;
     securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+    affinity?: {
+      podAntiAffinity?: {
+        preferredDuringSchedulingIgnoredDuringExecution?: {
+          weight: number;
+          podAffinityTerm: { topologyKey: string; labelSelector: LabelSelector };
+        }[];
+        requiredDuringSchedulingIgnoredDuringExecution?: { topologyKey: string; labelSelector: LabelSelector }[];
+      };
+    };
   };
 }
 
 export interface Workload extends Manifest {
   spec: {
     replicas?: number;
+    serviceName?: string;
+    podManagementPolicy?: string;
     selector: { matchLabels: Record<string, string> };
     template: PodTemplate;
     volumeClaimTemplates?: { metadata: { name: string } }[];
@@ -68,7 +91,40 @@ export interface Workload extends Manifest {
 }
 
 export interface Service extends Manifest {
-  spec: { selector: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[]; clusterIP?: string };
+  spec: {
+    selector: Record<string, string>;
+    ports: { name?: string; port: number; targetPort?: number | string }[];
+    clusterIP?: string;
+    publishNotReadyAddresses?: boolean;
+  };
+}
+
+interface PolicyPeer {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: unknown;
+}
+
+export interface NetworkPolicy extends Manifest {
+  spec: {
+    podSelector: LabelSelector;
+    policyTypes?: string[];
+    ingress?: { from?: PolicyPeer[]; ports?: { port?: number | string; protocol?: string }[] }[];
+  };
+}
+
+/** Whether a label selector (matchLabels and matchExpressions) selects these labels; {} selects everything. */
+export function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
+  if (!Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v)) return false;
+  return (selector.matchExpressions ?? []).every((e) => {
+    const has = e.key in labels;
+    const value = labels[e.key] as string;
+    if (e.operator === 'In') return has && (e.values ?? []).includes(value);
+    if (e.operator === 'NotIn') return !has || !(e.values ?? []).includes(value);
+    if (e.operator === 'Exists') return has;
+    if (e.operator === 'DoesNotExist') return !has;
+    throw new Error(`unknown operator ${e.operator}`);
+  });
 }
 
 export const CLUSTER_SCOPED = new Set([
@@ -142,8 +198,12 @@ export class Rendered {
     return containers[0] as Container;
   }
 
-  /** The environment a container starts with: its envFrom ConfigMaps, then env (which wins); Secrets as TEST_SECRETS, else a test token. */
-  environment(container: Container, where: string): Record<string, string> {
+  /**
+   * The environment a container starts with: its envFrom ConfigMaps, then env (which wins); Secrets
+   * as TEST_SECRETS, else a test token; with `pod`, fieldRef metadata.name and metadata.namespace,
+   * and $(VAR) in a value expanded from the variables before it, as the kubelet does.
+   */
+  environment(container: Container, where: string, pod?: PodIdentity): Record<string, string> {
     const env: Record<string, string> = {};
     for (const from of container.envFrom ?? []) {
       if (!from.configMapRef) throw new Error(`${where}: envFrom other than configMapRef is not checked (${JSON.stringify(from)})`);
@@ -151,7 +211,9 @@ export class Rendered {
       Object.assign(env, data);
     }
     for (const e of container.env ?? []) {
-      if (e.value !== undefined) env[e.name] = e.value;
+      if (e.value !== undefined) env[e.name] = pod ? expandK8s(e.value, env) : e.value;
+      else if (pod && e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = pod.name;
+      else if (pod && e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = pod.namespace;
       else if (e.valueFrom?.secretKeyRef)
         env[e.name] = TEST_SECRETS[`${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`] ?? TEST_TOKEN;
       else if (e.valueFrom?.configMapKeyRef) {

@@ -11,8 +11,10 @@ import {
   Container,
   Workload,
   Service,
+  NetworkPolicy,
   CLUSTER_SCOPED,
   matchesLabels,
+  selects,
   bytes,
   redisBytes,
   expandK8s,
@@ -37,36 +39,6 @@ import {
   stdinConfig,
 } from './deployment';
 
-interface PolicyPeer {
-  podSelector?: LabelSelector;
-  namespaceSelector?: LabelSelector;
-  ipBlock?: unknown;
-}
-interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-interface NetworkPolicy extends Manifest {
-  spec: {
-    podSelector: LabelSelector;
-    policyTypes?: string[];
-    ingress?: { from?: PolicyPeer[]; ports?: { port?: number | string; protocol?: string }[] }[];
-  };
-}
-
-function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
-  if (!matchesLabels(selector.matchLabels ?? {}, labels)) return false;
-  return (selector.matchExpressions ?? []).every((e) => {
-    const has = e.key in labels;
-    const value = labels[e.key] as string;
-    if (e.operator === 'In') return has && (e.values ?? []).includes(value);
-    if (e.operator === 'NotIn') return !has || !(e.values ?? []).includes(value);
-    if (e.operator === 'Exists') return has;
-    if (e.operator === 'DoesNotExist') return !has;
-    throw new Error(`unknown operator ${e.operator}`);
-  });
-}
-
 /** The redis-server argv of the Redis container, whether it runs redis-server or `sh -c '… exec redis-server "$@" -' redis-server <args>`. */
 function redisArgv(c: Container, env: Record<string, string>): string[] {
   const argv = [...(c.command ?? []), ...(c.args ?? [])].map((a) => expandK8s(a, env));
@@ -76,10 +48,15 @@ function redisArgv(c: Container, env: Record<string, string>): string[] {
 const RENDERS: [string, string][] = [
   ['k8s/base', 'k8s/base'],
   ['k8s/overlays/prod', 'k8s/overlays/prod'],
+  // Redis as a primary, two replicas and Sentinels: what differs is checked in k8s-durable.test.ts.
+  ['k8s/overlays/durable', 'k8s/overlays/durable'],
 ];
 
 describe.each(RENDERS)('%s rendered', (_label, dir) => {
   const r = new Rendered(renderKustomization(path.join(ROOT, dir)));
+  const durable = dir === 'k8s/overlays/durable';
+  /** The first pod of the Redis StatefulSet, for its containers' fieldRef variables. */
+  const redisPod = { name: 'eventrelay-redis-0', namespace: 'eventrelay' };
 
   it('has one Deployment and one Service per process, each selecting its own pods', () => {
     expect(
@@ -156,8 +133,10 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
     expect(fromSecret('REDISCLI_AUTH')).toEqual({ name: 'eventrelay-redis', key: 'password' });
     // requirepass goes to redis-server as config on stdin (a here-document), from the environment;
     // exec'd without a pipe, so redis-server is PID 1 and gets the kubelet's SIGTERM.
-    expect(stdinConfig(c.command?.[2] ?? '')).toEqual(['requirepass $REDIS_PASSWORD']);
-    const env = r.environment({ ...c, envFrom: c.envFrom ?? [] }, 'redis');
+    const config = stdinConfig(c.command?.[2] ?? '');
+    expect(config).toContain('requirepass $REDIS_PASSWORD');
+    if (!durable) expect(config).toEqual(['requirepass $REDIS_PASSWORD']);
+    const env = r.environment({ ...c, envFrom: c.envFrom ?? [] }, 'redis', redisPod);
     const argv = redisArgv(c, env);
     expect(argv.join(' ')).not.toContain('requirepass');
     expect(argv.join(' ')).not.toContain(TEST_SECRETS['eventrelay-redis/password']);
@@ -165,7 +144,7 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
     expect(JSON.stringify(c.readinessProbe)).toMatch(/redis-cli ping \| grep -qx PONG/);
   });
 
-  it('has NetworkPolicies: Redis only from eventrelay’s processes, only ingest open to anyone, admin only from its namespace and Prometheus', () => {
+  it('has NetworkPolicies: Redis only from eventrelay’s processes (durable: and the Redis pods, Sentinels too), only ingest open to anyone, admin only from its namespace and Prometheus', () => {
     const policies = r.all<NetworkPolicy>('NetworkPolicy');
     const pods = [
       ...NAMES.map((name) => ({ name, labels: r.deployment(name).spec.template.metadata.labels ?? {} })),
@@ -191,15 +170,19 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
       }
       const peers = rules.flatMap((rule) => rule.from ?? []);
       if (pod.name === 'redis') {
-        expect(rules.flatMap((rule) => (rule.ports ?? []).map((p) => p.port))).toEqual([6379]);
+        // Durable: Sentinel's port too, and the Redis pods reach each other (replication, Sentinels).
+        expect(rules.flatMap((rule) => (rule.ports ?? []).map((p) => p.port))).toEqual(durable ? [6379, 26379] : [6379]);
+        const admitted = new Set<string>();
         for (const peer of peers) {
-          // This namespace's pods only, and of those only eventrelay's processes (not Redis, not anything else).
+          // This namespace's pods only, and of those only eventrelay's processes (not anything else).
           expect(peer.namespaceSelector).toBeUndefined();
           expect(peer.ipBlock).toBeUndefined();
-          const admitted = pods.filter((p) => selects(peer.podSelector ?? {}, p.labels)).map((p) => p.name);
-          expect(admitted.sort()).toEqual(processPods.map((p) => p.name).sort());
+          const these = pods.filter((p) => selects(peer.podSelector ?? {}, p.labels)).map((p) => p.name);
+          if (!durable) expect(these.sort()).toEqual(processPods.map((p) => p.name).sort());
+          these.forEach((name) => admitted.add(name));
           expect(selects(peer.podSelector ?? {}, { 'app.kubernetes.io/part-of': 'eventrelay' })).toBe(false);
         }
+        expect([...admitted].sort()).toEqual([...processPods.map((p) => p.name), ...(durable ? ['redis'] : [])].sort());
         expect(peers.length).toBeGreaterThan(0);
       }
       if (pod.name === 'admin') {
@@ -213,10 +196,10 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
     }
   });
 
-  it('names every image by an exact version (the local eventrelay build only in the base, which the overlay replaces)', () => {
+  it('names every image by an exact version (the local eventrelay build only in the base and the durable overlay on it, which prod replaces)', () => {
     for (const w of r.workloads())
       for (const c of w.spec.template.spec.containers) {
-        if (dir === 'k8s/base' && c.image === 'eventrelay:local') continue;
+        if (dir !== 'k8s/overlays/prod' && c.image === 'eventrelay:local') continue;
         expect({ container: `${w.metadata.name}/${c.name}`, image: c.image, exact: isExactImage(c.image) }).toEqual({
           container: `${w.metadata.name}/${c.name}`,
           image: c.image,
@@ -305,7 +288,7 @@ describe.each(RENDERS)('%s rendered', (_label, dir) => {
     expect(sts).toHaveLength(1);
     const redis = sts[0] as Workload;
     const c = redis.spec.template.spec.containers.find((x) => splitImage(x.image).name === 'redis') as Container;
-    const env = r.environment({ ...c, envFrom: c.envFrom ?? [] }, 'redis');
+    const env = r.environment({ ...c, envFrom: c.envFrom ?? [] }, 'redis', redisPod);
     const argv = redisArgv(c, env);
     const setting = (key: string) => (argv.includes(`--${key}`) ? argv[argv.indexOf(`--${key}`) + 1] : undefined);
     expect(argv[0]).toBe('redis-server');
