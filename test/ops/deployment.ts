@@ -120,10 +120,14 @@ export interface ComposeService {
   environment?: Record<string, string | number | boolean | null> | string[];
   ports?: (string | { target: number; published?: number | string })[];
   volumes?: (string | { type?: string; source?: string; target: string })[];
+  tmpfs?: string[] | string;
   healthcheck?: { test?: string[] | string };
   deploy?: { replicas?: number };
   stop_grace_period?: string;
   depends_on?: Record<string, { condition?: string }> | string[];
+  user?: string;
+  read_only?: boolean;
+  cap_drop?: string[];
 }
 
 export interface ComposeFile {
@@ -149,9 +153,75 @@ export function isExactImage(image: string): boolean {
   return tag !== undefined && /^v?\d+\.\d+\.\d+([-.][A-Za-z0-9.-]+)?$/.test(tag);
 }
 
-export function loadCompose(vars: Readonly<Record<string, string | undefined>> = COMPOSE_VARS): ComposeFile {
+/**
+ * The compose files as `docker compose -f <file> -f <file> …` reads them: each parsed and
+ * interpolated, then merged in order (mergeCompose).
+ */
+export function loadCompose(
+  vars: Readonly<Record<string, string | undefined>> = COMPOSE_VARS,
+  files: readonly string[] = ['docker-compose.yml'],
+): ComposeFile {
   // YAML 1.1 merge keys (<<: *anchor), as compose reads them.
-  return interpolateAll(parse(read('docker-compose.yml'), { merge: true }), vars, 'docker-compose.yml') as ComposeFile;
+  const models = files.map((file) => interpolateAll(parse(read(file), { merge: true }), vars, file) as ComposeFile);
+  return models.reduce((merged, next) => mergeCompose(merged, next));
+}
+
+type Yaml = null | boolean | number | string | Yaml[] | { [key: string]: Yaml };
+const isMap = (v: Yaml | undefined): v is { [key: string]: Yaml } => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A service's environment or depends_on as a map, whichever of the two forms it is written in. */
+function asMap(key: string, value: Yaml): { [key: string]: Yaml } {
+  if (!Array.isArray(value)) return isMap(value) ? value : {};
+  const text = (entry: Yaml) => (typeof entry === 'string' ? entry : JSON.stringify(entry));
+  if (key === 'depends_on') return Object.fromEntries(value.map((name) => [text(name), { condition: 'service_started' }]));
+  return Object.fromEntries(
+    value.map((entry) => {
+      const line = text(entry);
+      const eq = line.indexOf('=');
+      return eq === -1 ? [line, null] : [line.slice(0, eq), line.slice(eq + 1)];
+    }),
+  );
+}
+
+/** What makes a port or volume entry the same one (compose's unique keys: ports by ip, target, published and protocol; volumes by target). */
+function uniqueKey(key: string, entry: Yaml): string {
+  if (key === 'volumes' && typeof entry === 'string') return entry.split(':')[1] ?? entry;
+  if (key === 'volumes' && isMap(entry)) return JSON.stringify(entry['target']);
+  return JSON.stringify(entry);
+}
+
+/**
+ * Compose's merge of one file over the ones before it (the Compose Specification, "Merge"): maps
+ * merge key by key, sequences are appended, except command, entrypoint and healthcheck.test (the
+ * later one replaces) and ports and volumes (an entry replaces the one with the same unique key);
+ * environment and depends_on merge as maps whichever form they are written in.
+ */
+function mergeCompose(base: ComposeFile, override: ComposeFile): ComposeFile {
+  // `at`: the keys from the top down to this value; at[2] is a service's attribute.
+  const merge = (a: Yaml | undefined, b: Yaml, at: readonly string[]): Yaml => {
+    const attribute = at[0] === 'services' && at.length === 3 ? at[2] : undefined;
+    const healthTest = at[0] === 'services' && at.length === 4 && at[2] === 'healthcheck' && at[3] === 'test';
+    if (attribute === 'command' || attribute === 'entrypoint' || healthTest || a === undefined) return b;
+    if ((attribute === 'environment' || attribute === 'depends_on') && a !== null)
+      return merge(asMap(attribute, a), asMap(attribute, b), [...at, '']);
+    if ((attribute === 'ports' || attribute === 'volumes') && Array.isArray(a) && Array.isArray(b)) {
+      const out = [...a];
+      for (const entry of b) {
+        const same = out.findIndex((e) => uniqueKey(attribute, e) === uniqueKey(attribute, entry));
+        if (same === -1) out.push(entry);
+        else out[same] = entry;
+      }
+      return out;
+    }
+    if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
+    if (isMap(a) && isMap(b)) {
+      const out = { ...a };
+      for (const [k, v] of Object.entries(b)) out[k] = merge(a[k], v, [...at, k]);
+      return out;
+    }
+    return b;
+  };
+  return merge(base as unknown as Yaml, override as unknown as Yaml, []) as unknown as ComposeFile;
 }
 
 /**
