@@ -158,6 +158,9 @@ function pemFile(opts: { describe: string }): EnvVar<string | undefined> {
   };
 }
 
+/** The name Sentinels monitor eventrelay's Redis primary under, unless REDIS_SENTINEL_NAME says otherwise. */
+export const DEFAULT_SENTINEL_NAME = 'eventrelay';
+
 /** One Redis Sentinel to ask where the primary is. */
 export interface SentinelAddress {
   readonly host: string;
@@ -281,7 +284,7 @@ export const commonEnv = {
       'Redis Sentinels to ask for the current primary (a primary with replicas and automatic failover): every connection follows a failover on its own. REDIS_URL then gives only the credentials, the database and redis:// or rediss://; its host and port are not used',
   }),
   REDIS_SENTINEL_NAME: text({
-    default: 'eventrelay',
+    default: DEFAULT_SENTINEL_NAME,
     pattern: /^[A-Za-z0-9_.-]{1,64}$/,
     hint: 'letters, digits, _ . - (1 to 64 characters)',
     describe: 'the name under which the Sentinels of REDIS_SENTINELS monitor the primary (sentinel monitor <name> …)',

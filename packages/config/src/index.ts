@@ -9,6 +9,7 @@ export {
   type ErrorCode,
 } from './errors.js';
 export {
+  DEFAULT_SENTINEL_NAME,
   EnvProblem,
   commonEnv,
   custom,

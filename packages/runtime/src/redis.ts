@@ -7,7 +7,7 @@
  * - `control`: config polling and admin work; ordinary retries, bounded.
  */
 import { readFileSync } from 'node:fs';
-import { ConfigError, type SentinelAddress } from '@eventrelay/config';
+import { ConfigError, DEFAULT_SENTINEL_NAME, type SentinelAddress } from '@eventrelay/config';
 import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import { startAtZero } from './metrics.js';
@@ -39,8 +39,6 @@ function tlsOptions(env: RedisEnv): Pick<RedisOptions, 'tls'> {
   }
   return { tls: { ca } };
 }
-
-const DEFAULT_SENTINEL_NAME = 'eventrelay';
 
 /**
  * The options that say where to connect when Sentinels are given: the primary they name, with the
