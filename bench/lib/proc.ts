@@ -8,15 +8,11 @@ import { Redis } from 'ioredis';
 import { freePort, killAll, probe, startChild, type ChildHandle } from '@eventrelay/testkit';
 import { BENCH_DIR, round } from './report.js';
 
-export function connectRedis(url: string, sentinel?: { address: string; name: string }): Redis {
+export function connectRedis(url: string, sentinel?: { host: string; port: number; name: string }): Redis {
   const options = { maxRetriesPerRequest: 1, connectionName: 'eventrelay-bench' };
   // Through the Sentinel, as the services connect: the bench's readings follow a failover too.
   const client = sentinel
-    ? new Redis({
-        ...options,
-        sentinels: [{ host: sentinel.address.split(':')[0], port: Number(sentinel.address.split(':')[1]) }],
-        name: sentinel.name,
-      })
+    ? new Redis({ ...options, sentinels: [{ host: sentinel.host, port: sentinel.port }], name: sentinel.name })
     : new Redis(url, options);
   client.on('error', () => undefined);
   return client;

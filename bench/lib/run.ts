@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Pool } from 'undici';
 import type { Redis } from 'ioredis';
 import { readQueues } from '@eventrelay/runtime';
-import { deletePrefix, sleep, startPrivateRedis, startReplicatedRedis, type ChaosProcess } from '@eventrelay/testkit';
+import { deletePrefix, eventually, sleep, startPrivateRedis, startReplicatedRedis, type ChaosProcess } from '@eventrelay/testkit';
 import { startDetail } from './detail.js';
 import { LoadDriver } from './drive.js';
 import { bodies, messageIdOf } from './payloads.js';
@@ -77,11 +77,11 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   const adminToken = randomBytes(24).toString('hex');
   const privateRedis = scenario.privateAofRedis ? await startPrivateRedis({ aof: 'everysec', dir: tmp }) : undefined;
   const replicated = scenario.replicated ? await startReplicatedRedis({ sentinel: true, aof: 'everysec' }) : undefined;
-  const sentinel = replicated?.sentinel ? { address: replicated.sentinel.address, name: replicated.name } : undefined;
+  const sentinel = replicated?.sentinel;
   const redisUrl = replicated?.primary.url ?? privateRedis?.url ?? s.redisUrl;
-  const redis = connectRedis(redisUrl, sentinel);
+  const redis = connectRedis(redisUrl, sentinel && { host: '127.0.0.1', port: sentinel.port, name: replicated.name });
   const redisEnv = {
-    ...(sentinel ? { REDIS_SENTINELS: sentinel.address, REDIS_SENTINEL_NAME: sentinel.name } : {}),
+    ...(sentinel ? { REDIS_SENTINELS: sentinel.address, REDIS_SENTINEL_NAME: replicated.name } : {}),
     ...(scenario.durable ? { INGEST_DURABLE_REPLICAS: '1' } : {}),
   };
   const writeKeys = routes.map((_, i) => `bench-${tag}-key-${i}`);
@@ -185,9 +185,11 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
         const killedAt = now();
         note('Redis primary SIGKILLed');
         await replicated.primary.stop();
-        for (let i = 0; i < 300 && (await replicated.sentinel.primaryPort()) !== replicated.replica.port; i++) await sleep(100);
-        if ((await replicated.sentinel.primaryPort()) !== replicated.replica.port)
-          throw new Error('the Sentinel did not promote the replica in 30 s');
+        const promoted = async () => {
+          if ((await replicated.sentinel?.primaryPort()) !== replicated.replica.port)
+            throw new Error('the Sentinel did not promote the replica in 30 s');
+        };
+        await eventually(promoted, 30_000, 100);
         redisPid = replicated.replica.process()?.pid;
         note('the Sentinel promoted the replica');
         await sleep(Math.max(0, killedAt + e.restartAfterS * 1000 - now()));

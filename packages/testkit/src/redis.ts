@@ -10,7 +10,9 @@ import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { DEFAULT_SENTINEL_NAME } from '@eventrelay/config';
 import { hostEnv } from './env.js';
+import { eventually } from './eventually.js';
 import { freePort, startChild, type ChildHandle } from './process.js';
 
 /** REDIS_URL, or the local default. */
@@ -226,38 +228,31 @@ export interface ReplicatedRedisOptions {
   readonly name?: string;
 }
 
-const replicationField = async (port: number, field: string): Promise<string | undefined> => {
+/**
+ * Runs `use` on a connection of its own to the redis-server (or Sentinel) on `port`, closed after;
+ * `fallback` when it cannot connect or `use` fails: the probes below are polled until they pass.
+ */
+async function probe<T>(port: number, fallback: T, use: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, lazyConnect: true });
   try {
     await client.connect();
-    const info = await client.info('replication');
-    return new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+    return await use(client);
   } catch {
-    return undefined;
-  } finally {
-    client.disconnect();
-  }
-};
-
-async function confirmsWrites(port: number): Promise<boolean> {
-  const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, lazyConnect: true });
-  try {
-    await client.connect();
-    await client.set('testkit:replication-probe', '1');
-    return (await client.wait(1, 200)) >= 1;
-  } catch {
-    return false;
+    return fallback;
   } finally {
     client.disconnect();
   }
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`${what} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Polls `check` every 100 ms until it is true, else fails saying `what` after `timeoutMs`. */
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  await eventually(
+    async () => {
+      if (!(await check())) throw new Error(`${what} within ${timeoutMs} ms`);
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 /**
@@ -267,7 +262,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
  * three (docs/deployment.md).
  */
 export async function startReplicatedRedis(options: ReplicatedRedisOptions = {}): Promise<ReplicatedRedis> {
-  const name = options.name ?? 'eventrelay';
+  const name = options.name ?? DEFAULT_SENTINEL_NAME;
   const aof = options.aof ?? false;
   // A replica's full sync starts at once, not after Redis's default 5 s wait for more replicas to
   // share the transfer: a test has one replica, and measures the failover, not that wait.
@@ -278,10 +273,12 @@ export async function startReplicatedRedis(options: ReplicatedRedisOptions = {})
   try {
     replica = await startPrivateRedis({ aof, args: [...sync, '--replicaof', '127.0.0.1', String(primary.port)] });
     const replicaPort = replica.port;
-    await waitFor('the replica was not in sync', async () => (await replicationField(replicaPort, 'master_link_status')) === 'up', 10_000);
+    const linkUp = (client: Redis) => client.info('replication').then((info) => /^master_link_status:up\s*$/m.test(info));
+    await until('the replica was not in sync', () => probe(replicaPort, false, linkUp), 10_000);
     // Link up is not yet acknowledging: for a moment after its sync a replica confirms nothing, and a
     // WAIT would time out. In sync means a write it confirms.
-    await waitFor('the replica did not confirm a write', () => confirmsWrites(primary.port), 10_000);
+    const confirmsWrite = async (client: Redis) => (await client.set('testkit:replication-probe', '1'), (await client.wait(1, 200)) >= 1);
+    await until('the replica did not confirm a write', () => probe(primary.port, false, confirmsWrite), 10_000);
     if (options.sentinel) sentinel = await startSentinel(name, primary.port, options.downAfterMs ?? 1000);
   } catch (err) {
     await replica?.close();
@@ -320,18 +317,7 @@ async function startSentinel(name: string, primaryPort: number, downAfterMs: num
       '',
     ].join('\n'),
   );
-  const client = () => new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, lazyConnect: true });
-  const ask = async (...args: string[]): Promise<unknown> => {
-    const c = client();
-    try {
-      await c.connect();
-      return await c.call('SENTINEL', ...args);
-    } catch {
-      return undefined;
-    } finally {
-      c.disconnect();
-    }
-  };
+  const ask = (...args: string[]): Promise<unknown> => probe<unknown>(port, undefined, (c) => c.call('SENTINEL', ...args));
   const handle = await startChild({
     name: 'redis-sentinel',
     command: 'redis-server',
@@ -341,7 +327,7 @@ async function startSentinel(name: string, primaryPort: number, downAfterMs: num
     readyTimeoutMs: 10_000,
   });
   // A failover needs a replica the Sentinel knows of: it learns them from the primary's INFO.
-  await waitFor(
+  await until(
     'the Sentinel did not see the replica',
     async () => {
       const replicas = await ask('replicas', name);
