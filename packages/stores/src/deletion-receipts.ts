@@ -14,6 +14,7 @@
  * notice's messageId holds a digest of its user.
  */
 import type { Redis } from 'ioredis';
+import { defineScript } from '@eventrelay/runtime';
 import type { DeletionReceipt } from '@eventrelay/config';
 import { profileKeys } from './profile-keys.js';
 
@@ -68,18 +69,30 @@ if changed > 0 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
 return changed
 `;
 
+/** The scripts, defined on the connection (sent as EVALSHA). */
+interface ReceiptCommands {
+  planNotices(numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  settleNotices(numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
 export class DeletionReceipts {
+  private readonly scripts: ReceiptCommands;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    defineScript(redis, 'planNotices', PLAN);
+    defineScript(redis, 'settleNotices', SETTLE);
+    this.scripts = redis as unknown as ReceiptCommands;
+  }
 
   /** Counts the notices as planned, each once however often it is planned. */
   async plan(regulationId: string, notices: readonly NoticeRef[]): Promise<void> {
     const keys = this.keys(regulationId);
     for (let i = 0; i < notices.length; i += CHUNK) {
       const args = notices.slice(i, i + CHUNK).flatMap((n) => [n.destinationId, n.messageId]);
-      await this.redis.eval(PLAN, 2, ...keys, NOTICE_STATE_TTL_S, ...args);
+      await this.scripts.planNotices(2, ...keys, NOTICE_STATE_TTL_S, ...args);
     }
   }
 
@@ -87,7 +100,7 @@ export class DeletionReceipts {
   async settle(regulationId: string, outcome: NoticeOutcome, notices: readonly NoticeRef[]): Promise<number> {
     if (notices.length === 0) return 0;
     const args = notices.flatMap((n) => [n.destinationId, n.messageId]);
-    return Number(await this.redis.eval(SETTLE, 2, ...this.keys(regulationId), NOTICE_STATE_TTL_S, outcome, ...args));
+    return Number(await this.scripts.settleNotices(2, ...this.keys(regulationId), NOTICE_STATE_TTL_S, outcome, ...args));
   }
 
   /** The counts per destination, by destination id; none before a notice was planned. */
