@@ -1,6 +1,7 @@
 // The data the services share through Redis: the config store and its watchers, the call batches
 // between intake and delivery, the attempt log and dead letters, the operator logs, the profile
-// keys and regulations. Connections and the rest of the plumbing are in @eventrelay/runtime.
+// keys and regulations, the per-minute stats counters. Connections and the rest of the plumbing
+// are in @eventrelay/runtime.
 export { ConfigStore, applyConfigFile, configKeys, readConfigFile } from './config-store.js';
 export { ConfigWatch } from './config-watch.js';
 export { DestinationDirectory } from './destination-directory.js';
@@ -12,3 +13,4 @@ export { RegulationStore } from './regulation-store.js';
 export { purgeUserDeadLetters } from './user-purge.js';
 export { ErasureTombstones } from './erasures.js';
 export { DeletionReceipts, type NoticeOutcome } from './deletion-receipts.js';
+export { STATS_RESOLUTIONS, StatsCounters, type DestinationTally, type SourceTally, type StatsResolution } from './stats-counters.js';
