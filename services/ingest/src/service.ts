@@ -18,7 +18,7 @@ import {
   type Registry,
   type RunningHttpService,
 } from '@eventrelay/runtime';
-import { CallBatches, ConfigStore, SourceEvents, applyConfigFile, readConfigFile } from '@eventrelay/stores';
+import { CallBatches, ConfigStore, SourceEvents, StatsCounters, applyConfigFile, readConfigFile } from '@eventrelay/stores';
 import { ingestEnvSpec, type IngestEnv } from './env.js';
 import { createIngestMetrics } from './metrics.js';
 import { SourceDirectory } from './adapters/source-directory.js';
@@ -66,9 +66,13 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
           onError: (err) => logger.warn({ err }, 'debug_events.write_failed'),
         })
       : undefined;
+  const stats = new StatsCounters(hot, env.EVENTRELAY_PREFIX, {
+    clock,
+    onError: (err) => logger.warn({ err: String(err) }, 'stats.write_failed'),
+  });
   const gate = shutdownGate();
   const release = async () => {
-    await debugEvents?.close();
+    await Promise.all([debugEvents?.close(), stats.close()]);
     directory.stop();
     depthGuard.stop();
     memoryGuard.stop();
@@ -86,6 +90,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     await memoryGuard.start();
     await replicaGuard?.start();
     debugEvents?.start();
+    stats.start();
     const metrics = createIngestMetrics(
       registry,
       () => depthGuard.depth,
@@ -126,6 +131,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       memoryGuard,
       ...(replicaGuard ? { replicaGuard } : {}),
       ...(debugEvents ? { debugEvents } : {}),
+      stats,
       defaultRatePerSecond: env.INGEST_RATE_LIMIT,
       clock,
       newId,

@@ -26,6 +26,7 @@ import {
   DestinationDirectory,
   ErasureTombstones,
   RetryBacklog,
+  StatsCounters,
   applyConfigFile,
   readConfigFile,
 } from '@eventrelay/stores';
@@ -55,6 +56,8 @@ export interface RunningDelivery {
   refreshConfig(): Promise<void>;
   /** Writes buffered attempt-log entries now; for tests. */
   flushAttemptLog(): Promise<void>;
+  /** Writes the counted stats now; for tests. */
+  flushStats(): Promise<void>;
   readonly shutdownSteps: ShutdownStep[];
   close(): Promise<void>;
 }
@@ -77,6 +80,10 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   const attemptLog = new AttemptLog(connection, env.EVENTRELAY_PREFIX, {
     maxPerDestination: env.DELIVERY_LOG_MAX_PER_DESTINATION,
     onError: (err) => logger.warn({ err: String(err) }, 'attempt_log.write_failed'),
+  });
+  const stats = new StatsCounters(connection, env.EVENTRELAY_PREFIX, {
+    clock,
+    onError: (err) => logger.warn({ err: String(err) }, 'stats.write_failed'),
   });
   const sender = createSender({
     timeoutMs: env.DELIVERY_TIMEOUT_MS,
@@ -131,6 +138,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
         () => gate.openRequests(),
         () => retryBacklogView.all(),
       ),
+      stats,
       logger,
       putBack: (job, at, token) => putJobBack(connection, job, at, token),
     }),
@@ -167,10 +175,11 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       await applyConfigFile(store, configFile, logger);
       await destinations.start();
       attemptLog.start();
+      stats.start();
     },
     async release() {
       destinations.stop();
-      await attemptLog.close();
+      await Promise.all([attemptLog.close(), stats.close()]);
       await sender.close();
     },
     // Requests already sent finish (at most DELIVERY_TIMEOUT_MS); a job's calls not sent yet stay
@@ -182,6 +191,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     ...running,
     refreshConfig: () => destinations.refresh(),
     flushAttemptLog: () => attemptLog.flush(),
+    flushStats: () => stats.flush(),
   };
 }
 

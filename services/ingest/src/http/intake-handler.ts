@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthError, EventrelayError, UnavailableError, type DebugEvent, type NormalizedCall } from '@eventrelay/config';
 import { LabelTally, type Logger } from '@eventrelay/runtime';
+import type { StatsCounters } from '@eventrelay/stores';
 import { isCallType, type IntakeRoute } from '../domain/routes.js';
 import type { Rejection } from '../domain/interpret.js';
 import { extractWriteKey } from '../domain/auth.js';
@@ -36,6 +37,8 @@ export interface IntakeDeps {
   readonly metrics: IngestMetrics;
   /** The event debugger: what each source sent, accepted or rejected (see SourceEvents). */
   readonly debugEvents?: { record(sourceId: string, event: DebugEvent): void };
+  /** The per-minute counts behind the admin stats; batched, so counting costs no Redis command here. */
+  readonly stats: Pick<StatsCounters, 'countSource'>;
 }
 
 interface Outcome {
@@ -45,6 +48,8 @@ interface Outcome {
   accepted: number;
   duplicates: number;
   rejected: number;
+  /** Valid calls refused with their request (memory, queue depth, rate limit, Redis); not logged. */
+  refused: number;
   /** For the metrics: calls by type, outcome and (for a rejection) reason. */
   readonly calls: LabelTally<'type' | 'outcome' | 'reason'>;
 }
@@ -53,7 +58,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
   /** `segment` is the path after /v1/ as sent, for the log line. */
   return async function intake(req: IncomingMessage, res: ServerResponse, route: IntakeRoute, segment: string): Promise<void> {
     const started = performance.now();
-    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0, calls: new LabelTally() };
+    const outcome: Outcome = { status: 200, accepted: 0, duplicates: 0, rejected: 0, refused: 0, calls: new LabelTally() };
     applyCors(req, res);
     try {
       const rejected = await accept(route, req, outcome);
@@ -73,7 +78,8 @@ export function createIntakeHandler(deps: IntakeDeps) {
       deps.metrics.requests.inc({ route: name, status_class: `${Math.floor(outcome.status / 100)}xx`, code: outcome.code ?? 'ok' });
       deps.metrics.duration.observe({ route: name }, (performance.now() - started) / 1000);
       outcome.calls.countIn(deps.metrics.calls);
-      const { calls: _tally, ...logged } = outcome;
+      if (outcome.sourceId !== undefined) deps.stats.countSource(outcome.sourceId, sourceTally(route, outcome));
+      const { calls: _tally, refused: _refused, ...logged } = outcome;
       deps.logger.info({ route: segment, ...logged, ms: Math.round((performance.now() - started) * 100) / 100 }, 'intake.request');
     }
   };
@@ -150,6 +156,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     const result = await submit(source, accepted).catch((err: unknown) => {
       // Valid calls refused with their request (memory, queue depth, rate limit, Redis): counted by reason.
       const reason = err instanceof EventrelayError ? err.code : 'internal_error';
+      outcome.refused = accepted.length;
       for (const call of accepted) outcome.calls.add({ type: call.type, outcome: 'rejected', reason });
       throw err;
     });
@@ -159,6 +166,15 @@ export function createIntakeHandler(deps: IntakeDeps) {
     accepted.forEach((call, i) => outcome.calls.add({ type: call.type, outcome: duplicate.has(i) ? 'duplicate' : 'accepted' }));
     return { stored: accepted, rejected };
   }
+}
+
+/**
+ * A request's calls for the stats: duplicates count as accepted (their sender was told so); a single
+ * call refused as a whole is one rejected call, and a refused batch's valid calls are rejected too.
+ */
+function sourceTally(route: IntakeRoute, outcome: Outcome): { accepted: number; rejected: number } {
+  if (outcome.status !== 200) return { accepted: 0, rejected: route.kind === 'single' ? 1 : outcome.rejected + outcome.refused };
+  return { accepted: outcome.accepted + outcome.duplicates, rejected: outcome.rejected };
 }
 
 /** A rejected batch item's type when it names a known one; `unknown` keeps the label set bounded. */

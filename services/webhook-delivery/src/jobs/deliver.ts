@@ -18,7 +18,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
-import type { AuditLog, CallBatches, DeadLetterStore, RetryBacklog } from '@eventrelay/stores';
+import type { AuditLog, CallBatches, DeadLetterStore, RetryBacklog, StatsCounters } from '@eventrelay/stores';
 import { createCapNotes } from './cap-notes.js';
 import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
 import { withoutErased, type Tombstones } from './erasures.js';
@@ -49,6 +49,8 @@ export interface WorkerDeps extends DeliverDeps {
   /** A MULTI on the connection the batches and dead letters live on. */
   readonly transaction: () => ChainableCommander;
   readonly metrics: DeliveryMetrics;
+  /** The per-minute counts behind the admin stats; batched, so counting costs no Redis command here. */
+  readonly stats: Pick<StatsCounters, 'countDestination'>;
   readonly logger: Logger;
   /** Moves the active job back to delayed until `at` (runtime putJobBack), for a park. */
   readonly putBack: (job: Job, at: number, token: string | undefined) => Promise<void>;
@@ -202,6 +204,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       );
       await commit(job, token, letters, [], undefined, runsBefore);
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
+      deps.stats.countDestination(data.destinationId, { dead: items.length });
       logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
       return;
     }
@@ -246,10 +249,21 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (settled.delivered.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'delivered' }, settled.delivered.length);
     if (settled.retrying.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'retry_scheduled' }, settled.retrying.length);
     if (letters.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'dead_lettered' }, letters.length);
+    const lagsMs: number[] = [];
     for (const c of settled.delivered) {
       const receivedAt = 'receivedAt' in c.item.call ? Date.parse(c.item.call.receivedAt) : NaN;
-      if (!Number.isNaN(receivedAt)) metrics.endToEndSeconds.observe(Math.max(0, deps.clock() - receivedAt) / 1000);
+      if (Number.isNaN(receivedAt)) continue;
+      const lagMs = Math.max(0, deps.clock() - receivedAt);
+      metrics.endToEndSeconds.observe(lagMs / 1000);
+      lagsMs.push(lagMs);
     }
+    deps.stats.countDestination(data.destinationId, {
+      delivered: settled.delivered.length,
+      retrying: settled.retrying.length,
+      dead: letters.length,
+      ...attemptCounts(run.calls),
+      lagsMs,
+    });
     const failures = [
       ...settled.retrying.map((c) => ({
         messageId: c.item.call.messageId,
@@ -293,6 +307,17 @@ function countAttempts(metrics: DeliveryMetrics, destination: string, calls: rea
     }
   }
   tally.countIn(metrics.attempts);
+}
+
+/** The round's HTTP attempts, and those that did not succeed, for the stats. */
+function attemptCounts(calls: readonly CallRun[]): { attempts: number; failed: number } {
+  let attempts = 0;
+  let failed = 0;
+  for (const c of calls) {
+    attempts += c.attempts.length;
+    for (const a of c.attempts) if (a.outcome !== 'success') failed++;
+  }
+  return { attempts, failed };
 }
 
 // Receiver URLs often carry credentials in their path or query: logs get the origin only (the
