@@ -78,6 +78,10 @@ export type {
   PageQuery,
   AuditEntry,
   DebugEvent,
+  StatsQuery,
+  StatsReport,
+  DestinationStats,
+  SourceStats,
 } from './generated/contracts.js';
 export { traitKey } from './audiences/trait-key.js';
 export { audienceProblems } from './audiences/audience-rules.js';

@@ -13,4 +13,4 @@ export { RegulationStore } from './regulation-store.js';
 export { purgeUserDeadLetters } from './user-purge.js';
 export { ErasureTombstones } from './erasures.js';
 export { DeletionReceipts, type NoticeOutcome } from './deletion-receipts.js';
-export { STATS_RESOLUTIONS, StatsCounters, type DestinationTally, type SourceTally, type StatsResolution } from './stats-counters.js';
+export { StatsCounters } from './stats-counters.js';

@@ -23,7 +23,7 @@ export const STATS_RESOLUTIONS: Readonly<Record<StatsResolution, { readonly buck
   '10m': { bucketSeconds: 600, retentionSeconds: 25 * 3600 },
 };
 
-export function statsKey(prefix: string, resolution: StatsResolution, bucket: number): string {
+function statsKey(prefix: string, resolution: StatsResolution, bucket: number): string {
   return `${prefix}:stats:${resolution}:${bucket}`;
 }
 

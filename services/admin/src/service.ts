@@ -24,6 +24,7 @@ import {
   DeletionReceipts,
   RegulationStore,
   SourceEvents,
+  StatsCounters,
   applyConfigFile,
   readConfigFile,
 } from '@eventrelay/stores';
@@ -78,6 +79,8 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
       audienceStatus: new AudienceStatus(redis, prefix),
       regulations: new RegulationStore(redis, prefix),
       receipts: new DeletionReceipts(redis, prefix),
+      // Read only: webhook-delivery and ingest count and write.
+      stats: new StatsCounters(redis, prefix),
       queueRegulation: async (job) => void (await regulationQueue.add(queueCatalog.regulation.jobName, job, { jobId: job.id })),
       clock,
       newId: (kind) => `${kind}_${randomBytes(8).toString('hex')}`,

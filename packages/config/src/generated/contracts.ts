@@ -62,6 +62,8 @@ export interface AdminApi {
   audienceView?: AudienceView;
   regulationCreate?: RegulationCreate;
   regulation?: Regulation;
+  statsQuery?: StatsQuery;
+  statsReport?: StatsReport;
   apiError?: ApiError;
 }
 /**
@@ -645,6 +647,115 @@ export interface DeletionReceipt {
   deadLettered: number;
   dropped: number;
   pending: number;
+}
+export interface StatsQuery {
+  /**
+   * hour = 60 one-minute buckets, day = 144 ten-minute buckets
+   */
+  window?: 'hour' | 'day';
+}
+/**
+ * Per destination and source, what happened in each bucket of the window, oldest first; the last bucket is the current one, still filling. Counted by the services once a second: a bucket may lag the moment by about a second.
+ */
+export interface StatsReport {
+  window: 'hour' | 'day';
+  bucketSeconds: 60 | 600;
+  /**
+   * ISO 8601
+   */
+  generatedAt: string;
+  /**
+   * the start of each bucket (ISO 8601), oldest first
+   */
+  buckets: string[];
+  /**
+   * every destination, by id
+   */
+  destinations: DestinationStats[];
+  /**
+   * every source, by id
+   */
+  sources: SourceStats[];
+}
+/**
+ * One destination's deliveries over the window: each series has one entry per bucket.
+ */
+export interface DestinationStats {
+  id: string;
+  name: string;
+  /**
+   * the destination's catalog entry
+   */
+  type: string;
+  enabled: boolean;
+  series: {
+    /**
+     * calls delivered (a round accepted by every URL due)
+     */
+    delivered: number[];
+    /**
+     * calls whose round failed and that will be tried again
+     */
+    retrying: number[];
+    /**
+     * calls dead-lettered
+     */
+    deadLettered: number[];
+    /**
+     * HTTP requests made
+     */
+    attempts: number[];
+    /**
+     * HTTP requests that did not succeed
+     */
+    failedAttempts: number[];
+    /**
+     * mean end-to-end lag (intake to delivery) of the calls delivered, ms; null when none was
+     */
+    lagMsAvg: (number | null)[];
+    /**
+     * largest end-to-end lag of the calls delivered, ms; null when none was
+     */
+    lagMsMax: (number | null)[];
+  };
+  totals: {
+    delivered: number;
+    retrying: number;
+    deadLettered: number;
+    attempts: number;
+    failedAttempts: number;
+    /**
+     * failedAttempts / attempts; null without attempts
+     */
+    errorRatio: number | null;
+    lagMsAvg: number | null;
+    lagMsMax: number | null;
+  };
+}
+/**
+ * One source's intake over the window: each series has one entry per bucket.
+ */
+export interface SourceStats {
+  id: string;
+  name: string;
+  series: {
+    /**
+     * calls accepted (duplicates included)
+     */
+    accepted: number[];
+    /**
+     * calls rejected: invalid, or refused with their request (rate limit, overload)
+     */
+    rejected: number[];
+  };
+  totals: {
+    accepted: number;
+    rejected: number;
+    /**
+     * (accepted + rejected) / the window's minutes
+     */
+    callsPerMinute: number;
+  };
 }
 export interface ApiError {
   success: false;

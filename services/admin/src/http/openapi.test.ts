@@ -91,6 +91,7 @@ const samples: Record<string, unknown[]> = {
 const querySamples: Record<string, Record<string, string>[]> = {
   PageQuery: [{}, { limit: '5' }, { limit: '0' }, { limit: '1001' }, { limit: 'abc' }, { cursor: '12' }, { cursor: '' }, { other: 'x' }],
   DeliveriesQuery: [{}, { status: 'success' }, { status: 'failed', limit: '2' }, { status: 'bogus' }, { limit: '-1' }],
+  StatsQuery: [{}, { window: 'hour' }, { window: 'day' }, { window: 'week' }, { window: '' }, { other: 'x' }],
 };
 
 describe('the OpenAPI document', () => {

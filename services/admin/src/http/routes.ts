@@ -20,6 +20,7 @@ import {
   type ReplayRequest,
   type SourceCreate,
   type SourcePatch,
+  type StatsQuery,
 } from '@eventrelay/config';
 import {
   isDeadLetterCursor,
@@ -30,6 +31,7 @@ import {
   type DeletionReceipts,
   type RegulationStore,
   type SourceEvents,
+  type StatsCounters,
 } from '@eventrelay/stores';
 import { existingAudience, planCreateAudience, planDeleteAudience, toAudienceView } from '../domain/audiences.js';
 import { planRegulation, regulationView } from '../domain/regulations.js';
@@ -37,6 +39,7 @@ import type { AudienceStatus } from '../adapters/audience-status.js';
 import { existingDestination, planCreateDestination, planDeleteDestination, planPatchDestination } from '../domain/destinations.js';
 import { toDestinationView } from '../domain/destination-view.js';
 import { replaySelection } from '../domain/replay.js';
+import { buildStatsReport, planWindow } from '../domain/stats.js';
 import { existingSource, planCreateSource, planDeleteSource, planPatchSource, planRotateWriteKey } from '../domain/sources.js';
 import { auditEntry, type WriteContext } from '../domain/write-context.js';
 import type { Replayer } from '../adapters/replayer.js';
@@ -53,6 +56,8 @@ export interface AdminDeps {
   readonly regulations: Pick<RegulationStore, 'create' | 'get'>;
   /** What became of each deletion's delete notices, per destination. */
   readonly receipts: Pick<DeletionReceipts, 'read'>;
+  /** The per-minute counts webhook-delivery and ingest keep, read for the stats. */
+  readonly stats: Pick<StatsCounters, 'read'>;
   /** Hands a regulation to the audiences service (the regulation queue, job id = regulation id). */
   readonly queueRegulation: (job: RegulationJob) => Promise<void>;
   readonly clock: () => number;
@@ -117,6 +122,25 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       },
       errors: [],
       handle: async () => ok(await read(exportConfig)),
+    },
+    {
+      method: 'get',
+      path: '/stats',
+      operationId: 'getStats',
+      summary:
+        'Per destination (delivered, retrying, dead-lettered, attempts, lag) and per source (accepted, rejected): a series over the last hour by minute, or the last day by ten minutes, with totals',
+      query: 'StatsQuery',
+      answer: { status: 200, schema: 'StatsReport', description: 'every destination and source, by id' },
+      errors: ['invalid_request'],
+      handle: async (req: AdminRequest<never, StatsQuery>) => {
+        const now = deps.clock();
+        const plan = planWindow(req.query.window ?? 'hour', now);
+        const [raw, config] = await Promise.all([
+          deps.stats.read(plan.resolution, plan.buckets),
+          read((s) => ({ destinations: [...s.destinations.values()], sources: [...s.sources.values()] })),
+        ]);
+        return ok(buildStatsReport(plan, raw, config, now));
+      },
     },
     // Sources
     {
