@@ -81,6 +81,16 @@ describe('StatsCounters', () => {
     expect((await one.read('10m', [tenMinutes(T0)]))[0]).toMatchObject({ 'd:dst_a:lagCount': '5', 'd:dst_a:lagMax': '900' });
   });
 
+  it('writes what is counted on its own once started, and at close', async () => {
+    const stats = new StatsCounters(redis, prefix, { clock, flushMs: 20 });
+    stats.start();
+    stats.countSource('src_a', { accepted: 2 });
+    await eventually(async () => expect((await stats.read('1m', [minute(T0)]))[0]).toEqual({ 's:src_a:accepted': '2' }));
+    stats.countSource('src_a', { rejected: 1 });
+    await stats.close();
+    expect((await stats.read('1m', [minute(T0)]))[0]).toEqual({ 's:src_a:accepted': '2', 's:src_a:rejected': '1' });
+  });
+
   it('keeps a bounded number of keys, each expiring within its retention', async () => {
     const stats = new StatsCounters(redis, prefix, { clock });
     // 200 flushes over 100 minutes.
