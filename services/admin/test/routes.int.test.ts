@@ -87,6 +87,7 @@ describe('admin API routes', () => {
           'GET /admin/v1/openapi.json',
           'GET /admin/v1/catalog',
           'GET /admin/v1/config',
+          'GET /admin/v1/stats',
           'GET /admin/v1/sources',
           'POST /admin/v1/sources',
           'GET /admin/v1/sources/{id}',
@@ -150,7 +151,7 @@ describe('admin API routes', () => {
           checked++;
         }
       }
-      expect(checked).toBe(24 * variants.length);
+      expect(checked).toBe(25 * variants.length);
       // Nothing was written by any of them.
       expect((await admin.call('GET', '/sources/src-auth')).body.name).toBe('Auth');
       expect((await admin.call('GET', '/destinations/dst-auth')).status).toBe(200);
