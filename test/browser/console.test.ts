@@ -32,6 +32,7 @@ describe('web console in Chromium', () => {
   let hookA: Receiver;
   let hookB: Receiver;
   let consoleUrl: string;
+  const pageProblems: string[] = [];
 
   beforeAll(async () => {
     assertConsoleBuilt();
@@ -49,6 +50,9 @@ describe('web console in Chromium', () => {
     const context = await browser.newContext({ viewport: LAPTOP });
     context.setDefaultTimeout(STEP_MS);
     page = await context.newPage();
+    // A CSP violation or an uncaught error in the page fails the run (checked by the last test).
+    page.on('console', (m) => void (m.type() === 'error' && pageProblems.push(m.text())));
+    page.on('pageerror', (err) => void pageProblems.push(err.message));
   }, 60_000);
 
   afterAll(async () => {
@@ -174,5 +178,35 @@ describe('web console in Chromium', () => {
     await page.getByRole('button', { name: 'Pause' }).click();
     await page.getByRole('status').filter({ hasText: 'Paused.' }).waitFor();
     await page.getByRole('button', { name: 'Resume' }).waitFor();
+  });
+
+  it('shows the attempts in the delivery log and filters them by outcome in the URL', async () => {
+    await page.getByRole('link', { name: 'Destinations' }).click();
+    await page.getByRole('link', { name: 'Deliveries' }).click();
+    await heading('Delivery log').waitFor();
+    await page.getByRole('status').filter({ hasText: '4 attempts on this page' }).waitFor();
+    await page.getByLabel('Outcome').selectOption('failed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('status').filter({ hasText: '0 attempts on this page' }).waitFor();
+    expect(page.url()).toContain('deliveries?status=failed');
+    await page.getByLabel('Outcome').selectOption('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('status').filter({ hasText: '4 attempts on this page' }).waitFor();
+    await screenshot(page, 'deliveries');
+  });
+
+  it('lists the changes in the audit log', async () => {
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await heading('Audit log').waitFor();
+    for (const action of ['source.create', 'destination.create', 'destination.update'])
+      await page.getByRole('cell', { name: action, exact: true }).first().waitFor();
+    await screenshot(page, 'audit');
+  });
+
+  it('ran without a CSP violation or an error in the page', () => {
+    // Answers the flows provoke on purpose (401 for the wrong token, 400 for the bad URL, 404 from
+    // an endpoint this build may lack) are logged by Chromium as failed loads; anything else is not expected.
+    expect(pageProblems.filter((p) => !p.startsWith('Failed to load resource: the server responded with a status of'))).toEqual([]);
+    expect(pageProblems.some((p) => /Content Security Policy/i.test(p))).toBe(false);
   });
 });
