@@ -39,7 +39,7 @@ const config: Config = {
     },
     {
       ...shared,
-      // The web console in a real headless Chromium against the built services (test/browser/README.md).
+      // The web console in a real headless Chromium against the built services (docs/admin.md, Web console).
       displayName: 'browser',
       testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
       slowTestThreshold: 60,
