@@ -130,6 +130,8 @@ describe('web console in Chromium', () => {
     const message = await page.locator(`[id="${errorId}"]`).textContent();
     expect(message).toMatch(/must match|http/);
     expect(await page.getByLabel('URL 1', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+    // The keyboard lands on the field to fix.
+    await eventually(async () => expect(await url2.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true), STEP_MS);
     await screenshot(page, 'destination-form-error');
 
     await url2.fill(`${hookB.url}/b`);
@@ -201,6 +203,16 @@ describe('web console in Chromium', () => {
     for (const action of ['source.create', 'destination.create', 'destination.update'])
       await page.getByRole('cell', { name: action, exact: true }).first().waitFor();
     await screenshot(page, 'audit');
+  });
+
+  it('fits a phone screen: no sideways scrolling on the destination page', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('link', { name: 'Destinations' }).click();
+    await page.getByRole('link', { name: /Webhooks dst_/ }).click();
+    await page.getByRole('button', { name: 'Disable' }).waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+    await screenshot(page, 'destination-phone');
+    await page.setViewportSize(LAPTOP);
   });
 
   it('ran without a CSP violation or an error in the page', () => {

@@ -117,3 +117,8 @@ export function Json({ value, label }: { value: unknown; label: string }) {
 }
 
 export const when = (iso: string | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** After a failed save, keyboard and screen-reader users land on the first field to fix. */
+export function focusFirstInvalid(): void {
+  requestAnimationFrame(() => document.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, encode, type Api } from '../api';
-import { ErrorNote, Select, Status } from '../components/ui';
+import { ErrorNote, Select, Status, focusFirstInvalid } from '../components/ui';
 import { useLoad } from '../hooks';
 import { fieldMessages, unclaimed } from '../lib/api-errors';
 import { excerpt, signatureOf, statusText, type DeliveryAttempt } from '../lib/attempts';
@@ -99,7 +99,7 @@ export function NewDestination({ api }: { api: Api }) {
     setFailure(undefined);
     const local = localProblems(form);
     setErrors(local);
-    if (Object.keys(local).length > 0) return;
+    if (Object.keys(local).length > 0) return focusFirstInvalid();
     setBusy(true);
     try {
       const created = await api.post<DestinationView>('/destinations', createBody(form));
@@ -108,6 +108,7 @@ export function NewDestination({ api }: { api: Api }) {
       const { fields, other } = errorsOf(err);
       setErrors(fields);
       setFailure(other);
+      focusFirstInvalid();
     } finally {
       setBusy(false);
     }
@@ -221,7 +222,7 @@ function EditDestination({ api, d, sources, onSaved }: { api: Api; d: Destinatio
     setSaved(false);
     const local = localProblems(form);
     setErrors(local);
-    if (Object.keys(local).length > 0) return;
+    if (Object.keys(local).length > 0) return focusFirstInvalid();
     try {
       await api.patch(`/destinations/${encode(d.id)}`, patchBody(form));
       setSaved(true);
@@ -230,6 +231,7 @@ function EditDestination({ api, d, sources, onSaved }: { api: Api; d: Destinatio
       const { fields, other } = errorsOf(err);
       setErrors(fields);
       setFailure(other);
+      focusFirstInvalid();
     }
   };
 
