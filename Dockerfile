@@ -8,7 +8,7 @@
 #   docker run eventrelay:local node services/audiences/dist/index.js
 #   docker run eventrelay:local node services/admin/dist/index.js
 #
-# Layout of the final image (WORKDIR /app): services/<name>/dist, packages/{config,runtime,stores}/dist,
+# Layout of the final image (WORKDIR /app): services/<name>/dist, packages/{config,runtime,stores,console}/dist,
 # every package.json, and a production-only pnpm node_modules tree (root node_modules/.pnpm plus
 # the per-package symlinks), so `node services/<name>/dist/index.js` resolves exactly as it does in
 # a checkout after `pnpm install && pnpm build`.
@@ -17,7 +17,8 @@
 #   base       node:22.20.0-bookworm-slim (Node 22 LTS, an exact tag: a rebuild gets the same Node)
 #              + pnpm 12.21.0 (npm i -g; corepack is not used: the corepack that
 #              bundled corepack cannot be relied on to verify the signatures of current pnpm releases)
-#   build      full install (dev deps: typescript, @types/node) and `tsc -b` of the five services
+#   build      full install (dev deps: typescript, @types/node, vite) and `tsc -b` of the five services,
+#              then `vite build` of the web console (packages/console/dist, served by admin at /console/)
 #   prod-deps  `pnpm install --prod --frozen-lockfile` from the manifests and the lockfile only
 #   runtime    the same node image without pnpm: prod node_modules + compiled dist, non-root (uid 1000)
 #
@@ -39,6 +40,7 @@ COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
 COPY packages/config/package.json packages/config/
 COPY packages/runtime/package.json packages/runtime/
 COPY packages/stores/package.json packages/stores/
+COPY packages/console/package.json packages/console/
 # The harness and the bench are dev tooling, not shipped: their manifests only let the frozen install
 # check the lockfile.
 COPY packages/testkit/package.json packages/testkit/
@@ -64,6 +66,10 @@ COPY services services
 # packages/runtime and packages/stores. Declaration files and build info are not needed at run time.
 RUN pnpm exec tsc -b services/ingest services/router services/webhook-delivery services/audiences services/admin \
  && find packages/*/dist services/*/dist \( -name '*.d.ts' -o -name '*.d.ts.map' -o -name '*.tsbuildinfo' \) -delete
+# The web console the admin service serves at /console/: vite bundles it (Preact, uPlot) into
+# static files, so the image ships packages/console/dist and none of its libraries.
+COPY packages/console packages/console
+RUN pnpm --dir packages/console build
 
 # ---------------------------------------------------------------------------------------------
 FROM base AS prod-deps
@@ -94,6 +100,7 @@ COPY --from=build /app/services/router/dist services/router/dist
 COPY --from=build /app/services/webhook-delivery/dist services/webhook-delivery/dist
 COPY --from=build /app/services/audiences/dist services/audiences/dist
 COPY --from=build /app/services/admin/dist services/admin/dist
+COPY --from=build /app/packages/console/dist packages/console/dist
 # The "node" user of the official image, by number: Kubernetes can only verify runAsNonRoot
 # against a numeric user.
 USER 1000:1000

@@ -36,6 +36,14 @@ export default tseslint.config(
     },
   },
   {
+    // The web console is browser code with a tsconfig of its own (DOM, JSX for Preact).
+    files: ['packages/console/**/*.{ts,tsx}'],
+    languageOptions: {
+      globals: globals.browser,
+      parserOptions: { project: './packages/console/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
     files: ['**/src/domain/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {

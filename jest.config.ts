@@ -37,6 +37,13 @@ const config: Config = {
       ],
       slowTestThreshold: 30,
     },
+    {
+      ...shared,
+      // The web console in a real headless Chromium against the built services (docs/admin.md, Web console).
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
+      slowTestThreshold: 60,
+    },
   ],
   testTimeout: 30_000,
 };

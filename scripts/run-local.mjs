@@ -125,6 +125,7 @@ if (!stopping) {
   console.log(`
 eventrelay is running (Ctrl-C stops it)
   intake            http://localhost:${ports.ingest}/v1/{identify,track,page,screen,group,alias,batch}
+  console           http://localhost:${ports.admin}/console/   (sign in with the admin token below)
   admin API         http://localhost:${ports.admin}/admin/v1   Authorization: Bearer ${adminToken}
                     (token in .eventrelay/admin-token unless ADMIN_TOKEN is set; OpenAPI at /admin/v1/openapi.json)
   ops               ingest :${ports.ingest}  router :${ports.router}  webhook-delivery :${ports['webhook-delivery']}  audiences :${ports.audiences}  admin :${ports.admin}   (/healthz /readyz /metrics)

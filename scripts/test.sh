@@ -24,7 +24,7 @@ ensure_prometheus
 
 mkdir -p .eventrelay
 status=0
-log "type check (tsc -b)";        pnpm -s build || status=1
+log "build (tsc -b, console)";   pnpm -s build || status=1
 log "lint (eslint)";              pnpm -s lint || status=1
 log "generated types up to date"; pnpm -s check:types || status=1
 

@@ -16,6 +16,11 @@ export const adminEnvSpec = {
       return typeof tokens === 'string' ? new EnvProblem(tokens) : tokens;
     },
   }),
+  ADMIN_CONSOLE_DIR: text({
+    type: 'directory path',
+    describe:
+      'directory of the built web console served at /console/ (index.html and assets/); by default the dist folder of the @eventrelay/console package, which `pnpm build` fills',
+  }),
   ADMIN_AUDIT_MAX: integer({ default: 10_000, min: 1, max: 10_000_000, describe: 'audit log entries kept (the newest)' }),
 } as const;
 

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
+import path from 'node:path';
 import { describeEnv, queueCatalog } from '@eventrelay/config';
 import {
   closeRedis,
@@ -33,6 +34,7 @@ import { createAdminMetrics } from './metrics.js';
 import { Replayer } from './adapters/replayer.js';
 import { AudienceStatus } from './adapters/audience-status.js';
 import { createAdminHandler } from './http/app.js';
+import { consoleHandler } from './http/console.js';
 import { OPENAPI_VERSION, buildOpenApi } from './http/openapi.js';
 import { adminRoutes } from './http/routes.js';
 
@@ -93,6 +95,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
       tokens: env.ADMIN_TOKEN,
       logger,
       metrics: createAdminMetrics(registry),
+      console: consoleHandler(env.ADMIN_CONSOLE_DIR ?? defaultConsoleDir()),
       ops: { registry, readiness: { redis: async () => void (await redis.ping()), accepting: gate.check } },
     });
   } catch (err) {
@@ -109,4 +112,9 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
     release,
     releasing: 'close queue and Redis',
   });
+}
+
+/** The console package's build output, wherever the workspace (or the image) put the package. */
+function defaultConsoleDir(): string {
+  return path.join(path.dirname(require.resolve('@eventrelay/console/package.json')), 'dist');
 }

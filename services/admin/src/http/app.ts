@@ -26,6 +26,8 @@ export interface AppDeps {
   readonly logger: Logger;
   readonly metrics: AdminMetrics;
   readonly ops: OpsDeps;
+  /** Serves the web console under /console/ (true when it answered). */
+  readonly console?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /** What a request's log line and metrics need, filled in as it goes. */
@@ -104,6 +106,7 @@ export function createAdminHandler(deps: AppDeps): (req: IncomingMessage, res: S
 
   return (req, res) => {
     if (handleOps(deps.ops, req, res)) return;
+    if (deps.console?.(req, res)) return;
     const started = performance.now();
     const trace: Trace = { operation: 'unknown' };
     traces.set(res, trace);

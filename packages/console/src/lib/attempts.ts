@@ -1,0 +1,40 @@
+/**
+ * Delivery attempts as the log and the test send show them: the answer's excerpt and the
+ * signature header the receiver checks.
+ */
+export interface DeliveryAttempt {
+  readonly destinationId: string;
+  readonly sourceId: string;
+  readonly messageId: string;
+  readonly url: string;
+  readonly attempt: number;
+  readonly outcome: 'success' | 'retryable' | 'permanent';
+  readonly status?: number;
+  readonly error?: string;
+  readonly latencyMs: number;
+  readonly at: string;
+  readonly request?: {
+    readonly method: string;
+    readonly headers: Record<string, string>;
+    readonly body: string;
+    readonly bodyTruncated?: boolean;
+  };
+  readonly response?: { readonly headers: Record<string, string>; readonly body: string; readonly bodyTruncated?: boolean };
+}
+
+const SIGNATURE_HEADER = 'x-signature';
+
+export function signatureOf(a: DeliveryAttempt): string | undefined {
+  const headers = a.request?.headers ?? {};
+  const name = Object.keys(headers).find((h) => h.toLowerCase() === SIGNATURE_HEADER);
+  return name === undefined ? undefined : headers[name];
+}
+
+export function excerpt(text: string | undefined, max = 300): string {
+  if (!text) return '';
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+export function statusText(a: DeliveryAttempt): string {
+  return a.status === undefined ? `no answer${a.error ? ` (${a.error})` : ''}` : `HTTP ${a.status}`;
+}

@@ -1,0 +1,71 @@
+import { useState } from 'preact/hooks';
+import type { Api } from '../api';
+import { ErrorNote, when } from '../components/ui';
+import { useLoad } from '../hooks';
+import { pageQuery } from '../lib/filters';
+
+interface AuditEntry {
+  readonly at: string;
+  readonly tokenId: string;
+  readonly action: string;
+  readonly targetId: string;
+  readonly details?: Record<string, unknown>;
+}
+
+const PAGE = 50;
+
+export function AuditLog({ api }: { api: Api }) {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(
+    () => api.get<{ items: AuditEntry[]; nextCursor: string | null }>(`/audit?${pageQuery({}, { limit: PAGE, cursor })}`),
+    cursor ?? '',
+  );
+  return (
+    <>
+      <h1>Audit log</h1>
+      <ErrorNote error={page.error} />
+      <table>
+        <caption class="sr-only">Audit entries, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Action</th>
+            <th scope="col">Target</th>
+            <th scope="col">Token</th>
+            <th scope="col">Details</th>
+          </tr>
+        </thead>
+        <tbody>
+          {page.data?.items.map((e, i) => (
+            <tr key={`${e.at}-${i}`}>
+              <td>{when(e.at)}</td>
+              <td>{e.action}</td>
+              <td>
+                <code>{e.targetId}</code>
+              </td>
+              <td>
+                <code>{e.tokenId}</code>
+              </td>
+              <td>
+                <code class="details">{e.details ? JSON.stringify(e.details) : ''}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div class="toolbar">
+        {cursors.length > 0 && (
+          <button type="button" class="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>
+            Newer
+          </button>
+        )}
+        {page.data?.nextCursor && (
+          <button type="button" class="secondary" onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
+            Older
+          </button>
+        )}
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,150 @@
+import { useState } from 'preact/hooks';
+import { encode, type Api } from '../api';
+import { ErrorNote, Field, Json, Select, when } from '../components/ui';
+import { useLoad } from '../hooks';
+import { statusText, type DeliveryAttempt } from '../lib/attempts';
+import {
+  OUTCOMES,
+  STATUS_CLASSES,
+  deliveryFilterQuery,
+  isoToLocalInput,
+  localInputToIso,
+  pageQuery,
+  parseDeliveryFilter,
+  type DeliveryFilter,
+  type Outcome,
+  type StatusClass,
+} from '../lib/filters';
+import { href, withQuery } from '../lib/routes';
+
+interface Page {
+  readonly items: DeliveryAttempt[];
+  readonly nextCursor: string | null;
+}
+
+const PAGE = 50;
+
+export function Deliveries({ api, id, query }: { api: Api; id: string; query: string }) {
+  const filter = parseDeliveryFilter(query);
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(
+    () => api.get<Page>(`/destinations/${encode(id)}/deliveries?${pageQuery(filter, { limit: PAGE, cursor })}`),
+    `${id}?${query}#${cursor ?? ''}`,
+  );
+  const [open, setOpen] = useState<number | undefined>();
+  const apply = (f: DeliveryFilter) => {
+    setCursors([]);
+    location.hash = withQuery(href('destinations', id, 'deliveries'), deliveryFilterQuery(f));
+  };
+
+  return (
+    <>
+      <p class="crumbs">
+        <a href="#/destinations">Destinations</a> / <a href={href('destinations', id)}>{id}</a> /
+      </p>
+      <h1>Delivery log</h1>
+      <DeliveryFilters key={query} filter={filter} onApply={apply} />
+      <ErrorNote error={page.error} />
+      <p class="muted" role="status" aria-live="polite">
+        {page.loading ? 'Loading…' : `${page.data?.items.length ?? 0} attempts on this page, newest first.`}
+      </p>
+      <ol class="events">
+        {page.data?.items.map((a, i) => (
+          <li key={`${a.messageId}-${a.url}-${a.attempt}-${a.at}`}>
+            <button type="button" class="row" aria-expanded={open === i} onClick={() => setOpen(open === i ? undefined : i)}>
+              <span class={`badge ${a.outcome === 'success' ? 'on' : 'bad'}`}>{a.outcome}</span> {statusText(a)} · {Math.round(a.latencyMs)}{' '}
+              ms · <code>{a.messageId}</code> · attempt {a.attempt} · {a.url}{' '}
+              <time class="muted" dateTime={a.at}>
+                {when(a.at)}
+              </time>
+            </button>
+            {open === i && <AttemptDetail a={a} />}
+          </li>
+        ))}
+      </ol>
+      <div class="toolbar">
+        {cursors.length > 0 && (
+          <button type="button" class="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>
+            Newer
+          </button>
+        )}
+        {page.data?.nextCursor && (
+          <button type="button" class="secondary" onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
+            Older
+          </button>
+        )}
+      </div>
+    </>
+  );
+}
+
+function AttemptDetail({ a }: { a: DeliveryAttempt }) {
+  return (
+    <div class="detail">
+      {a.error && <p>Error: {a.error}</p>}
+      <h3>Request</h3>
+      {a.request ? (
+        <>
+          <Json value={a.request.headers} label="Request headers" />
+          <pre class="json" aria-label="Request body" tabIndex={0}>
+            {a.request.body}
+            {a.request.bodyTruncated ? '\n… (truncated)' : ''}
+          </pre>
+        </>
+      ) : (
+        <p class="muted">Not recorded for this attempt.</p>
+      )}
+      <h3>Answer</h3>
+      {a.response ? (
+        <>
+          <Json value={a.response.headers} label="Response headers" />
+          <pre class="json" aria-label="Response body" tabIndex={0}>
+            {a.response.body}
+            {a.response.bodyTruncated ? '\n… (truncated)' : ''}
+          </pre>
+        </>
+      ) : (
+        <p class="muted">No answer recorded.</p>
+      )}
+    </div>
+  );
+}
+
+function DeliveryFilters({ filter, onApply }: { filter: DeliveryFilter; onApply: (f: DeliveryFilter) => void }) {
+  const [status, setStatus] = useState<Outcome | ''>(filter.status ?? '');
+  const [statusClass, setStatusClass] = useState<StatusClass | ''>(filter.statusClass ?? '');
+  const [messageId, setMessageId] = useState(filter.messageId ?? '');
+  const [since, setSince] = useState(isoToLocalInput(filter.since));
+  const [until, setUntil] = useState(isoToLocalInput(filter.until));
+  const submit = (e: Event) => {
+    e.preventDefault();
+    onApply({
+      ...(status ? { status } : {}),
+      ...(statusClass ? { statusClass } : {}),
+      ...(messageId.trim() ? { messageId: messageId.trim() } : {}),
+      ...(localInputToIso(since) ? { since: localInputToIso(since)! } : {}),
+      ...(localInputToIso(until) ? { until: localInputToIso(until)! } : {}),
+    });
+  };
+  return (
+    <form class="form inline filters" onSubmit={submit} aria-label="Filters">
+      <Select
+        label="Outcome"
+        value={status}
+        options={[{ value: '', label: 'any' }, ...OUTCOMES.map((o) => ({ value: o, label: o }))]}
+        onChange={setStatus}
+      />
+      <Select
+        label="Status class"
+        value={statusClass}
+        options={[{ value: '', label: 'any' }, ...STATUS_CLASSES.map((o) => ({ value: o, label: o === 'none' ? 'no answer' : o }))]}
+        onChange={setStatusClass}
+      />
+      <Field label="Message id" value={messageId} onInput={setMessageId} />
+      <Field label="From" type="datetime-local" value={since} onInput={setSince} />
+      <Field label="Until" type="datetime-local" value={until} onInput={setUntil} />
+      <button type="submit">Apply filters</button>
+    </form>
+  );
+}

@@ -1,0 +1,49 @@
+/**
+ * Debian's Chromium driven by playwright-core, for the console's browser tests. Playwright starts
+ * it with a fresh temporary profile (user-data dir) each time and removes it on close; the flags
+ * keep it quiet and offline apart from the pages under test.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { REPO_ROOT } from '@eventrelay/testkit';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export const LAPTOP = { width: 1280, height: 800 } as const;
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)`);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+}
+
+/** The console must have been built (`pnpm build` builds it with the services). */
+export function assertConsoleBuilt(): void {
+  const index = path.join(REPO_ROOT, 'packages', 'console', 'dist', 'index.html');
+  if (!existsSync(index)) throw new Error(`${index} is missing: run \`pnpm build\` first (it builds the console with vite)`);
+}
+
+/** docs/console/ with CONSOLE_SCREENSHOTS=1 (the README shows them), else under .eventrelay/. */
+const SCREENSHOT_DIR =
+  process.env['CONSOLE_SCREENSHOTS'] === '1'
+    ? path.join(REPO_ROOT, 'docs', 'console')
+    : path.join(REPO_ROOT, '.eventrelay', 'console-screenshots');
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: false });
+  return file;
+}
