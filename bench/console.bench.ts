@@ -61,7 +61,12 @@ async function main(): Promise<void> {
   const receiver = await startReceiver();
   const configFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'console-bench-')), 'config.json');
   const writeKeys = Array.from({ length: SOURCES }, (_, i) => `wk_console_bench_${i}_000000000`);
-  writeStackConfig(configFile, writeKeys, writeKeys.map((_, i) => `${receiver.url}/d${i}`), 'console-bench-secret');
+  writeStackConfig(
+    configFile,
+    writeKeys,
+    writeKeys.map((_, i) => `${receiver.url}/d${i}`),
+    'console-bench-secret',
+  );
   const stack = await startBenchStack({
     redisUrl: redisServer.url,
     prefix: '{bench-console}',
@@ -71,11 +76,10 @@ async function main(): Promise<void> {
     env: {},
     deliveries: 1,
   });
-  let browser: Browser | undefined;
-  let baseline: Server | undefined;
+  const opened: { browser?: Browser; baseline?: Server } = {};
   cleanup = async () => {
-    await browser?.close();
-    baseline?.close();
+    await opened.browser?.close();
+    opened.baseline?.close();
     await stack.stop();
     await receiver.close();
     await redisServer.close();
@@ -91,11 +95,11 @@ async function main(): Promise<void> {
   // Each destination has three charts (outcomes, error ratio, lag), each source one.
   const charts = SOURCES * 3 + SOURCES;
 
-  baseline = await startBaselinePage(statsJson);
+  const baseline = (opened.baseline = await startBaselinePage(statsJson));
   const baselineUrl = `http://127.0.0.1:${(baseline.address() as { port: number }).port}/`;
   const consoleUrl = `${stack.url('admin')}/console/#/`;
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  const browser = (opened.browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }));
   const measure = async (kind: 'console' | 'baseline', context: BrowserContext): Promise<number> => {
     const page = await context.newPage();
     await page.addInitScript({ content: watchReady(kind, charts) });
@@ -103,7 +107,9 @@ async function main(): Promise<void> {
     await page
       .waitForFunction(() => (window as unknown as { __readyAt?: number }).__readyAt !== undefined, undefined, { timeout: 30_000 })
       .catch(async (err: unknown) => {
-        const seen = await page.evaluate(() => `${document.querySelectorAll('canvas').length} charts; page text: ${document.body.innerText.slice(0, 300)}`);
+        const seen = await page.evaluate(
+          () => `${document.querySelectorAll('canvas').length} charts; page text: ${document.body.innerText.slice(0, 300)}`,
+        );
         throw new Error(`the ${kind} page never became ready (${seen})`, { cause: err });
       });
     const at = await page.evaluate(() => (window as unknown as { __readyAt: number }).__readyAt);
@@ -111,12 +117,17 @@ async function main(): Promise<void> {
     return at;
   };
   const freshContext = async () => {
-    const context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.addInitScript((token) => sessionStorage.setItem('eventrelay.console.token', token), ADMIN_TOKEN);
     return context;
   };
 
-  const samples = { console_cold: [] as number[], baseline_cold: [] as number[], console_warm: [] as number[], baseline_warm: [] as number[] };
+  const samples = {
+    console_cold: [] as number[],
+    baseline_cold: [] as number[],
+    console_warm: [] as number[],
+    baseline_warm: [] as number[],
+  };
   // One warm-up of each (Chromium's own first start), not counted.
   for (const kind of ['console', 'baseline'] as const) {
     const c = await freshContext();
@@ -198,12 +209,17 @@ function firstLoadBytes(): { files: number; raw_bytes: number; gzip_bytes: numbe
 
 /** A bare page: one script that fetches the stats JSON and writes it into the page. */
 function startBaselinePage(statsJson: string): Promise<Server> {
-  const html = '<!doctype html><html><head><meta charset="utf-8"><title>baseline</title><script src="/page.js" defer></script></head><body></body></html>';
+  const html =
+    '<!doctype html><html><head><meta charset="utf-8"><title>baseline</title><script src="/page.js" defer></script></head><body></body></html>';
   const script =
     "fetch('/stats.json').then(r => r.json()).then(s => { const p = document.createElement('pre'); p.id = 'ready'; p.textContent = JSON.stringify(s).slice(0, 2000); document.body.append(p); });";
   const server = createServer((req, res) => {
     const [type, body] =
-      req.url === '/page.js' ? ['text/javascript', script] : req.url === '/stats.json' ? ['application/json', statsJson] : ['text/html', html];
+      req.url === '/page.js'
+        ? ['text/javascript', script]
+        : req.url === '/stats.json'
+          ? ['application/json', statsJson]
+          : ['text/html', html];
     res.writeHead(200, { 'content-type': type, 'cache-control': 'no-cache' }).end(body);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
