@@ -12,3 +12,4 @@ export { RegulationStore } from './regulation-store.js';
 export { purgeUserDeadLetters } from './user-purge.js';
 export { ErasureTombstones } from './erasures.js';
 export { DeletionReceipts, type NoticeOutcome } from './deletion-receipts.js';
+export { ReplayProgressStore, type ReplayOutcome } from './replay-progress.js';
