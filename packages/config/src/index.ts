@@ -74,6 +74,14 @@ export type {
   CatalogEntry,
   ReplayRequest,
   ReplayResult,
+  ReplayProgress,
+  DeadLetterFilter,
+  DeadLettersQuery,
+  TestSendRequest,
+  TestSendResult,
+  ConsoleInfo,
+  AttemptRequest,
+  AttemptResponse,
   DeliveriesQuery,
   PageQuery,
   AuditEntry,
@@ -91,3 +99,11 @@ export { heldFromLegacyDeliverJob, legacyRouteJob, type LegacyRouteJob } from '.
 export { audienceFingerprint } from './audiences/fingerprint.js';
 export { parsePassState, type PassState } from './audiences/pass-state.js';
 export { newRegulation } from './audiences/regulation-record.js';
+export {
+  attemptMatches,
+  deadLetterMatches,
+  isFiltering,
+  parseInstant,
+  type AttemptFilter,
+  type DeadLetterFilterOf,
+} from './delivery-filters.js';

@@ -4,7 +4,15 @@
  * (and a Redis Cluster hash tag) sees them the same way as everything else.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { DeadLetter, DeliveryAttempt } from '@eventrelay/config';
+import {
+  attemptMatches,
+  deadLetterMatches,
+  isFiltering,
+  type AttemptFilter,
+  type DeadLetter,
+  type DeadLetterFilterOf,
+  type DeliveryAttempt,
+} from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
 import { defineScript } from '@eventrelay/runtime';
 
@@ -31,9 +39,6 @@ export interface AttemptLogOptions {
   readonly flushMs?: number;
   readonly onError?: (err: unknown) => void;
 }
-
-/** Which attempts a page holds: `failed` is retryable or permanent. */
-export type AttemptFilter = DeliveryAttempt['outcome'] | 'failed';
 
 /**
  * The attempt log. Appends are batched (see BatchedCappedLog): the log is for people, the queue is
@@ -74,18 +79,16 @@ export class AttemptLog {
     return entries.map((e) => JSON.parse(e) as DeliveryAttempt);
   }
 
-  /** One page, newest first, optionally only attempts with the given outcome. */
+  /**
+   * One page, newest first, optionally only the attempts the filter keeps. A filtered read looks
+   * at most 5,000 entries (readCapped): the page may then be short, with a cursor to go on.
+   */
   page(
     destinationId: string,
-    options: { limit: number; cursor?: string | undefined; status?: AttemptFilter | undefined },
+    options: { limit: number; cursor?: string | undefined; filter?: AttemptFilter | undefined },
   ): Promise<CappedPage<DeliveryAttempt>> {
-    const status = options.status;
-    const match =
-      status === undefined
-        ? undefined
-        : status === 'failed'
-          ? (a: DeliveryAttempt) => a.outcome !== 'success'
-          : (a: DeliveryAttempt) => a.outcome === status;
+    const filter = options.filter;
+    const match = filter !== undefined && isFiltering(filter) ? (a: DeliveryAttempt) => attemptMatches(a, filter) : undefined;
     return readCapped(this.redis, this.keys.attempts(destinationId), { limit: options.limit, cursor: options.cursor, match });
   }
 }
@@ -148,6 +151,9 @@ local letters = {}
 for i = 1, #page, 2 do letters[#letters + 1] = redis.call('HGET', KEYS[2], page[i]) or '' end
 return {page, letters}
 `;
+
+/** Letters a filtered page looks at, at most (GET /admin/v1/destinations/:id/dead-letters?q=). */
+const DEAD_LETTER_SCAN = 5000;
 
 /** ADD_DEAD_LETTER as defined on a connection (R: a promise of its answer) or queued on a MULTI (R: the MULTI). */
 interface AddDeadLetter<R> {
@@ -229,9 +235,52 @@ export class DeadLetterStore {
     return (await this.page(destinationId, { limit })).items;
   }
 
-  /** One page, newest first; the cursor names the last letter of the previous page. */
-  async page(destinationId: string, options: { limit: number; cursor?: string | undefined }): Promise<CappedPage<DeadLetter>> {
-    const [score, jobId] = options.cursor === undefined ? ['0', ''] : splitCursor(options.cursor);
+  /**
+   * One page, newest first; the cursor names the last letter looked at by the previous page. With
+   * a filter, at most DEAD_LETTER_SCAN letters are looked at per page: the page may then be short,
+   * with a cursor to go on. `until` starts the scan at that time and `since` ends it, both through
+   * the index, so only `q` costs a scan.
+   */
+  async page(
+    destinationId: string,
+    options: { limit: number; cursor?: string | undefined; filter?: DeadLetterFilterOf | undefined },
+  ): Promise<CappedPage<DeadLetter>> {
+    const filter = options.filter;
+    if (filter === undefined || !isFiltering(filter)) return this.readPage(destinationId, options.limit, options.cursor);
+    const items: DeadLetter[] = [];
+    // A cursor naming no letter (no job id has a ~) starts below its score: `until` read as one.
+    let cursor = options.cursor ?? (filter.untilMs !== undefined ? `${filter.untilMs}_~` : undefined);
+    let scanned = 0;
+    for (;;) {
+      const chunk = Math.min(Math.max(options.limit - items.length, 200), DEAD_LETTER_SCAN - scanned);
+      const read = await this.readChunk(destinationId, chunk, cursor);
+      for (const [i, { letter, cursor: at }] of read.entries.entries()) {
+        if (filter.sinceMs !== undefined && Date.parse(letter?.deadAt ?? '') < filter.sinceMs) return { items, nextCursor: null };
+        if (letter && deadLetterMatches(letter, filter)) items.push(letter);
+        if (items.length === options.limit) return { items, nextCursor: i + 1 < read.entries.length || read.more ? at : null };
+      }
+      scanned += read.entries.length;
+      const last = read.entries[read.entries.length - 1];
+      if (!read.more || last === undefined) return { items, nextCursor: null };
+      cursor = last.cursor;
+      if (scanned >= DEAD_LETTER_SCAN) return { items, nextCursor: cursor };
+    }
+  }
+
+  private async readPage(destinationId: string, limit: number, cursor: string | undefined): Promise<CappedPage<DeadLetter>> {
+    const read = await this.readChunk(destinationId, limit, cursor);
+    const items = read.entries.map((e) => e.letter).filter((l): l is DeadLetter => l !== undefined);
+    const last = read.entries[read.entries.length - 1];
+    return { items, nextCursor: read.more && last !== undefined ? last.cursor : null };
+  }
+
+  /** Up to `count` letters after the cursor, each with its own cursor; `more` when others follow. */
+  private async readChunk(
+    destinationId: string,
+    count: number,
+    cursor: string | undefined,
+  ): Promise<{ entries: { letter: DeadLetter | undefined; cursor: string }[]; more: boolean }> {
+    const [score, jobId] = cursor === undefined ? ['0', ''] : splitCursor(cursor);
     const [page, letters] = (await this.redis.eval(
       PAGE_DEAD_LETTERS,
       2,
@@ -239,32 +288,27 @@ export class DeadLetterStore {
       this.keys.deadData(destinationId),
       jobId,
       score,
-      options.limit,
+      count,
     )) as [string[], string[]];
-    const items = letters
-      .slice(0, options.limit)
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as DeadLetter);
-    const last = page[2 * options.limit - 2];
-    const lastScore = page[2 * options.limit - 1];
-    // One more than the limit was read: it tells whether a next page exists.
-    return {
-      items,
-      nextCursor: letters.length > options.limit && last !== undefined && lastScore !== undefined ? `${lastScore}_${last}` : null,
-    };
+    // One more than `count` was read: it tells whether more follow.
+    const entries = letters.slice(0, count).map((l, i) => ({
+      letter: l === '' ? undefined : (JSON.parse(l) as DeadLetter),
+      cursor: `${page[2 * i + 1]}_${page[2 * i]}`,
+    }));
+    return { entries, more: letters.length > count };
   }
 
-  /** Oldest first, those that died between `sinceMs` and `untilMs` (inclusive). */
+  /** Oldest first, those that died between `sinceMs` and `untilMs` (inclusive), skipping the first `offset`. */
   async oldest(
     destinationId: string,
-    options: { limit: number; sinceMs?: number | undefined; untilMs?: number | undefined },
+    options: { limit: number; sinceMs?: number | undefined; untilMs?: number | undefined; offset?: number | undefined },
   ): Promise<DeadLetter[]> {
     const ids = await this.redis.zrangebyscore(
       this.keys.deadIndex(destinationId),
       options.sinceMs ?? '-inf',
       options.untilMs ?? '+inf',
       'LIMIT',
-      0,
+      options.offset ?? 0,
       options.limit,
     );
     return this.read(destinationId, ids);

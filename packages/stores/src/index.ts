@@ -14,3 +14,4 @@ export { purgeUserDeadLetters } from './user-purge.js';
 export { ErasureTombstones } from './erasures.js';
 export { DeletionReceipts, type NoticeOutcome } from './deletion-receipts.js';
 export { StatsCounters } from './stats-counters.js';
+export { ReplayProgressStore, type ReplayOutcome } from './replay-progress.js';

@@ -78,6 +78,47 @@ describe('DeadLetterStore cap', () => {
   });
 });
 
+describe('DeadLetterStore filtered pages', () => {
+  let redis: Redis;
+  let prefix: string;
+
+  beforeEach(() => {
+    redis = new Redis(SHARED_REDIS_URL, { maxRetriesPerRequest: 1 });
+    prefix = uniquePrefix('dead-filter');
+  });
+  afterEach(async () => {
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+    redis.disconnect();
+  });
+
+  it('looks at most 5,000 letters per page for q, with a cursor that goes on where it stopped', async () => {
+    const store = new DeadLetterStore(redis, prefix, 100_000);
+    // 5,100 letters; only the oldest (m1) matches. Written in one pipeline: the test is about reading.
+    const tx = redis.pipeline();
+    for (let n = 1; n <= 5100; n++) store.queueAdd(tx, { ...letter('d', n), lastError: n === 1 ? 'needle' : 'HTTP 400' });
+    await tx.exec();
+
+    const first = await store.page('d', { limit: 10, filter: { q: 'needle' } });
+    expect(first.items).toEqual([]);
+    expect(first.nextCursor).toBe(`${1000 * 101}_d-101`);
+    const second = await store.page('d', { limit: 10, cursor: first.nextCursor!, filter: { q: 'needle' } });
+    expect(second.items.map((l) => l.jobId)).toEqual(['d-1']);
+    expect(second.nextCursor).toBeNull();
+  });
+
+  it('starts at until and stops at since through the index, both inclusive', async () => {
+    const store = new DeadLetterStore(redis, prefix, 100);
+    for (let n = 1; n <= 6; n++) await store.add(letter('d', n));
+    const page = await store.page('d', { limit: 10, filter: { sinceMs: 2000, untilMs: 4000 } });
+    expect(page.items.map((l) => l.jobId)).toEqual(['d-4', 'd-3', 'd-2']);
+    expect(page.nextCursor).toBeNull();
+    const paged = await store.page('d', { limit: 2, filter: { sinceMs: 2000, untilMs: 4000 } });
+    expect(paged.items.map((l) => l.jobId)).toEqual(['d-4', 'd-3']);
+    const rest = await store.page('d', { limit: 2, cursor: paged.nextCursor!, filter: { sinceMs: 2000, untilMs: 4000 } });
+    expect(rest.items.map((l) => l.jobId)).toEqual(['d-2']);
+  });
+});
+
 describe('RetryBacklog', () => {
   let redis: Redis;
   let prefix: string;

@@ -3,13 +3,15 @@
  * reads process.env and never exits the process.
  */
 import { randomBytes } from 'node:crypto';
-import type { RequestListener } from 'node:http';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { RequestListener } from 'node:http';
 import { describeEnv, queueCatalog } from '@eventrelay/config';
 import {
   closeRedis,
   createRedis,
   openQueue,
+  transactionsOn,
   serveHttp,
   shutdownGate,
   waitForRedis,
@@ -20,10 +22,12 @@ import {
 import {
   AttemptLog,
   AuditLog,
+  CallBatches,
   ConfigStore,
   DeadLetterStore,
   DeletionReceipts,
   RegulationStore,
+  ReplayProgressStore,
   SourceEvents,
   StatsCounters,
   applyConfigFile,
@@ -32,11 +36,15 @@ import {
 import { adminEnvSpec, type AdminEnv } from './env.js';
 import { createAdminMetrics } from './metrics.js';
 import { Replayer } from './adapters/replayer.js';
+import { IntakeQueue } from './adapters/intake-queue.js';
 import { AudienceStatus } from './adapters/audience-status.js';
 import { createAdminHandler } from './http/app.js';
 import { consoleHandler } from './http/console.js';
 import { OPENAPI_VERSION, buildOpenApi } from './http/openapi.js';
 import { adminRoutes } from './http/routes.js';
+
+/** This package's version (services/admin/package.json, beside src/ and dist/ alike). */
+const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
 export interface AdminDeps {
   readonly logger: Logger;
@@ -57,9 +65,10 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
   const prefix = env.EVENTRELAY_PREFIX;
   const queue = openQueue('deliver', redis, prefix, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
   const regulationQueue = openQueue('regulation', redis, prefix, (err) => logger.warn({ err: err.message }, 'regulation_queue.error'));
+  const routeQueue = openQueue('route', redis, prefix, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
   const gate = shutdownGate();
   const release = async () => {
-    await Promise.all([queue.close(), regulationQueue.close()]);
+    await Promise.all([queue.close(), regulationQueue.close(), routeQueue.close()]);
     await closeRedis(redis);
   };
 
@@ -71,11 +80,15 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
     // The logs' caps are kept by their writers (webhook-delivery, ingest); this process only reads
     // them, and removes dead letters on replay.
     const deadLetters = new DeadLetterStore(redis, prefix, Number.MAX_SAFE_INTEGER);
+    const replays = new ReplayProgressStore(redis, prefix);
     const routes = adminRoutes({
       store,
       attempts: new AttemptLog(redis, prefix, { maxPerDestination: Number.MAX_SAFE_INTEGER }),
       deadLetters,
-      replayer: new Replayer(deadLetters, queue, clock),
+      replayer: new Replayer(deadLetters, replays, queue, clock),
+      replays,
+      intake: new IntakeQueue(new CallBatches(redis, prefix), await transactionsOn(routeQueue), routeQueue, clock),
+      info: { version: PACKAGE_VERSION, intakeUrl: env.ADMIN_INTAKE_URL },
       audit: new AuditLog(redis, prefix, env.ADMIN_AUDIT_MAX),
       events: new SourceEvents(redis, prefix, { max: Number.MAX_SAFE_INTEGER }),
       audienceStatus: new AudienceStatus(redis, prefix),
@@ -87,6 +100,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
       clock,
       newId: (kind) => `${kind}_${randomBytes(8).toString('hex')}`,
       newWriteKey: () => `wk_${randomBytes(32).toString('base64url')}`,
+      newTestMessageId: () => `test-${randomBytes(12).toString('hex')}`,
       openApi: () => openApi,
     });
     const openApi = buildOpenApi(routes, OPENAPI_VERSION);

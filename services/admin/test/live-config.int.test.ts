@@ -14,6 +14,7 @@ import { testScope } from '../../../test/support/scope';
 /** docs/spec.md §6: a change through the API takes effect in every running process within 2 s. */
 const PROPAGATION_MS = 2000;
 const SECRET = 'live-config-shared-secret';
+const REPLAY_ID = expect.stringMatching(/^rpl_[0-9a-f]{16}$/) as unknown;
 
 const messageIdOf = (req: ReceivedRequest) => String(req.headers['x-eventrelay-message-id']);
 const bodyOf = (req: ReceivedRequest) => JSON.parse(req.body.toString('utf8')) as { event?: string; properties?: Record<string, unknown> };
@@ -221,7 +222,7 @@ describe('admin API: live config changes and operator views', () => {
     expect((await admin.call('PATCH', `/destinations/${id}`, { enabled: true })).status).toBe(200);
     const replay = await admin.call('POST', `/destinations/${id}/replay`, { all: true });
     expect(replay.status).toBe(200);
-    expect(replay.body).toEqual({ replayed: letters.length, notFound: [] });
+    expect(replay.body).toEqual({ replayId: REPLAY_ID, replayed: letters.length, notFound: [] });
     await receiver.waitFor(before + letters.length, 5000);
     await sleep(300);
     const replayed = receiver.requests.slice(before);
@@ -357,7 +358,7 @@ describe('admin API: live config changes and operator views', () => {
       let before = receiver.requests.length;
       const byId = await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['dead-1'] });
       expect(byId.status).toBe(200);
-      expect(byId.body).toEqual({ replayed: 1, notFound: [] });
+      expect(byId.body).toEqual({ replayId: REPLAY_ID, replayed: 1, notFound: [] });
       const [again] = (await receiver.waitFor(before + 1, 3000)).slice(before);
       expect(messageIdOf(again!)).toBe('dead-1');
       expect(again!.headers['x-eventrelay-attempt']).toBe('1');
@@ -366,6 +367,7 @@ describe('admin API: live config changes and operator views', () => {
       expect(verifySignature(SECRET, again!.body, again!.headers['x-signature'])).toBe(true);
       expect((await deadLetters(admin, id)).map((l) => l.job.call.messageId)).toEqual(['dead-3', 'dead-2']);
       expect((await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['dead-1'] })).body).toEqual({
+        replayId: REPLAY_ID,
         replayed: 0,
         notFound: ['dead-1'],
       });
@@ -373,7 +375,7 @@ describe('admin API: live config changes and operator views', () => {
       // since: only what died at or after the time given (dead-3's own deadAt: inclusive).
       before = receiver.requests.length;
       const since = await admin.call('POST', `/destinations/${id}/replay`, { since: l3.deadAt });
-      expect(since.body).toEqual({ replayed: 1, notFound: [] });
+      expect(since.body).toEqual({ replayId: REPLAY_ID, replayed: 1, notFound: [] });
       await receiver.waitFor(before + 1, 3000);
       await sleep(200);
       expect(receiver.requests.slice(before).map(messageIdOf)).toEqual(['dead-3']);
@@ -381,12 +383,16 @@ describe('admin API: live config changes and operator views', () => {
 
       before = receiver.requests.length;
       const all = await admin.call('POST', `/destinations/${id}/replay`, { all: true });
-      expect(all.body).toEqual({ replayed: 1, notFound: [] });
+      expect(all.body).toEqual({ replayId: REPLAY_ID, replayed: 1, notFound: [] });
       await receiver.waitFor(before + 1, 3000);
       await sleep(200);
       expect(receiver.requests.slice(before).map(messageIdOf)).toEqual(['dead-2']);
       expect(await deadLetters(admin, id)).toEqual([]);
-      expect((await admin.call('POST', `/destinations/${id}/replay`, { all: true })).body).toEqual({ replayed: 0, notFound: [] });
+      expect((await admin.call('POST', `/destinations/${id}/replay`, { all: true })).body).toEqual({
+        replayId: REPLAY_ID,
+        replayed: 0,
+        notFound: [],
+      });
     });
 
     it('a replayed message gets a fresh retry window: retried from attempt 1 again, then dead-lettered again', async () => {
@@ -404,6 +410,7 @@ describe('admin API: live config changes and operator views', () => {
 
       const replayedAt = Date.now();
       expect((await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['again-1'] })).body).toEqual({
+        replayId: REPLAY_ID,
         replayed: 1,
         notFound: [],
       });

@@ -103,6 +103,9 @@ describe('admin API routes', () => {
           'GET /admin/v1/destinations/{id}/deliveries',
           'GET /admin/v1/destinations/{id}/dead-letters',
           'POST /admin/v1/destinations/{id}/replay',
+          'GET /admin/v1/destinations/{id}/replays/{replayId}',
+          'POST /admin/v1/destinations/{id}/test-send',
+          'GET /admin/v1/info',
           'GET /admin/v1/audiences',
           'POST /admin/v1/audiences',
           'GET /admin/v1/audiences/{id}',
@@ -135,7 +138,7 @@ describe('admin API routes', () => {
       for (const [method, path] of operations) {
         if (path === '/admin/v1/openapi.json') continue;
         const isSource = path.startsWith('/admin/v1/sources/');
-        const url = `${admin.url}${path.replace('{id}', isSource ? 'src-auth' : 'dst-auth')}`;
+        const url = `${admin.url}${path.replace('{id}', isSource ? 'src-auth' : 'dst-auth').replace('{replayId}', 'rpl_x')}`;
         const body = method === 'POST' || method === 'PATCH' ? JSON.stringify({ name: 'Changed' }) : undefined;
         for (const variant of variants) {
           const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -151,7 +154,7 @@ describe('admin API routes', () => {
           checked++;
         }
       }
-      expect(checked).toBe(25 * variants.length);
+      expect(checked).toBe(28 * variants.length);
       // Nothing was written by any of them.
       expect((await admin.call('GET', '/sources/src-auth')).body.name).toBe('Auth');
       expect((await admin.call('GET', '/destinations/dst-auth')).status).toBe(200);

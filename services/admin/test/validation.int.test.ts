@@ -21,6 +21,7 @@ const hook = (extra: Record<string, unknown> = {}) => ({ url: 'https://hooks.exa
 const settings = (webhooks: unknown[], extra: Record<string, unknown> = {}) => ({ webhooks, ...extra });
 const newDestination = (extra: Record<string, unknown>) => ({ name: 'Webhooks', settings: settings([hook()]), ...extra });
 const withHeader = (name: string, value = 'v') => newDestination({ settings: settings([hook({ headers: { [name]: value } })]) });
+const REPLAY_ID = expect.stringMatching(/^rpl_[0-9a-f]{16}$/) as unknown;
 
 /**
  * One admin per describe block on a prefix of its own, with the fixtures below; every case checks
@@ -577,6 +578,43 @@ describe('admin API validation', () => {
         body: { everything: true },
         fields: ['everything'],
       },
+      {
+        name: 'replay {filter: {until: "later"}}',
+        method: 'POST',
+        path: '/destinations/dst-on/replay',
+        body: { filter: { until: 'later' } },
+        fields: ['filter.until'],
+      },
+      {
+        name: 'replay {filter: {status}} (not a filter field)',
+        method: 'POST',
+        path: '/destinations/dst-on/replay',
+        body: { filter: { status: 'failed' } },
+        fields: ['filter.status'],
+      },
+      {
+        name: 'replay {filter, all} (one selection only)',
+        method: 'POST',
+        path: '/destinations/dst-on/replay',
+        body: { filter: { q: 'x' }, all: true },
+        fields: ['(root)'],
+      },
+      // Test send (dst-on is enabled and has sources, so only the body can be wrong)
+      {
+        name: 'test-send {type: "delete"}',
+        method: 'POST',
+        path: '/destinations/dst-on/test-send',
+        body: { type: 'delete' },
+        fields: ['type'],
+      },
+      { name: 'test-send {}', method: 'POST', path: '/destinations/dst-on/test-send', body: {}, fields: ['type'] },
+      {
+        name: 'test-send from a source not connected',
+        method: 'POST',
+        path: '/destinations/dst-on/test-send',
+        body: { type: 'track', sourceId: 'src-elsewhere' },
+        fields: ['sourceId'],
+      },
     ];
 
     it.each(cases)('$name → 400 naming $fields', async (c) => {
@@ -586,10 +624,10 @@ describe('admin API validation', () => {
     it('a valid replay on the enabled destination is accepted (the bodies above fail for their own reason)', async () => {
       const res = await f.admin().call('POST', '/destinations/dst-on/replay', { since: '2026-01-01T00:00:00Z' });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ replayed: 0, notFound: [] });
+      expect(res.body).toEqual({ replayId: REPLAY_ID, replayed: 0, notFound: [] });
       const byIds = await f.admin().call('POST', '/destinations/dst-on/replay', { messageIds: ['m-unknown-1', 'm-unknown-2'] });
       expect(byIds.status).toBe(200);
-      expect(byIds.body).toEqual({ replayed: 0, notFound: ['m-unknown-1', 'm-unknown-2'] });
+      expect(byIds.body).toEqual({ replayId: REPLAY_ID, replayed: 0, notFound: ['m-unknown-1', 'm-unknown-2'] });
       const [latest] = (await f.admin().call('GET', '/audit?limit=1')).body.items;
       expect(latest).toMatchObject({ action: 'destination.replay', targetId: 'dst-on', details: { selection: 'messages', replayed: 0 } });
     });
@@ -632,6 +670,21 @@ describe('admin API validation', () => {
         path: `/destinations/dst-on/deliveries?cursor=${'9'.repeat(19)}`,
         fields: ['cursor'],
       },
+      {
+        name: 'deliveries statusClass=6xx',
+        method: 'GET',
+        path: '/destinations/dst-on/deliveries?statusClass=6xx',
+        fields: ['statusClass'],
+      },
+      { name: 'deliveries since=yesterday', method: 'GET', path: '/destinations/dst-on/deliveries?since=yesterday', fields: ['since'] },
+      {
+        name: 'deliveries since and until without a zone',
+        method: 'GET',
+        path: '/destinations/dst-on/deliveries?since=2026-01-01T00:00:00&until=2026-01-02T00:00:00',
+        fields: ['since', 'until'],
+      },
+      { name: 'dead-letters until=soon', method: 'GET', path: '/destinations/dst-on/dead-letters?until=soon', fields: ['until'] },
+      { name: 'dead-letters q empty', method: 'GET', path: '/destinations/dst-on/dead-letters?q=', fields: ['q'] },
       { name: 'deliveries unknown parameter', method: 'GET', path: '/destinations/dst-on/deliveries?state=success', fields: ['state'] },
       {
         name: 'dead-letters cursor garbage',

@@ -23,6 +23,7 @@ import {
   ConfigStore,
   DeadLetterStore,
   DeletionReceipts,
+  ReplayProgressStore,
   DestinationDirectory,
   ErasureTombstones,
   RetryBacklog,
@@ -120,6 +121,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       batches: new CallBatches(connection, env.EVENTRELAY_PREFIX),
       tombstones: new ErasureTombstones(connection, env.EVENTRELAY_PREFIX),
       receipts: new DeletionReceipts(connection, env.EVENTRELAY_PREFIX),
+      replays: new ReplayProgressStore(connection, env.EVENTRELAY_PREFIX),
       deadLetters: new DeadLetterStore(connection, env.EVENTRELAY_PREFIX, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
       deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
       // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.

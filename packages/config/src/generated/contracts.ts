@@ -64,6 +64,11 @@ export interface AdminApi {
   regulation?: Regulation;
   statsQuery?: StatsQuery;
   statsReport?: StatsReport;
+  deadLettersQuery?: DeadLettersQuery;
+  replayProgress?: ReplayProgress;
+  testSendRequest?: TestSendRequest;
+  testSendResult?: TestSendResult;
+  consoleInfo?: ConsoleInfo;
   apiError?: ApiError;
 }
 /**
@@ -189,7 +194,7 @@ export interface CatalogEntry {
   settingsSchema: {};
 }
 /**
- * Which dead letters to deliver again, exactly one of: all of them, those of the given messageIds, or those dead-lettered at or after a time (ISO 8601).
+ * Which dead letters to deliver again, exactly one of: all of them, those of the given messageIds, those dead-lettered at or after a time (ISO 8601), or those a filter of the dead-letter list matches.
  */
 export interface ReplayRequest {
   all?: true;
@@ -199,8 +204,30 @@ export interface ReplayRequest {
    */
   messageIds?: string[];
   since?: string;
+  filter?: DeadLetterFilter;
+}
+/**
+ * the dead letters GET /destinations/:id/dead-letters lists with the same q, since and until (every one that matches, not only a page)
+ */
+export interface DeadLetterFilter {
+  /**
+   * case-insensitive substring of the messageId, event name, call type or last error
+   */
+  q?: string;
+  /**
+   * dead-lettered at or after (ISO 8601)
+   */
+  since?: string;
+  /**
+   * dead-lettered at or before (ISO 8601)
+   */
+  until?: string;
 }
 export interface ReplayResult {
+  /**
+   * follow the replay with GET /destinations/:id/replays/:replayId
+   */
+  replayId: string;
   /**
    * dead letters put back on the delivery queue (and removed from the dead letters)
    */
@@ -215,6 +242,22 @@ export interface DeliveriesQuery {
    * failed = retryable or permanent
    */
   status?: 'success' | 'failed' | 'retryable' | 'permanent';
+  /**
+   * the HTTP status class; none = no HTTP answer
+   */
+  statusClass?: '2xx' | '3xx' | '4xx' | '5xx' | 'none';
+  /**
+   * only this messageId (exact)
+   */
+  messageId?: string;
+  /**
+   * attempts at or after (ISO 8601)
+   */
+  since?: string;
+  /**
+   * attempts at or before (ISO 8601)
+   */
+  until?: string;
   limit?: number;
   /**
    * nextCursor of the previous page
@@ -255,6 +298,35 @@ export interface DeliveryAttempt {
    * when the attempt started, ISO 8601 UTC
    */
   at: string;
+  request?: AttemptRequest;
+  response?: AttemptResponse;
+}
+/**
+ * what was sent: the headers as sent, except that the value of each static header configured for the URL (write-only) is shown as "[write-only]"; the body, cut to its first 8 KiB
+ */
+export interface AttemptRequest {
+  method: 'POST';
+  headers: {
+    [k: string]: string;
+  };
+  body: string;
+  /**
+   * present when the body was longer than the excerpt
+   */
+  bodyTruncated?: true;
+}
+/**
+ * what the receiver answered, when an answer arrived: at most 20 headers (2 KiB in all), the first 1 KiB of the body (no more is read)
+ */
+export interface AttemptResponse {
+  headers: {
+    [k: string]: string;
+  };
+  body: string;
+  /**
+   * present when the body was longer than the excerpt
+   */
+  bodyTruncated?: true;
 }
 export interface DeadLetterPage {
   items: DeadLetter[];
@@ -757,6 +829,77 @@ export interface SourceStats {
     callsPerMinute: number;
   };
 }
+export interface DeadLettersQuery {
+  /**
+   * case-insensitive substring of the messageId, event name, call type or last error
+   */
+  q?: string;
+  /**
+   * dead-lettered at or after (ISO 8601)
+   */
+  since?: string;
+  /**
+   * dead-lettered at or before (ISO 8601)
+   */
+  until?: string;
+  limit?: number;
+  /**
+   * nextCursor of the previous page
+   */
+  cursor?: string;
+}
+/**
+ * What became of the calls of one replay (kept 7 days): each counts once, under its final outcome.
+ */
+export interface ReplayProgress {
+  replayId: string;
+  destinationId: string;
+  /**
+   * ISO 8601 UTC
+   */
+  startedAt: string;
+  /**
+   * calls put back on the delivery queue
+   */
+  replayed: number;
+  /**
+   * accepted by a URL
+   */
+  delivered: number;
+  /**
+   * dead-lettered again
+   */
+  deadLettered: number;
+  /**
+   * replayed - delivered - deadLettered: queued or retrying
+   */
+  pending: number;
+}
+export interface TestSendRequest {
+  type: 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
+  /**
+   * one of the destination's sources; default its first
+   */
+  sourceId?: string;
+}
+export interface TestSendResult {
+  /**
+   * test-<random>; the attempt shows in GET /destinations/:id/deliveries?messageId=
+   */
+  messageId: string;
+  sourceId: string;
+  call: NormalizedCall;
+}
+export interface ConsoleInfo {
+  /**
+   * the eventrelay version
+   */
+  version: string;
+  /**
+   * the intake's public base URL (ADMIN_INTAKE_URL)
+   */
+  intakeUrl: string;
+}
 export interface ApiError {
   success: false;
   /**
@@ -860,6 +1003,10 @@ export interface DeliveryItem {
   sourceId: string;
   call: NormalizedCall | DeleteNotice;
   retry?: RetryState;
+  /**
+   * the replay (POST /admin/v1/destinations/:id/replay) that put this call back on the queue; its final outcome is counted in that replay's progress
+   */
+  replayId?: string;
 }
 /**
  * Written by webhook-delivery for a call after an attempt round that neither delivered it nor ended it.

@@ -3,10 +3,12 @@
  * dead letters second: a crash in between leaves a letter that was also enqueued, and replaying
  * it again is harmless (same job id while queued; at worst one more delivery, which receivers
  * dedupe on X-Eventrelay-Message-Id). Never the other way round, which could lose a message.
+ * Each batch is counted in the replay's progress before it is enqueued, so no outcome can arrive
+ * for a call the progress does not know yet.
  */
 import type { Queue } from 'bullmq';
-import { queueCatalog, type DeadLetter, type DeliverJob, type ReplayResult } from '@eventrelay/config';
-import type { DeadLetterStore } from '@eventrelay/stores';
+import { deadLetterMatches, queueCatalog, type DeadLetter, type DeliverJob, type ReplayResult } from '@eventrelay/config';
+import type { DeadLetterStore, ReplayProgressStore } from '@eventrelay/stores';
 import { replayJob, type ReplaySelection } from '../domain/replay.js';
 
 const BATCH = 500;
@@ -14,35 +16,48 @@ const BATCH = 500;
 export class Replayer {
   constructor(
     private readonly deadLetters: Pick<DeadLetterStore, 'oldest' | 'byMessageIds' | 'remove'>,
+    private readonly progress: Pick<ReplayProgressStore, 'begin' | 'plan'>,
     private readonly queue: Pick<Queue<DeliverJob>, 'addBulk'>,
     private readonly clock: () => number,
   ) {}
 
-  async replay(destinationId: string, selection: ReplaySelection): Promise<ReplayResult> {
+  async replay(destinationId: string, selection: ReplaySelection, replayId: string): Promise<ReplayResult> {
+    await this.progress.begin(replayId, destinationId, new Date(this.clock()).toISOString());
     if (selection.kind === 'messages') {
       const letters = await this.deadLetters.byMessageIds(destinationId, selection.messageIds);
       const found = new Set(letters.map((l) => l.job.call.messageId));
-      return { replayed: await this.requeue(destinationId, letters), notFound: selection.messageIds.filter((m) => !found.has(m)) };
+      const replayed = await this.requeue(destinationId, letters, replayId);
+      return { replayId, replayed, notFound: selection.messageIds.filter((m) => !found.has(m)) };
     }
     // Oldest first, and only what had died when the replay began: a replayed message that dies
     // again at once (say its receiver still answers 404) is not picked up a second time.
-    const untilMs = this.clock();
-    const sinceMs = selection.kind === 'since' ? selection.sinceMs : undefined;
+    const filter = selection.kind === 'filter' ? selection.filter : undefined;
+    const untilMs = Math.min(this.clock(), filter?.untilMs ?? Infinity);
+    const sinceMs = selection.kind === 'since' ? selection.sinceMs : filter?.sinceMs;
     let replayed = 0;
+    // Letters the filter passed over stay at the head of the range: the next read skips them.
+    let skipped = 0;
     for (;;) {
-      const letters = await this.deadLetters.oldest(destinationId, { limit: BATCH, sinceMs, untilMs });
-      if (letters.length === 0) return { replayed, notFound: [] };
-      const removed = await this.requeue(destinationId, letters);
+      const letters = await this.deadLetters.oldest(destinationId, { limit: BATCH, sinceMs, untilMs, offset: skipped });
+      if (letters.length === 0) return { replayId, replayed, notFound: [] };
+      const chosen = filter === undefined ? letters : letters.filter((l) => deadLetterMatches(l, filter));
+      skipped += letters.length - chosen.length;
+      if (chosen.length === 0) continue;
+      const removed = await this.requeue(destinationId, chosen, replayId);
       replayed += removed;
-      if (removed === 0) return { replayed, notFound: [] };
+      if (removed === 0) return { replayId, replayed, notFound: [] };
     }
   }
 
   /** Returns how many letters were replayed (and removed). */
-  private async requeue(destinationId: string, letters: readonly DeadLetter[]): Promise<number> {
+  private async requeue(destinationId: string, letters: readonly DeadLetter[], replayId: string): Promise<number> {
     if (letters.length === 0) return 0;
+    await this.progress.plan(
+      replayId,
+      letters.map((l) => ({ sourceId: l.job.sourceId, messageId: l.job.call.messageId })),
+    );
     await this.queue.addBulk(
-      letters.map(replayJob).map(({ jobId, data }) => ({ name: queueCatalog.deliver.jobName, data, opts: { jobId } })),
+      letters.map((l) => replayJob(l, replayId)).map(({ jobId, data }) => ({ name: queueCatalog.deliver.jobName, data, opts: { jobId } })),
     );
     return this.deadLetters.remove(destinationId, letters);
   }

@@ -18,7 +18,7 @@ const call = {
 };
 
 describe('replayJob', () => {
-  it('is a job of its own holding just the call, under the letter id, without retry state (a fresh window, the same messageId)', () => {
+  it('is a job of its own holding just the call, under the letter id, without retry state (a fresh window, the same messageId), tagged with the replay', () => {
     // A letter written before jobs carried batches kept the retry state in `job`: it is dropped too.
     const oldJob = {
       sourceId: 's1',
@@ -35,7 +35,10 @@ describe('replayJob', () => {
       firstAttemptAt: '2026-11-21T00:00:00.000Z',
       deadAt: '2026-11-21T04:00:00.000Z',
     };
-    expect(replayJob(letter)).toEqual({ jobId: 'd1-abc', data: { destinationId: 'd1', calls: [{ sourceId: 's1', call }] } });
+    expect(replayJob(letter, 'rpl_1')).toEqual({
+      jobId: 'd1-abc',
+      data: { destinationId: 'd1', calls: [{ sourceId: 's1', call, replayId: 'rpl_1' }] },
+    });
   });
 });
 
@@ -65,5 +68,19 @@ describe('replaySelection', () => {
       expect(() => replaySelection({ since }, destination)).toThrow(RequestError);
     }
     expect(() => replaySelection({ all: true }, { ...destination, enabled: false })).toThrow(/disabled/);
+  });
+
+  it('reads a filter, naming a bad time by its place in the filter', () => {
+    expect(replaySelection({ filter: { q: '503', since: '2026-11-21T09:00:00Z' } }, destination)).toEqual({
+      kind: 'filter',
+      filter: { q: '503', sinceMs: Date.parse('2026-11-21T09:00:00Z'), untilMs: undefined },
+    });
+    let fields: unknown;
+    try {
+      replaySelection({ filter: { until: 'later' } }, destination);
+    } catch (err) {
+      fields = (err as RequestError).fields;
+    }
+    expect(fields).toEqual([{ field: 'filter.until', message: expect.stringContaining('ISO 8601') }]);
   });
 });

@@ -10,6 +10,8 @@ import {
   type CatalogEntry,
   type ConfigPlan,
   type ConfigSnapshot,
+  type ConsoleInfo,
+  type DeadLettersQuery,
   type DeliveriesQuery,
   type DestinationCreate,
   type DestinationPatch,
@@ -21,6 +23,8 @@ import {
   type SourceCreate,
   type SourcePatch,
   type StatsQuery,
+  type TestSendRequest,
+  type TestSendResult,
 } from '@eventrelay/config';
 import {
   isDeadLetterCursor,
@@ -30,6 +34,7 @@ import {
   type DeadLetterStore,
   type DeletionReceipts,
   type RegulationStore,
+  type ReplayProgressStore,
   type SourceEvents,
   type StatsCounters,
 } from '@eventrelay/stores';
@@ -40,9 +45,12 @@ import { existingDestination, planCreateDestination, planDeleteDestination, plan
 import { toDestinationView } from '../domain/destination-view.js';
 import { replaySelection } from '../domain/replay.js';
 import { buildStatsReport, planWindow } from '../domain/stats.js';
+import { attemptFilter, deadLetterFilter } from '../domain/log-filters.js';
+import { sampleCall, testSendTarget } from '../domain/test-send.js';
 import { existingSource, planCreateSource, planDeleteSource, planPatchSource, planRotateWriteKey } from '../domain/sources.js';
 import { auditEntry, type WriteContext } from '../domain/write-context.js';
 import type { Replayer } from '../adapters/replayer.js';
+import type { IntakeQueue } from '../adapters/intake-queue.js';
 import type { AdminRequest, Answer, RouteSpec } from './route-spec.js';
 
 export interface AdminDeps {
@@ -50,6 +58,12 @@ export interface AdminDeps {
   readonly attempts: Pick<AttemptLog, 'page'>;
   readonly deadLetters: Pick<DeadLetterStore, 'page'>;
   readonly replayer: Pick<Replayer, 'replay'>;
+  /** What became of each replay's calls. */
+  readonly replays: Pick<ReplayProgressStore, 'read'>;
+  /** The route queue, for test sends. */
+  readonly intake: Pick<IntakeQueue, 'route'>;
+  /** What the console shows of this installation. */
+  readonly info: ConsoleInfo;
   readonly audit: Pick<AuditLog, 'page' | 'record'>;
   readonly events: Pick<SourceEvents, 'page'>;
   readonly audienceStatus: Pick<AudienceStatus, 'read'>;
@@ -62,7 +76,9 @@ export interface AdminDeps {
   readonly queueRegulation: (job: RegulationJob) => Promise<void>;
   readonly clock: () => number;
   /** A new random id, e.g. `src_1f3a…`. */
-  readonly newId: (kind: 'src' | 'dst' | 'aud' | 'reg') => string;
+  readonly newId: (kind: 'src' | 'dst' | 'aud' | 'reg' | 'rpl') => string;
+  /** A new random messageId for a test send, `test-…`. */
+  readonly newTestMessageId: () => string;
   /** A new write key: long and random. */
   readonly newWriteKey: () => string;
   /** The OpenAPI document, built from these routes. */
@@ -97,6 +113,15 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       errors: [],
       public: true,
       handle: () => Promise.resolve(ok(deps.openApi())),
+    },
+    {
+      method: 'get',
+      path: '/info',
+      operationId: 'getInfo',
+      summary: "This installation: eventrelay's version and the intake's public URL (ADMIN_INTAKE_URL)",
+      answer: { status: 200, schema: 'ConsoleInfo', description: 'the installation' },
+      errors: [],
+      handle: () => Promise.resolve(ok(deps.info)),
     },
     {
       method: 'get',
@@ -279,7 +304,8 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       method: 'get',
       path: '/destinations/:id/deliveries',
       operationId: 'listDeliveries',
-      summary: 'The attempt log, newest first, optionally only attempts with one outcome',
+      summary:
+        'The attempt log, newest first, optionally filtered by outcome, status class, messageId and time (a filtered page looks at most 5,000 entries)',
       query: 'DeliveriesQuery',
       answer: { status: 200, schema: 'DeliveryPage', description: 'a page of attempts' },
       errors: ['invalid_request', 'not_found'],
@@ -287,22 +313,25 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         const id = param(req, 'id');
         await read((s) => existingDestination(s, id));
         logCursor(req.query.cursor);
-        return ok(await deps.attempts.page(id, { limit: req.query.limit ?? 100, cursor: req.query.cursor, status: req.query.status }));
+        const filter = attemptFilter(req.query);
+        return ok(await deps.attempts.page(id, { limit: req.query.limit ?? 100, cursor: req.query.cursor, filter }));
       },
     },
     {
       method: 'get',
       path: '/destinations/:id/dead-letters',
       operationId: 'listDeadLetters',
-      summary: 'Messages no URL accepted, newest first',
-      query: 'PageQuery',
+      summary:
+        'Messages no URL accepted, newest first, optionally filtered by text (q) and time (a page filtered by q looks at most 5,000 letters)',
+      query: 'DeadLettersQuery',
       answer: { status: 200, schema: 'DeadLetterPage', description: 'a page of dead letters' },
       errors: ['invalid_request', 'not_found'],
-      handle: async (req: AdminRequest<never, PageQuery>) => {
+      handle: async (req: AdminRequest<never, DeadLettersQuery>) => {
         const id = param(req, 'id');
         await read((s) => existingDestination(s, id));
         cursorProblem(req.query.cursor === undefined || isDeadLetterCursor(req.query.cursor));
-        return ok(await deps.deadLetters.page(id, { limit: req.query.limit ?? 100, cursor: req.query.cursor }));
+        const filter = deadLetterFilter(req.query);
+        return ok(await deps.deadLetters.page(id, { limit: req.query.limit ?? 100, cursor: req.query.cursor, filter }));
       },
     },
     {
@@ -310,16 +339,63 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       path: '/destinations/:id/replay',
       operationId: 'replayDeadLetters',
       summary:
-        'Deliver dead letters again (all, given messageIds, or those since a time), each with a fresh retry window and its messageId',
+        'Deliver dead letters again (all, given messageIds, those since a time, or those a filter matches), each with a fresh retry window and its messageId; follow it with GET /destinations/:id/replays/:replayId',
       body: 'ReplayRequest',
       answer: { status: 200, schema: 'ReplayResult', description: 'how many were put back on the delivery queue' },
       errors: ['invalid_request', 'not_found', 'conflict'],
       handle: async (req: AdminRequest<ReplayRequest>) => {
         const id = param(req, 'id');
         const selection = replaySelection(req.body, await read((s) => existingDestination(s, id)));
-        const result = await deps.replayer.replay(id, selection);
-        await deps.audit.record(auditEntry(ctx(req), 'destination.replay', id, { selection: selection.kind, replayed: result.replayed }));
+        const result = await deps.replayer.replay(id, selection, deps.newId('rpl'));
+        await deps.audit.record(
+          auditEntry(ctx(req), 'destination.replay', id, {
+            selection: selection.kind,
+            replayed: result.replayed,
+            replayId: result.replayId,
+          }),
+        );
         return ok(result);
+      },
+    },
+    {
+      method: 'get',
+      path: '/destinations/:id/replays/:replayId',
+      operationId: 'getReplay',
+      summary: 'What became of the calls of one replay: delivered, dead-lettered again, or still pending (kept 7 days)',
+      answer: { status: 200, schema: 'ReplayProgress', description: 'the replay' },
+      errors: ['not_found'],
+      handle: async (req) => {
+        const id = param(req, 'id');
+        await read((s) => existingDestination(s, id));
+        const replayId = param(req, 'replayId');
+        const progress = await deps.replays.read(replayId);
+        if (!progress || progress.destinationId !== id)
+          throw new RequestError('not_found', `no replay "${replayId}" of destination "${id}"`);
+        return ok(progress);
+      },
+    },
+    {
+      method: 'post',
+      path: '/destinations/:id/test-send',
+      operationId: 'testSendDestination',
+      summary:
+        "Send one sample call of a type through the pipeline from one of the destination's sources (every enabled destination connected to that source gets it); its attempts show in the deliveries under its messageId",
+      body: 'TestSendRequest',
+      answer: {
+        status: 202,
+        schema: 'TestSendResult',
+        description: 'on the route queue; poll GET /destinations/:id/deliveries?messageId= for its attempts',
+      },
+      errors: ['invalid_request', 'not_found', 'conflict'],
+      handle: async (req: AdminRequest<TestSendRequest>) => {
+        const id = param(req, 'id');
+        const { source } = testSendTarget(await deps.store.snapshot(), id, req.body);
+        const messageId = deps.newTestMessageId();
+        const call = sampleCall(req.body.type, messageId, ctx(req).now);
+        await deps.intake.route(source.id, call);
+        await deps.audit.record(auditEntry(ctx(req), 'destination.test_send', id, { messageId, sourceId: source.id, type: call.type }));
+        const body: TestSendResult = { messageId, sourceId: source.id, call };
+        return { status: 202, body };
       },
     },
     // Audiences

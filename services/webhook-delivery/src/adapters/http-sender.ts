@@ -7,6 +7,7 @@ import { Agent } from 'undici';
 import { isIP } from 'node:net';
 import { isNativeError } from 'node:util/types';
 import type { SendFailure, SendResult } from '../domain/outcome.js';
+import { RESPONSE_BODY_EXCERPT } from '../domain/attempt-detail.js';
 import { refusal, type Network } from '../domain/networks.js';
 import { guardedLookup, systemResolver, type Resolver } from './address-guard.js';
 
@@ -25,7 +26,11 @@ export interface Sender {
   close(): Promise<void>;
 }
 
-/** A response body is read and thrown away (receivers' answers are not used), up to this much. */
+/**
+ * A response body is read up to this much, its first RESPONSE_BODY_EXCERPT bytes kept for the
+ * attempt log and the rest thrown away: reading it keeps the connection for the next request,
+ * and a body beyond this closes it.
+ */
 const RESPONSE_BODY_LIMIT = 64 * 1024;
 
 export function createSender(options: SenderOptions): Sender {
@@ -75,10 +80,14 @@ export function createSender(options: SenderOptions): Sender {
         const res = await agent.request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal: deadline });
         response = res.body;
         const retryAfter = res.headers['retry-after'];
-        await res.body.dump({ limit: RESPONSE_BODY_LIMIT });
-        // dump() resolves, not rejects, when the deadline destroyed a body that was still coming.
+        const excerpt = await readExcerpt(res.body);
         if (deadline.aborted) return failure('timeout', `no complete response within ${options.timeoutMs} ms`);
-        return { kind: 'response', status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
+        return {
+          kind: 'response',
+          status: res.statusCode,
+          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+          excerpt: { headers: res.headers, ...excerpt },
+        };
       } catch (err) {
         return deadline.aborted ? failure('timeout', `no complete response within ${options.timeoutMs} ms`) : describeError(err);
       } finally {
@@ -87,6 +96,24 @@ export function createSender(options: SenderOptions): Sender {
     },
     close: () => agent.close(),
   };
+}
+
+/** The body's first bytes as text; the rest is read and dropped, up to RESPONSE_BODY_LIMIT. */
+async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<{ body: string; bodyTruncated: boolean }> {
+  let kept: Buffer | undefined;
+  let total = 0;
+  for await (const chunk of body) {
+    if (total < RESPONSE_BODY_EXCERPT) {
+      const part = chunk.subarray(0, RESPONSE_BODY_EXCERPT - total);
+      kept = kept === undefined ? part : Buffer.concat([kept, part]);
+    }
+    total += chunk.length;
+    if (total > RESPONSE_BODY_LIMIT) {
+      body.destroy();
+      break;
+    }
+  }
+  return { body: kept === undefined ? '' : kept.toString('utf8'), bodyTruncated: total > RESPONSE_BODY_EXCERPT };
 }
 
 type Target = { readonly origin: string; readonly path: string } | { readonly refused: SendResult };

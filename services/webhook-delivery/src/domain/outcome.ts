@@ -3,6 +3,7 @@
  * reports what happened in these terms; only the worker turns the verdict into queue behaviour.
  */
 import { parseRetryAfter } from './retry-after.js';
+import type { ResponseExcerpt } from './attempt-detail.js';
 
 /** Why an attempt got no HTTP response. The sender maps Node and undici errors onto these. */
 const SEND_FAILURES = [
@@ -24,7 +25,13 @@ export type Outcome =
   | { readonly kind: 'permanent'; readonly error: string; readonly status?: number };
 
 export type SendResult =
-  | { readonly kind: 'response'; readonly status: number; readonly retryAfter?: string | undefined }
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      readonly retryAfter?: string | undefined;
+      /** What the attempt log keeps of the answer. */
+      readonly excerpt?: ResponseExcerpt;
+    }
   | { readonly kind: 'failure'; readonly failure: SendFailure; readonly detail: string };
 
 export function classify(result: SendResult, now: number): Outcome {

@@ -7,7 +7,8 @@
 import type { DeliveryAttempt, DeliveryItem, Destination, WebhookTarget } from '@eventrelay/config';
 import { buildBody } from '../domain/body.js';
 import { buildHeaders } from '../domain/headers.js';
-import { classify, type Outcome } from '../domain/outcome.js';
+import { classify, type Outcome, type SendResult } from '../domain/outcome.js';
+import { requestDetail, responseDetail } from '../domain/attempt-detail.js';
 import { decideRound, dueUrls, type RetryPolicy, type UrlResult } from '../domain/schedule.js';
 import type { CallRun } from '../domain/settle.js';
 import type { Sender } from '../adapters/http-sender.js';
@@ -94,6 +95,10 @@ export async function runDelivery(
           places.give(ended - began, true);
           const outcome = classify(sent, ended);
           const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
+          // Built after the request: the attempt log's detail never delays a send.
+          record.request = requestDetail(headers, target.headers, body);
+          const response = responseOf(sent);
+          if (response) record.response = response;
           attempts.push(record);
           deps.record(record);
           return { url: target.url, outcome };
@@ -106,6 +111,10 @@ export async function runDelivery(
     }),
   );
   return { calls, ms: deps.clock() - startedAt };
+}
+
+function responseOf(sent: SendResult) {
+  return sent.kind === 'response' && sent.excerpt !== undefined ? responseDetail(sent.excerpt) : undefined;
 }
 
 function attemptRecord(

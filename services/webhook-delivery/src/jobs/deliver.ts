@@ -23,6 +23,7 @@ import { createCapNotes } from './cap-notes.js';
 import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
 import { withoutErased, type Tombstones } from './erasures.js';
 import { recordNoticeOutcomes, type Receipts } from './receipts.js';
+import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
 import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
@@ -37,6 +38,8 @@ export interface WorkerDeps extends DeliverDeps {
   readonly tombstones: Tombstones;
   /** The deletion receipts: what became of each delete notice, per regulation and destination. */
   readonly receipts: Receipts;
+  /** Each replay's progress: the final outcome of its calls, counted in the commit. */
+  readonly replays: ReplayProgress;
   readonly deadLetters: Pick<DeadLetterStore, 'queueAdd' | 'evictionOf'>;
   /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when the cap is reached. */
   readonly deadLetterMax: number;
@@ -118,7 +121,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
    * Writes what the run left in one MULTI (dead letters, the calls still to go, the end of the
    * batch hold, the change of the destination's retry backlog), then moves the job: to delayed
    * until `at` while calls remain, else it completes. `capped`: letters that are calls the retry
-   * backlog cap kept from being held.
+   * backlog cap kept from being held. `replayed`: what became of the calls, for the progress of
+   * those that a replay put back.
    */
   async function commit(
     job: Job<DeliverJob>,
@@ -128,6 +132,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     at: number | undefined,
     runs: number,
     capped = 0,
+    replayed: ReplayOutcomes = {},
   ): Promise<void> {
     const data = job.data;
     const tx = deps.transaction();
@@ -150,7 +155,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       queueJobRewrite(tx, job, { ...data, counted: 0 }, due);
     }
     if ('batch' in data) deps.batches.queueRelease(tx, data.batch.id, data.destinationId);
-    const answers = letters.length > 0 || pending.length > 0 || counted > 0 || 'batch' in data ? await execAll(tx) : [];
+    // Last on the MULTI: the answers read below are at the positions of what came before.
+    const replays = 'calls' in data && queueReplayOutcomes(deps.replays, tx, replayed);
+    const answers = letters.length > 0 || pending.length > 0 || counted > 0 || 'batch' in data || replays ? await execAll(tx) : [];
     if (next) job.data = next;
     if (letters.length > 0) await caps.noteEvictions(data.destinationId, answers.slice(0, letters.length));
     if (backlogChanges) await caps.noteRetryBacklog(data.destinationId, answers[letters.length], capped);
@@ -202,7 +209,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       const letters = items.map((item) =>
         letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason),
       );
-      await commit(job, token, letters, [], undefined, runsBefore);
+      await commit(job, token, letters, [], undefined, runsBefore, 0, { deadLettered: items });
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
       deps.stats.countDestination(data.destinationId, { dead: items.length });
       logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
@@ -293,7 +300,10 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     };
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
-    await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped);
+    await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, {
+      delivered: settled.delivered.map((c) => c.item),
+      deadLettered: settled.dead.map((d) => d.run.item),
+    });
   };
 }
 

@@ -1,0 +1,38 @@
+/**
+ * Puts one call on the route queue exactly as ingest does (services/ingest/src/adapters/
+ * intake-writer.ts): the call stored in a call batch of its own, its route entry written and the
+ * route job added, in ONE MULTI, so router and webhook-delivery handle it like any call.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChainableCommander } from 'ioredis';
+import type { Queue } from 'bullmq';
+import type { NormalizedCall, RouteJob } from '@eventrelay/config';
+import { execAll, queueJobAdd } from '@eventrelay/runtime';
+import type { CallBatches } from '@eventrelay/stores';
+
+export class IntakeQueue {
+  constructor(
+    private readonly batches: Pick<CallBatches, 'queueIntake'>,
+    /** A MULTI on which route jobs can be added (runtime transactionsOn of the route queue). */
+    private readonly transaction: () => ChainableCommander,
+    private readonly queue: Queue<RouteJob>,
+    private readonly clock: () => number,
+  ) {}
+
+  async route(sourceId: string, call: NormalizedCall): Promise<void> {
+    const batchId = randomUUID();
+    const tx = this.transaction();
+    // An operator's single call: not counted against the source's own rate limit, and its fresh
+    // messageId needs no dedupe claim.
+    const verdicts = this.batches.queueIntake(
+      tx,
+      batchId,
+      [{ sourceId, ratePerSecond: Number.MAX_SAFE_INTEGER, calls: [call], callsJson: JSON.stringify([call]) }],
+      { second: Math.floor(this.clock() / 1000), dedupeTtlS: 0 },
+    );
+    queueJobAdd(tx, this.queue, { batchId }, batchId);
+    const answers = await execAll(tx);
+    const [verdict] = verdicts(answers[1]);
+    if (verdict?.kind !== 'stored') throw new Error(`the intake step did not store the test call (${JSON.stringify(verdict)})`);
+  }
+}

@@ -1,0 +1,78 @@
+import { RequestError, type ConfigSnapshot, type Destination, type Source } from '@eventrelay/config';
+import { TEST_SEND_USER_ID, sampleCall, testSendTarget } from './test-send';
+
+const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk-${id}` });
+const destination = (extra: Partial<Destination> = {}): Destination => ({
+  id: 'd1',
+  name: 'Webhooks',
+  enabled: true,
+  sourceIds: ['s1', 's2'],
+  settings: { webhooks: [{ url: 'https://a' }] },
+  ...extra,
+});
+const snapshot = (d: Destination): ConfigSnapshot => ({
+  version: 1,
+  sources: new Map([
+    ['s1', source('s1')],
+    ['s2', source('s2')],
+  ]),
+  destinations: new Map([[d.id, d]]),
+  audiences: new Map(),
+});
+
+const thrown = (f: () => unknown): RequestError => {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof RequestError) return err;
+  }
+  throw new Error('no RequestError');
+};
+
+describe('sampleCall', () => {
+  const now = '2026-11-21T09:30:00.000Z';
+
+  it.each(['identify', 'track', 'page', 'screen', 'group', 'alias'] as const)('makes a %s call marked as a test', (type) => {
+    const call = sampleCall(type, 'test-1', now);
+    expect(call).toMatchObject({ type, messageId: 'test-1', userId: TEST_SEND_USER_ID, timestamp: now, receivedAt: now });
+    expect(call.context).toMatchObject({ eventrelayTestSend: true });
+  });
+
+  it('gives each type what its body needs', () => {
+    expect(sampleCall('track', 'm', now).event).toBe('Order Completed');
+    expect(sampleCall('identify', 'm', now).traits).toMatchObject({ email: 'test@example.com' });
+    expect(sampleCall('group', 'm', now).groupId).toBe('test-group-1');
+    expect(sampleCall('alias', 'm', now).previousId).toBe('eventrelay-test-anonymous');
+    expect(sampleCall('screen', 'm', now).context).toMatchObject({
+      device: { type: 'ios' },
+      os: { name: 'iOS' },
+      app: { name: 'Example' },
+    });
+    expect(sampleCall('page', 'm', now).properties).toMatchObject({ path: '/pricing' });
+  });
+});
+
+describe('testSendTarget', () => {
+  it('takes the first connected source by default, or the one asked for', () => {
+    const d = destination();
+    expect(testSendTarget(snapshot(d), 'd1', { type: 'track' }).source.id).toBe('s1');
+    expect(testSendTarget(snapshot(d), 'd1', { type: 'track', sourceId: 's2' }).source.id).toBe('s2');
+  });
+
+  it('refuses a source that is not connected, naming the field', () => {
+    const err = thrown(() => testSendTarget(snapshot(destination({ sourceIds: ['s1'] })), 'd1', { type: 'track', sourceId: 's2' }));
+    expect(err.code).toBe('invalid_request');
+    expect(err.fields).toEqual([{ field: 'sourceId', message: expect.stringContaining('s1') }]);
+  });
+
+  it('is a conflict for a disabled destination or one without a source', () => {
+    expect(thrown(() => testSendTarget(snapshot(destination({ enabled: false })), 'd1', { type: 'track' })).code).toBe('conflict');
+    const lonely = thrown(() => testSendTarget(snapshot(destination({ sourceIds: [] })), 'd1', { type: 'track' }));
+    expect(lonely.code).toBe('conflict');
+    expect(lonely.message).toContain('no source');
+  });
+
+  it('is not_found for an unknown destination', () => {
+    expect(thrown(() => testSendTarget(snapshot(destination()), 'nope', { type: 'track' })).code).toBe('not_found');
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * What the attempt log keeps of one request and its answer (docs/delivery.md, "Attempt detail"):
+ * excerpts, so a destination's log stays a bounded size whatever its calls and receivers send.
+ * The static header values of a destination are write-only secrets, so the log shows where they
+ * went, never what they were.
+ */
+import { RESERVED_WEBHOOK_HEADERS, type AttemptRequest, type AttemptResponse } from '@eventrelay/config';
+
+export const REQUEST_BODY_EXCERPT = 8 * 1024;
+export const RESPONSE_BODY_EXCERPT = 1024;
+const RESPONSE_HEADER_NAMES = 20;
+const RESPONSE_HEADER_BYTES = 2 * 1024;
+export const WRITE_ONLY = '[write-only]';
+
+/** What the sender read of an answer: its headers as the HTTP client gives them, the body's first bytes. */
+export interface ResponseExcerpt {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: string;
+  readonly bodyTruncated: boolean;
+}
+
+export function requestDetail(
+  headers: Readonly<Record<string, string>>,
+  staticHeaders: Readonly<Record<string, string>> | undefined,
+  body: string,
+): AttemptRequest {
+  let shown = headers;
+  if (staticHeaders !== undefined) {
+    const copy = { ...headers };
+    for (const name of Object.keys(staticHeaders)) {
+      const key = name.toLowerCase();
+      // A reserved name was overridden by eventrelay's own header (buildHeaders): that one is shown.
+      if (!RESERVED_WEBHOOK_HEADERS.has(key) && key in copy) copy[key] = WRITE_ONLY;
+    }
+    shown = copy;
+  }
+  const excerpt = utf8Prefix(body, REQUEST_BODY_EXCERPT);
+  return { method: 'POST', headers: shown, body: excerpt, ...(excerpt.length < body.length ? { bodyTruncated: true as const } : {}) };
+}
+
+export function responseDetail(response: ResponseExcerpt): AttemptResponse {
+  const headers: Record<string, string> = {};
+  let names = 0;
+  let bytes = 0;
+  for (const [name, raw] of Object.entries(response.headers)) {
+    if (raw === undefined) continue;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    if (names === RESPONSE_HEADER_NAMES || bytes + name.length + value.length > RESPONSE_HEADER_BYTES) break;
+    headers[name] = value;
+    names++;
+    bytes += name.length + value.length;
+  }
+  const body = utf8Prefix(response.body, RESPONSE_BODY_EXCERPT);
+  return { headers, body, ...(response.bodyTruncated || body.length < response.body.length ? { bodyTruncated: true as const } : {}) };
+}
+
+/** The longest prefix of `text` that is at most `max` bytes of UTF-8, never splitting a character. */
+export function utf8Prefix(text: string, max: number): string {
+  // Each UTF-16 unit is at most 3 bytes of UTF-8: short text needs no counting.
+  if (text.length * 3 <= max) return text;
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const surrogatePair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length;
+    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : surrogatePair ? 4 : 3;
+    if (bytes + size > max) return text.slice(0, i);
+    bytes += size;
+    if (surrogatePair) i++;
+  }
+  return text;
+}
