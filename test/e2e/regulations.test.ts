@@ -194,9 +194,12 @@ describe('regulations end to end', () => {
     expect(await p.admin.hexists(p.batches.key('batch-2'), 'd:hook')).toBe(1);
     const holdingUser = async () =>
       (await everythingUnder(p.admin, p.prefix)).filter((k) => k.key.includes(USER) || k.text.includes(USER)).map((k) => k.key);
-    // The search finds the user's calls while they are queued: in the retrying job and the batch.
+    // The search finds the user's calls while they are queued (in the retrying job and the batch),
+    // and in the attempt log, which keeps the bodies of the retrying job's failed attempts.
+    const attemptLog = `${p.prefix}:attempts:hook`;
+    expect((await p.attempts('hook')).filter((a) => a.userId === USER).map((a) => a.messageId)).toEqual(['e-2', 'e-1']);
     expect((await holdingUser()).sort()).toEqual(
-      [`${p.prefix}:deliver:${retrying}`, p.batches.key('batch-2'), p.batches.key('batch-2b')].sort(),
+      [`${p.prefix}:deliver:${retrying}`, p.batches.key('batch-2'), p.batches.key('batch-2b'), attemptLog].sort(),
     );
 
     const id = await regulate(admin, { regulationType: 'DELETE', subjectIds: [USER] });
@@ -233,7 +236,17 @@ describe('regulations end to end', () => {
     expect(
       await p.admin.exists(p.batches.key('batch-1'), p.batches.key('batch-2'), p.batches.key('batch-2b'), p.batches.key('batch-3')),
     ).toBe(0);
-    expect(await holdingUser()).toEqual([]);
+    // The attempt log keeps the outcome of the user's attempts without their bodies; only the call
+    // received after the erasure names the user there, and the delete notice's bodies are not kept.
+    const attempts = await p.attempts('hook');
+    const erased = attempts.filter((a) => ['e-1', 'e-2'].includes(a.messageId));
+    expect(erased.map((a) => [a.messageId, a.outcome, a.erased, a.userId, a.request?.body])).toEqual([
+      ['e-2', 'retryable', true, undefined, ''],
+      ['e-1', 'retryable', true, undefined, ''],
+    ]);
+    expect(attempts.find((a) => a.messageId.startsWith('del-'))).toMatchObject({ outcome: 'success', erased: true, request: { body: '' } });
+    expect(attempts.filter((a) => JSON.stringify(a).includes(USER)).map((a) => a.messageId)).toEqual(['e-4']);
+    expect((await holdingUser()).filter((key) => key !== attemptLog)).toEqual([]);
   }, 60_000);
 
   it('deletion receipts: per destination, notices delivered, dead-lettered (4xx) and dropped (destination deleted) counted once, through a retried regulation job, a delivery job run again and replays', async () => {

@@ -55,10 +55,22 @@ export class AttemptLog {
   ) {
     this.keys = deliveryKeys(prefix);
     this.log = new BatchedCappedLog(redis, { max: options.maxPerDestination, flushMs: options.flushMs, onError: options.onError });
+    defineScript(redis, 'eraseAttemptBodies', ERASE_ATTEMPT_BODIES);
   }
 
   start(): void {
     this.log.start();
+  }
+
+  /**
+   * A deletion regulation: the entries of these users' calls from these sources keep their
+   * outcome, status, latency and headers, and lose their userId and both bodies (`erased: true`).
+   * Replaced in place, so page cursors stay valid. Returns how many entries were erased.
+   */
+  async eraseUsers(destinationId: string, sourceIds: readonly string[], userIds: readonly string[]): Promise<number> {
+    if (sourceIds.length === 0 || userIds.length === 0) return 0;
+    const script = this.redis as unknown as EraseAttemptBodies;
+    return Number(await script.eraseAttemptBodies(1, this.keys.attempts(destinationId), sourceIds.length, ...sourceIds, ...userIds));
   }
 
   record(attempt: DeliveryAttempt): void {
@@ -91,6 +103,32 @@ export class AttemptLog {
     const match = filter !== undefined && isFiltering(filter) ? (a: DeliveryAttempt) => attemptMatches(a, filter) : undefined;
     return readCapped(this.redis, this.keys.attempts(destinationId), { limit: options.limit, cursor: options.cursor, match });
   }
+}
+
+// KEYS: the attempt log. ARGV: the number of source ids, the source ids, then the user ids.
+const ERASE_ATTEMPT_BODIES = `
+local sources, users = {}, {}
+local n = tonumber(ARGV[1])
+for i = 2, n + 1 do sources[ARGV[i]] = true end
+for i = n + 2, #ARGV do users[ARGV[i]] = true end
+local erased = 0
+local entries = redis.call('LRANGE', KEYS[1], 0, -1)
+for i, raw in ipairs(entries) do
+  local ok, e = pcall(cjson.decode, raw)
+  if ok and type(e) == 'table' and type(e.userId) == 'string' and users[e.userId] and sources[e.sourceId] then
+    e.userId = nil
+    if type(e.request) == 'table' then e.request.body = ''; e.request.bodyTruncated = nil end
+    if type(e.response) == 'table' then e.response.body = ''; e.response.bodyTruncated = nil end
+    e.erased = true
+    redis.call('LSET', KEYS[1], i - 1, cjson.encode(e))
+    erased = erased + 1
+  end
+end
+return erased
+`;
+
+interface EraseAttemptBodies {
+  eraseAttemptBodies(numKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
 // Adds a dead letter and trims the oldest beyond the cap, in one step so the index, the data and

@@ -2,11 +2,11 @@
  * DeadLetterStore against real Redis: the per-destination cap evicts the oldest letters, keeps the
  * index, the data and the messageId index in step, and tells when an episode of evictions began.
  * RetryBacklog: the per-destination count of calls held for a retry, changed on a MULTI, its field
- * removed at 0, and the episodes of the cap.
+ * removed at 0, and the episodes of the cap. AttemptLog.eraseUsers: a deletion erases bodies in place.
  */
 import { Redis } from 'ioredis';
-import type { DeadLetter } from '@eventrelay/config';
-import { DeadLetterStore, RetryBacklog, deliveryKeys } from '../src/delivery-records';
+import type { DeadLetter, DeliveryAttempt } from '@eventrelay/config';
+import { AttemptLog, DeadLetterStore, RetryBacklog, deliveryKeys } from '../src/delivery-records';
 import { deletePrefix, SHARED_REDIS_URL, sleep, uniquePrefix } from '@eventrelay/testkit';
 
 function letter(destinationId: string, n: number): DeadLetter {
@@ -190,5 +190,66 @@ describe('RetryBacklog', () => {
     // The marker gone (an hour without calls capped, here by hand): the next one begins an episode.
     await redis.del(keys.retryCapping('d'));
     expect(await change(store, ['d', 0, 1])).toEqual([{ held: 5, episodeBegan: true }]);
+  });
+});
+
+describe('AttemptLog.eraseUsers', () => {
+  let redis: Redis;
+  let prefix: string;
+
+  beforeEach(() => {
+    redis = new Redis(SHARED_REDIS_URL, { maxRetriesPerRequest: 1 });
+    prefix = uniquePrefix('attempt-erase');
+  });
+  afterEach(async () => {
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+    redis.disconnect();
+  });
+
+  const attempt = (messageId: string, sourceId: string, userId?: string): DeliveryAttempt => ({
+    destinationId: 'd',
+    sourceId,
+    messageId,
+    url: 'https://example.com/hook',
+    attempt: 1,
+    outcome: 'retryable',
+    status: 503,
+    error: 'HTTP 503',
+    latencyMs: 12.5,
+    at: '2026-11-25T00:00:00.000Z',
+    request: { method: 'POST', headers: { 'x-signature': 'abc' }, body: `{"userId":"${userId ?? ''}"}`, bodyTruncated: true },
+    response: { headers: { 'content-type': 'text/plain' }, body: `no ${userId ?? ''}` },
+    ...(userId !== undefined ? { userId } : {}),
+  });
+
+  it('erases the bodies and userId of the users’ calls from the given sources, in place, and keeps the rest', async () => {
+    const log = new AttemptLog(redis, prefix, { maxPerDestination: 100, flushMs: 60_000 });
+    const entries = [
+      attempt('m1', 'a', 'gone'),
+      attempt('m2', 'a', 'stays'),
+      attempt('m3', 'b', 'gone'), // another source: not affected
+      attempt('m4', 'a'),
+      attempt('m5', 'a', 'gone'),
+    ];
+    for (const e of entries) log.record(e);
+    await log.flush();
+    const before = await log.page('d', { limit: 10 });
+
+    expect(await log.eraseUsers('d', ['a'], ['gone', 'nobody'])).toBe(2);
+    const after = await log.page('d', { limit: 10 });
+    expect(after.nextCursor).toBe(before.nextCursor);
+    const byId = new Map(after.items.map((a) => [a.messageId, a]));
+    for (const id of ['m1', 'm5'])
+      expect(byId.get(id)).toEqual({
+        ...attempt(id, 'a'),
+        request: { method: 'POST', headers: { 'x-signature': 'abc' }, body: '' },
+        response: { headers: { 'content-type': 'text/plain' }, body: '' },
+        erased: true,
+      });
+    expect(byId.get('m2')).toEqual(attempt('m2', 'a', 'stays'));
+    expect(byId.get('m3')).toEqual(attempt('m3', 'b', 'gone'));
+    expect(byId.get('m4')).toEqual(attempt('m4', 'a'));
+    expect(after.items.map((a) => a.messageId)).toEqual(before.items.map((a) => a.messageId));
+    await log.close();
   });
 });

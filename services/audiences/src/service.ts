@@ -15,6 +15,7 @@ import {
   type RunningWorkerProcess,
 } from '@eventrelay/runtime';
 import {
+  AttemptLog,
   ConfigStore,
   DeletionReceipts,
   ErasureTombstones,
@@ -147,6 +148,8 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       tombstones,
       receipts: new DeletionReceipts(control, prefix),
       purgeDeadLetters: (destinationId, sourceIds, userIds) => purgeUserDeadLetters(control, prefix, destinationId, sourceIds, userIds),
+      // Only erases; the cap is kept by webhook-delivery, which writes the log.
+      attempts: new AttemptLog(control, prefix, { maxPerDestination: Number.MAX_SAFE_INTEGER }),
       snapshot: () => store.snapshot(),
       pageSize: 500,
       metrics,

@@ -298,6 +298,14 @@ export interface DeliveryAttempt {
    * when the attempt started, ISO 8601 UTC
    */
   at: string;
+  /**
+   * the call's userId, kept so that a deletion regulation finds this entry and erases its bodies; absent for calls without one and for delete notices
+   */
+  userId?: string;
+  /**
+   * the request and response bodies are not kept: the call was a delete notice (its body names the user being erased), or a deletion regulation erased them
+   */
+  erased?: true;
   request?: AttemptRequest;
   response?: AttemptResponse;
 }

@@ -9,7 +9,7 @@
 import type { Job } from 'bullmq';
 import { newRegulation, type ConfigSnapshot, type Regulation, type RegulationJob } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
-import type { DeletionReceipts, ErasureTombstones, RegulationStore, SourceEvents } from '@eventrelay/stores';
+import type { AttemptLog, DeletionReceipts, ErasureTombstones, RegulationStore, SourceEvents } from '@eventrelay/stores';
 import { affectedSources, deleteNotices, deletes, suppresses } from '../domain/regulation.js';
 import type { DeliveryQueue } from '../adapters/delivery-queue.js';
 import type { MembershipStore } from '../adapters/membership-store.js';
@@ -30,6 +30,8 @@ export interface RegulationDeps {
   readonly receipts: Pick<DeletionReceipts, 'plan'>;
   /** Removes the dead letters of the users' calls from the sources to one destination; returns how many. */
   readonly purgeDeadLetters: (destinationId: string, sourceIds: readonly string[], userIds: readonly string[]) => Promise<number>;
+  /** Erases the bodies of the users' calls from the sources in one destination's attempt log. */
+  readonly attempts: Pick<AttemptLog, 'eraseUsers'>;
   /** A fresh config (the regulation's sources and destinations as they are now). */
   readonly snapshot: () => Promise<ConfigSnapshot>;
   readonly pageSize: number;
@@ -77,7 +79,10 @@ export function createRegulationProcessor(deps: RegulationDeps): (job: Job<Regul
         erased = await deps.profiles.erase(page);
         await deps.membership.erase(page, audienceIds);
         for (const sourceId of sources) await deps.events.eraseUsers(sourceId, page);
-        for (const destinationId of destinationIds) deadLettersPurged += await deps.purgeDeadLetters(destinationId, sources, page);
+        for (const destinationId of destinationIds) {
+          deadLettersPurged += await deps.purgeDeadLetters(destinationId, sources, page);
+          await deps.attempts.eraseUsers(destinationId, sources, page);
+        }
       }
       const counts = record.counts;
       record = {

@@ -1,5 +1,14 @@
 import { buildHeaders } from './headers';
-import { REQUEST_BODY_EXCERPT, RESPONSE_BODY_EXCERPT, WRITE_ONLY, requestDetail, responseDetail, utf8Prefix } from './attempt-detail';
+import type { NormalizedCall } from '@eventrelay/config';
+import {
+  REQUEST_BODY_EXCERPT,
+  RESPONSE_BODY_EXCERPT,
+  WRITE_ONLY,
+  attemptDetail,
+  requestDetail,
+  responseDetail,
+  utf8Prefix,
+} from './attempt-detail';
 
 describe('requestDetail', () => {
   it('shows the headers as sent, static header values replaced, the signature kept', () => {
@@ -70,5 +79,41 @@ describe('utf8Prefix', () => {
     expect(utf8Prefix('a😀b', 5)).toBe('a😀');
     expect(utf8Prefix('日本語', 7)).toBe('日本');
     expect(utf8Prefix('short', 100)).toBe('short');
+  });
+});
+
+describe('attemptDetail', () => {
+  const answered = {
+    kind: 'response',
+    status: 200,
+    excerpt: { headers: { 'content-type': 'text/plain' }, body: 'ok user-7', bodyTruncated: false },
+  } as const;
+  const headers = { 'content-type': 'application/json' };
+
+  it('keeps a call’s bodies and its userId, by which a deletion finds the entry', () => {
+    const call = { type: 'track', messageId: 'm1', userId: 'user-7', event: 'E' } as unknown as NormalizedCall;
+    expect(attemptDetail(call, headers, undefined, '{"userId":"user-7"}', answered)).toEqual({
+      request: { method: 'POST', headers, body: '{"userId":"user-7"}' },
+      response: { headers: { 'content-type': 'text/plain' }, body: 'ok user-7' },
+      userId: 'user-7',
+    });
+  });
+
+  it('keeps no body of a delete notice, which names the user being erased', () => {
+    const notice = { type: 'delete', messageId: 'del-1', userId: 'user-7', timestamp: '2026-11-25T00:00:00.000Z' } as const;
+    const detail = attemptDetail(notice, headers, undefined, '{"type":"delete","userId":"user-7"}', answered);
+    expect(detail).toEqual({
+      request: { method: 'POST', headers, body: '' },
+      response: { headers: { 'content-type': 'text/plain' }, body: '' },
+      erased: true,
+    });
+    expect(JSON.stringify(detail)).not.toContain('user-7');
+  });
+
+  it('has no response when no answer arrived', () => {
+    const call = { type: 'track', messageId: 'm1', anonymousId: 'a', event: 'E' } as unknown as NormalizedCall;
+    expect(attemptDetail(call, headers, undefined, '{}', { kind: 'failure', failure: 'timeout', detail: 'timed out' })).toEqual({
+      request: { method: 'POST', headers, body: '{}' },
+    });
   });
 });

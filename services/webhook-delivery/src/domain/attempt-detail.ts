@@ -4,7 +4,14 @@
  * The static header values of a destination are write-only secrets, so the log shows where they
  * went, never what they were.
  */
-import { RESERVED_WEBHOOK_HEADERS, type AttemptRequest, type AttemptResponse } from '@eventrelay/config';
+import {
+  RESERVED_WEBHOOK_HEADERS,
+  type AttemptRequest,
+  type AttemptResponse,
+  type DeliveryAttempt,
+  type DeliveryItem,
+} from '@eventrelay/config';
+import type { SendResult } from './outcome.js';
 
 export const REQUEST_BODY_EXCERPT = 8 * 1024;
 export const RESPONSE_BODY_EXCERPT = 1024;
@@ -68,4 +75,30 @@ export function utf8Prefix(text: string, max: number): string {
     if (surrogatePair) i++;
   }
   return text;
+}
+
+/**
+ * What the attempt log keeps of the request and its answer, and whose call it was: a deletion
+ * regulation finds the entry by `userId` and erases its bodies (AttemptLog.eraseUsers). A delete
+ * notice names the user being erased, so its bodies are never kept.
+ */
+export function attemptDetail(
+  call: DeliveryItem['call'],
+  headers: Record<string, string>,
+  staticHeaders: Record<string, string> | undefined,
+  body: string,
+  sent: SendResult,
+): Pick<DeliveryAttempt, 'request' | 'response' | 'userId' | 'erased'> {
+  const response = sent.kind === 'response' && sent.excerpt !== undefined ? responseDetail(sent.excerpt) : undefined;
+  if (call.type === 'delete')
+    return {
+      request: requestDetail(headers, staticHeaders, ''),
+      ...(response ? { response: { ...response, body: '' } } : {}),
+      erased: true,
+    };
+  return {
+    request: requestDetail(headers, staticHeaders, body),
+    ...(response ? { response } : {}),
+    ...(typeof call.userId === 'string' ? { userId: call.userId } : {}),
+  };
 }

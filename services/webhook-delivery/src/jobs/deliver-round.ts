@@ -7,8 +7,8 @@
 import type { DeliveryAttempt, DeliveryItem, Destination, WebhookTarget } from '@eventrelay/config';
 import { buildBody } from '../domain/body.js';
 import { buildHeaders } from '../domain/headers.js';
-import { classify, type Outcome, type SendResult } from '../domain/outcome.js';
-import { requestDetail, responseDetail } from '../domain/attempt-detail.js';
+import { classify, type Outcome } from '../domain/outcome.js';
+import { attemptDetail } from '../domain/attempt-detail.js';
 import { decideRound, dueUrls, type RetryPolicy, type UrlResult } from '../domain/schedule.js';
 import type { CallRun } from '../domain/settle.js';
 import type { Sender } from '../adapters/http-sender.js';
@@ -96,9 +96,7 @@ export async function runDelivery(
           const outcome = classify(sent, ended);
           const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
           // Built after the request: the attempt log's detail never delays a send.
-          record.request = requestDetail(headers, target.headers, body);
-          const response = responseOf(sent);
-          if (response) record.response = response;
+          Object.assign(record, attemptDetail(item.call, headers, target.headers, body, sent));
           attempts.push(record);
           deps.record(record);
           return { url: target.url, outcome };
@@ -111,10 +109,6 @@ export async function runDelivery(
     }),
   );
   return { calls, ms: deps.clock() - startedAt };
-}
-
-function responseOf(sent: SendResult) {
-  return sent.kind === 'response' && sent.excerpt !== undefined ? responseDetail(sent.excerpt) : undefined;
 }
 
 function attemptRecord(
