@@ -26,14 +26,17 @@ describe('admin API for the console', () => {
   }
 
   describe('POST /destinations/:id/test-send', () => {
-    it('sends a signed sample call through router and webhook-delivery; its attempt shows with request and response', async () => {
+    it('sends a signed sample call through router and webhook-delivery to that destination only; its attempt shows with request and response', async () => {
       const receiver = scope.track(
         await startReceiver({ responder: () => ({ status: 202, headers: { 'x-receiver': 'console-test' }, body: '{"queued":true}' }) }),
       );
+      // Another Webhooks destination of the same source: a test send is not for it.
+      const bystander = scope.track(await startReceiver());
       const { p, admin } = await setup('console-send', [
         webhookDestination('dst-c', [{ url: receiver.url, headers: { Authorization: 'Bearer receiver-secret-token' } }], {
           sharedSecret: SECRET,
         }),
+        webhookDestination('dst-other', [bystander.url]),
       ]);
 
       const sent = await admin.call('POST', '/destinations/dst-c/test-send', { type: 'identify' });
@@ -76,6 +79,11 @@ describe('admin API for the console', () => {
       expect(attempt.response).not.toHaveProperty('bodyTruncated');
       const log = await admin.call('GET', '/destinations/dst-c/deliveries');
       expect(log.text).not.toContain('receiver-secret-token');
+      // A call sent after the test call reaches the bystander: had the test call been routed to it, it would be there first.
+      await p.route([trackCall('after-test-send')]);
+      const [first] = await bystander.waitFor(1, 5000);
+      expect(messageIdOf(first!)).toBe('after-test-send');
+      expect((await admin.call('GET', `/destinations/dst-other/deliveries?messageId=${messageId}`)).body.items).toEqual([]);
 
       const audit = (await admin.call('GET', '/audit?limit=1')).body.items[0];
       expect(audit).toMatchObject({
@@ -203,7 +211,6 @@ describe('admin API for the console', () => {
       expect(replay.status).toBe(200);
       expect(replay.body).toEqual({ replayId: expect.stringMatching(/^rpl_/), replayed: 2, notFound: [] });
       const replayId = replay.body.replayId as string;
-      expect(idsOf(await listed(''))).toEqual(['signup-2', 'signup-1']);
 
       const progress = await eventually(async () => {
         const res = await admin.call('GET', `/destinations/dst-d/replays/${replayId}`);
@@ -221,7 +228,8 @@ describe('admin API for the console', () => {
         pending: 0,
       });
       expect(receiver.requests.map(messageIdOf).sort()).toEqual(['order-ok', 'order-refused']);
-      expect(idsOf(await listed('q=order'))).toEqual(['order-refused']);
+      // The replayed letters left the list; the one refused again is back, as the newest.
+      expect(idsOf(await listed(''))).toEqual(['order-refused', 'signup-2', 'signup-1']);
       const audit = (await admin.call('GET', '/audit?limit=1')).body.items[0];
       expect(audit).toMatchObject({ action: 'destination.replay', details: { selection: 'filter', replayed: 2, replayId } });
 

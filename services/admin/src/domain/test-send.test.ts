@@ -33,22 +33,24 @@ describe('sampleCall', () => {
   const now = '2026-11-21T09:30:00.000Z';
 
   it.each(['identify', 'track', 'page', 'screen', 'group', 'alias'] as const)('makes a %s call marked as a test', (type) => {
-    const call = sampleCall(type, 'test-1', now);
+    const call = sampleCall(type, 'test-1', now, 'd1');
     expect(call).toMatchObject({ type, messageId: 'test-1', userId: TEST_SEND_USER_ID, timestamp: now, receivedAt: now });
     expect(call.context).toMatchObject({ eventrelayTestSend: true });
+    // Only this destination: every Webhooks destination shares the name, so the id picks it.
+    expect(call.integrations).toEqual({ All: false, d1: true });
   });
 
   it('gives each type what its body needs', () => {
-    expect(sampleCall('track', 'm', now).event).toBe('Order Completed');
-    expect(sampleCall('identify', 'm', now).traits).toMatchObject({ email: 'test@example.com' });
-    expect(sampleCall('group', 'm', now).groupId).toBe('test-group-1');
-    expect(sampleCall('alias', 'm', now).previousId).toBe('eventrelay-test-anonymous');
-    expect(sampleCall('screen', 'm', now).context).toMatchObject({
+    expect(sampleCall('track', 'm', now, 'd1').event).toBe('Order Completed');
+    expect(sampleCall('identify', 'm', now, 'd1').traits).toMatchObject({ email: 'test@example.com' });
+    expect(sampleCall('group', 'm', now, 'd1').groupId).toBe('test-group-1');
+    expect(sampleCall('alias', 'm', now, 'd1').previousId).toBe('eventrelay-test-anonymous');
+    expect(sampleCall('screen', 'm', now, 'd1').context).toMatchObject({
       device: { type: 'ios' },
       os: { name: 'iOS' },
       app: { name: 'Example' },
     });
-    expect(sampleCall('page', 'm', now).properties).toMatchObject({ path: '/pricing' });
+    expect(sampleCall('page', 'm', now, 'd1').properties).toMatchObject({ path: '/pricing' });
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * Test send (POST /admin/v1/destinations/:id/test-send): one realistic sample call, routed like any
- * call of its source. The call says what it is in `context.eventrelayTestSend`, and its user is
- * TEST_SEND_USER_ID, so a receiver (or an operator reading its logs) can tell it from real traffic.
+ * call of its source, with `integrations` that let it reach this destination only (the router takes
+ * a destination id as an integrations key). The call says what it is in `context.eventrelayTestSend`,
+ * and its user is TEST_SEND_USER_ID, so a receiver (or an operator reading its logs) can tell it
+ * from real traffic.
  */
 import {
   RequestError,
@@ -37,14 +39,22 @@ export function testSendTarget(snapshot: ConfigSnapshot, destinationId: string, 
 }
 
 /** A sample call of `type` as ingest would have stored it, received at `now` (ISO 8601 UTC). */
-export function sampleCall(type: TestSendRequest['type'], messageId: string, now: string): NormalizedCall {
+export function sampleCall(type: TestSendRequest['type'], messageId: string, now: string, destinationId: string): NormalizedCall {
   const context = {
     eventrelayTestSend: true,
     library: { name: 'eventrelay-test-send', version: '1.0' },
     ip: '203.0.113.7',
     userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
   };
-  const base = { messageId, userId: TEST_SEND_USER_ID, timestamp: now, originalTimestamp: now, sentAt: now, receivedAt: now };
+  const base = {
+    messageId,
+    userId: TEST_SEND_USER_ID,
+    timestamp: now,
+    originalTimestamp: now,
+    sentAt: now,
+    receivedAt: now,
+    integrations: { All: false, [destinationId]: true },
+  };
   switch (type) {
     case 'identify':
       return { ...base, type, traits: { email: 'test@example.com', name: 'Test User', plan: 'pro', createdAt: now }, context };

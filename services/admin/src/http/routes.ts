@@ -391,7 +391,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         const id = param(req, 'id');
         const { source } = testSendTarget(await deps.store.snapshot(), id, req.body);
         const messageId = deps.newTestMessageId();
-        const call = sampleCall(req.body.type, messageId, ctx(req).now);
+        const call = sampleCall(req.body.type, messageId, ctx(req).now, id);
         await deps.intake.route(source.id, call);
         await deps.audit.record(auditEntry(ctx(req), 'destination.test_send', id, { messageId, sourceId: source.id, type: call.type }));
         const body: TestSendResult = { messageId, sourceId: source.id, call };

@@ -65,4 +65,14 @@ describe('selectDestinations', () => {
   it('turns every Webhooks destination off together', () => {
     expect(selectDestinations(call({ Webhooks: false }), [destination('d1'), destination('d2')])).toEqual([]);
   });
+
+  it('picks one Webhooks destination by its id, which decides over the name', () => {
+    const connected = [destination('d1'), destination('d2'), destination('d3')];
+    const ids = (integrations: Record<string, unknown>) => selectDestinations(call(integrations), connected).map((d) => d.id);
+    expect(ids({ All: false, d2: true })).toEqual(['d2']);
+    expect(ids({ d2: false })).toEqual(['d1', 'd3']);
+    expect(ids({ Webhooks: false, d3: true })).toEqual(['d3']);
+    expect(ids({ All: false, Webhooks: true, d1: false })).toEqual(['d2', 'd3']);
+    expect(ids({ All: false, D2: true })).toEqual([]);
+  });
 });
