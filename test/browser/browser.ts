@@ -41,9 +41,10 @@ const SCREENSHOT_DIR =
     ? path.join(REPO_ROOT, 'docs', 'console')
     : path.join(REPO_ROOT, '.eventrelay', 'console-screenshots');
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** The viewport, or with `fullPage` the whole page (the Overview's charts run below the fold). */
+export async function screenshot(page: Page, name: string, { fullPage = false } = {}): Promise<string> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const file = path.join(SCREENSHOT_DIR, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: false });
+  await page.screenshot({ path: file, fullPage });
   return file;
 }

@@ -2,8 +2,11 @@
  * The web console in a real headless Chromium against the real built services and Redis: sign in
  * (and a wrong token refused), create a source (its write key shown once), set up a Webhooks
  * destination with two URLs and headers (a bad URL's error shown next to it, fixed, saved),
- * enable it, then send calls with @segment/analytics-node and watch them in the live debugger
- * and at the receivers. Locators are by role and label, so they also test the labelling.
+ * enable it, test send and see the attempt, then send calls with @segment/analytics-node and
+ * watch them in the live debugger, the delivery log and at the receivers; make the receivers
+ * refuse, see the dead letters, replay them in bulk once they recover and watch them delivered;
+ * and find it all counted in the Overview's charts. Locators are by role and label, so they also
+ * test the labelling.
  */
 import { Analytics } from '@segment/analytics-node';
 import type { Browser, Page } from 'playwright-core';
@@ -15,6 +18,7 @@ import {
   startReceiver,
   startStack,
   uniquePrefix,
+  type ReceivedRequest,
   type Receiver,
 } from '@eventrelay/testkit';
 import { LAPTOP, assertConsoleBuilt, launchChromium, screenshot } from './browser';
@@ -23,6 +27,14 @@ const TOKEN = 'browser-admin-token-0123456789';
 // Browser steps wait for the pipeline; Playwright's own default is 30 s, too long to learn of a failure.
 const STEP_MS = 10_000;
 const CONFIG_PROPAGATION_MS = 2_500;
+// Waits on the stats: the services flush their counters once a second, the Overview reads every 5 s.
+const OVERVIEW_MS = 30_000;
+const SECRET = 'whsec_console_browser_0001';
+type Reply = ReturnType<Parameters<Receiver['respond']>[0]>;
+const ANSWER: Reply = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"received":true}' };
+const REFUSAL: Reply = { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"unknown plan"}' };
+
+const messageIdOf = (r: ReceivedRequest): string => String(r.headers['x-eventrelay-message-id']);
 
 describe('web console in Chromium', () => {
   const prefix = uniquePrefix('console-browser');
@@ -36,7 +48,11 @@ describe('web console in Chromium', () => {
 
   beforeAll(async () => {
     assertConsoleBuilt();
-    [hookA, hookB] = await Promise.all([startReceiver(), startReceiver()]);
+    // Both check every X-Signature against the destination's shared secret.
+    [hookA, hookB] = await Promise.all([
+      startReceiver({ secret: SECRET, responder: () => ANSWER }),
+      startReceiver({ secret: SECRET, responder: () => ANSWER }),
+    ]);
     stack = await startStack({
       redisUrl: SHARED_REDIS_URL,
       prefix,
@@ -85,7 +101,6 @@ describe('web console in Chromium', () => {
       'Regulations',
       'Audit log',
     ]);
-    await screenshot(page, 'overview');
   });
 
   let writeKey = '';
@@ -121,7 +136,7 @@ describe('web console in Chromium', () => {
     await page.getByRole('button', { name: 'Add header to URL 2' }).click();
     await page.getByLabel('URL 2 header 1 name').fill('Authorization');
     await page.getByLabel('URL 2 header 1 value').fill('Bearer receiver-b-0001');
-    await page.getByLabel('Shared secret').fill('whsec_console_browser_0001');
+    await page.getByLabel('Shared secret').fill(SECRET);
     await page.getByRole('button', { name: 'Save destination' }).click();
 
     const url2 = page.getByLabel('URL 2', { exact: true });
@@ -144,6 +159,30 @@ describe('web console in Chromium', () => {
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('status').filter({ hasText: 'Calls from its sources are delivered' }).waitFor();
     await page.getByRole('button', { name: 'Disable' }).waitFor();
+  });
+
+  it('test sends one call of a chosen type and shows its attempt when it lands', async () => {
+    // A change made through the API reaches every process within 2 s (docs/spec.md §6): a call
+    // sent sooner may find the router still without the newly enabled route.
+    await sleep(CONFIG_PROPAGATION_MS);
+    await page.getByLabel('Call type').selectOption('identify');
+    await page.getByRole('button', { name: 'Send test call' }).click();
+    const result = page.getByLabel('Test send result');
+    await result.waitFor({ timeout: 20_000 });
+
+    const messageId = (await result.getByRole('link', { name: /^test-/ }).textContent()) ?? '';
+    const text = (await result.textContent()) ?? '';
+    expect(text).toContain('Outcomesuccess HTTP 200');
+    expect(text).toMatch(/Latency\d+ ms/);
+    expect(text).toContain('Response{"received":true}');
+    const signature = (await result.getByText(/^[0-9a-f]{40}$/).textContent()) ?? '';
+
+    // The attempt shown is one the receivers really got: an identify whose signature verified.
+    const got = [...hookA.requests, ...hookB.requests].filter((r) => messageIdOf(r) === messageId);
+    expect(got).toHaveLength(2);
+    expect(got.map((r) => (JSON.parse(r.body.toString('utf8')) as { type: string }).type)).toEqual(['identify', 'identify']);
+    expect(got.every((r) => r.signatureValid === true)).toBe(true);
+    expect(got.map((r) => r.headers['x-signature'])).toContain(signature);
     await screenshot(page, 'destination');
   });
 
@@ -152,9 +191,6 @@ describe('web console in Chromium', () => {
     await page.getByRole('link', { name: 'Live debugger of Web shop' }).click();
     await heading('Live events').waitFor();
 
-    // A change made through the API reaches every process within 2 s (docs/spec.md §6): calls sent
-    // sooner may find the router still without the new route.
-    await sleep(CONFIG_PROPAGATION_MS);
     const analytics = new Analytics({ writeKey, host: stack.url('ingest'), flushAt: 1, maxRetries: 0 });
     analytics.identify({ userId: 'browser-user', traits: { plan: 'pro' } });
     analytics.track({ userId: 'browser-user', event: 'Console Tested', properties: { step: 6 } });
@@ -171,9 +207,10 @@ describe('web console in Chromium', () => {
     });
     await screenshot(page, 'debugger');
 
-    const [a, b] = await Promise.all([hookA.waitFor(2, STEP_MS), hookB.waitFor(2, STEP_MS)]);
-    expect(a.map((r) => r.headers['x-team'])).toEqual(['growth', 'growth']);
-    expect(b.map((r) => r.headers['authorization'])).toEqual(['Bearer receiver-b-0001', 'Bearer receiver-b-0001']);
+    // Each receiver has the test send and the two calls.
+    const [a, b] = await Promise.all([hookA.waitFor(3, STEP_MS), hookB.waitFor(3, STEP_MS)]);
+    expect(a.map((r) => r.headers['x-team'])).toEqual(['growth', 'growth', 'growth']);
+    expect(b.map((r) => r.headers['authorization'])).toEqual(Array(3).fill('Bearer receiver-b-0001'));
   });
 
   it('pauses the debugger', async () => {
@@ -186,21 +223,132 @@ describe('web console in Chromium', () => {
     await page.getByRole('link', { name: 'Destinations' }).click();
     await page.getByRole('link', { name: 'Deliveries' }).click();
     await heading('Delivery log').waitFor();
-    await page.getByRole('status').filter({ hasText: '4 attempts on this page' }).waitFor();
+    // The test send and the two calls, each at both URLs.
+    await page.getByRole('status').filter({ hasText: '6 attempts on this page' }).waitFor();
     await page.getByLabel('Outcome').selectOption('failed');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByRole('status').filter({ hasText: '0 attempts on this page' }).waitFor();
     expect(page.url()).toContain('deliveries?status=failed');
     await page.getByLabel('Outcome').selectOption('');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await page.getByRole('status').filter({ hasText: '4 attempts on this page' }).waitFor();
+    await page.getByRole('status').filter({ hasText: '6 attempts on this page' }).waitFor();
+
+    // An attempt opens to the request as sent (static header values hidden) and the answer.
+    const row = page
+      .getByRole('button', { name: /success HTTP 200/ })
+      .filter({ hasText: `${hookA.url}/a` })
+      .first();
+    await row.click();
+    expect(await row.getAttribute('aria-expanded')).toBe('true');
+    const headers = JSON.parse((await page.getByLabel('Request headers').textContent()) ?? '{}') as Record<string, string>;
+    expect(headers).toMatchObject({ 'x-team': '[write-only]', 'x-signature': expect.stringMatching(/^[0-9a-f]{40}$/) });
+    expect(JSON.parse((await page.getByLabel('Request body').textContent()) ?? '{}')).toMatchObject({ type: expect.any(String) });
+    expect(await page.getByLabel('Response body').textContent()).toBe('{"received":true}');
     await screenshot(page, 'deliveries');
   });
+
+  let refused: string[] = [];
+
+  it('lists the calls a refusing receiver dead-lettered, with their last error, reached from the Overview', async () => {
+    hookA.respond(() => REFUSAL);
+    hookB.respond(() => REFUSAL);
+    const before = hookA.requests.length;
+    const analytics = new Analytics({ writeKey, host: stack.url('ingest'), flushAt: 1, maxRetries: 0 });
+    for (const orderId of ['o-1', 'o-2', 'o-3'])
+      analytics.track({ userId: 'browser-user', event: 'Checkout Failed', properties: { orderId } });
+    analytics.track({ userId: 'browser-user', event: 'Refund Failed', properties: { orderId: 'o-0' } });
+    await analytics.closeAndFlush({ timeout: STEP_MS });
+    // A 400 is final: each call is dead-lettered after its first round.
+    refused = (await hookA.waitFor(before + 4, STEP_MS)).slice(before).map(messageIdOf);
+    expect(new Set(refused).size).toBe(4);
+
+    // The on-call path: the Overview shows the destination's dead letters, one click away.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await heading('Overview').waitFor();
+    await page.getByRole('link', { name: '4 dead-lettered: open the dead letters' }).click({ timeout: OVERVIEW_MS });
+    await heading('Dead letters').waitFor();
+    const rows = page.getByRole('checkbox', { name: /^Select (?!every)/ });
+    // The stats may count a round a moment before its dead letters are written: look again then.
+    await eventually(async () => {
+      if ((await rows.count()) < 4) await page.reload();
+      await page.getByRole('checkbox', { name: `Select ${refused[0]}` }).waitFor({ timeout: 2_000 });
+      expect(await rows.count()).toBe(4);
+    }, STEP_MS);
+    for (const m of refused) {
+      const row = page.getByRole('row').filter({ has: page.getByRole('checkbox', { name: `Select ${m}` }) });
+      expect(await row.getByRole('cell').nth(2).textContent()).toMatch(/400/);
+    }
+  }, 60_000);
+
+  it('replays dead letters in bulk once the receivers recover, and shows them delivered', async () => {
+    hookA.respond(() => ANSWER);
+    hookB.respond(() => ANSWER);
+    const beforeA = hookA.requests.length;
+    const beforeB = hookB.requests.length;
+    const [checkouts, refund] = [refused.slice(0, 3), refused[3]!];
+
+    // Every one on the page selected, then one left out: three replayed together.
+    await page.getByRole('checkbox', { name: 'Select every dead letter on this page' }).check();
+    await page.getByRole('checkbox', { name: `Select ${refund}` }).uncheck();
+    await page.getByRole('button', { name: 'Replay selected (3)' }).click();
+    await page.getByRole('status').filter({ hasText: 'Replaying 3 selected dead letters.' }).waitFor();
+    await page.getByRole('status').filter({ hasText: '3 delivered, 0 dead-lettered again, 0 pending of 3.' }).waitFor({ timeout: 20_000 });
+    expect(await page.getByRole('progressbar', { name: 'Replay progress' }).getAttribute('value')).toBe('3');
+    // The one left out is still listed, with its error.
+    await eventually(async () => expect(await page.getByRole('checkbox', { name: /^Select (?!every)/ }).count()).toBe(1), STEP_MS);
+    await page.getByRole('checkbox', { name: `Select ${refund}` }).waitFor();
+    await screenshot(page, 'dead-letters');
+
+    // The rest by a filter: everything that matches, not only what the page shows.
+    await page.getByLabel('Search').fill('Refund');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    expect(page.url()).toContain('dead-letters?q=Refund');
+    await page.getByRole('button', { name: 'Replay all matching the filter' }).click();
+    await page.getByRole('status').filter({ hasText: '1 delivered, 0 dead-lettered again, 0 pending of 1.' }).waitFor({ timeout: 20_000 });
+    await page.getByText('No dead letters match the filter.').waitFor();
+
+    // Both receivers got all four again, and answered 200 this time.
+    const [a, b] = await Promise.all([hookA.waitFor(beforeA + 4, STEP_MS), hookB.waitFor(beforeB + 4, STEP_MS)]);
+    expect(a.slice(beforeA).map(messageIdOf).sort()).toEqual([...checkouts, refund].sort());
+    expect(b.slice(beforeB).map(messageIdOf).sort()).toEqual([...checkouts, refund].sort());
+  }, 60_000);
+
+  it('counts it all in the Overview: the destination’s outcomes and the source’s calls, drawn as charts', async () => {
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await heading('Overview').waitFor();
+    const card = page.getByRole('article', { name: /Webhooks dst_/ });
+    // Delivered: the test send, the two calls and the four replayed; dead-lettered: the four refused.
+    // Accepted at intake: the six calls sent with the SDK (a test send starts past intake).
+    await card
+      .getByRole('img', { name: 'Outcomes per minute: 7 delivered, 0 retrying, 4 dead-lettered' })
+      .waitFor({ timeout: OVERVIEW_MS });
+    await page.getByRole('img', { name: 'Web shop: calls: 6 accepted, 0 rejected' }).waitFor({ timeout: OVERVIEW_MS });
+    const source = page.getByRole('row', { name: /Web shop/ });
+    expect(await source.getByRole('cell').nth(2).textContent()).toBe('6');
+
+    // uPlot drew each series on its canvas: the delivered (green) and dead-lettered (red) lines.
+    const colours = await card.getByRole('img', { name: /^Outcomes per minute/ }).evaluate((el) => {
+      const canvas = el.querySelector('canvas')!;
+      const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+      let green = 0;
+      let red = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        const [r, g, b, alpha] = [data[i]!, data[i + 1]!, data[i + 2]!, data[i + 3]!];
+        if (alpha > 200 && g > 100 && r < 80 && b < 100) green++;
+        if (alpha > 200 && r > 180 && g < 80 && b < 80) red++;
+      }
+      return { green, red };
+    });
+    expect(colours.green).toBeGreaterThan(0);
+    expect(colours.red).toBeGreaterThan(0);
+    expect(await page.locator('figure.chart canvas').count()).toBe(4);
+    await screenshot(page, 'overview', { fullPage: true });
+  }, 60_000);
 
   it('lists the changes in the audit log', async () => {
     await page.getByRole('link', { name: 'Audit log' }).click();
     await heading('Audit log').waitFor();
-    for (const action of ['source.create', 'destination.create', 'destination.update'])
+    for (const action of ['source.create', 'destination.create', 'destination.update', 'destination.test_send', 'destination.replay'])
       await page.getByRole('cell', { name: action, exact: true }).first().waitFor();
     await screenshot(page, 'audit');
   });

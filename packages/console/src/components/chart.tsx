@@ -2,6 +2,20 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { ChartData } from '../lib/stats';
 
+/**
+ * A value between two empty buckets (one minute with errors or lag in an hour of none) has no
+ * neighbour to draw a line to, and uPlot shows no points on a dense series: draw those as points.
+ */
+const lonePoints: uPlot.Series.Points.Filter = (u, seriesIdx, show) => {
+  if (show) return null;
+  const ys = u.data[seriesIdx] ?? [];
+  const lone: number[] = [];
+  ys.forEach((y, i) => {
+    if (y != null && ys[i - 1] == null && ys[i + 1] == null) lone.push(i);
+  });
+  return lone.length > 0 ? lone : null;
+};
+
 export interface Line {
   readonly label: string;
   readonly color: string;
@@ -37,8 +51,12 @@ export function Chart({
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true } },
-      axes: [{}, { size: 50, ...(unit ? { values: (_u, ticks) => ticks.map((t) => `${t}${unit}`) } : {}) }],
-      series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 1.5, spanGaps: false }))],
+      // A unit after each tick value needs room, or "7500 ms" is cut on the left.
+      axes: [{}, { size: unit ? 72 : 50, ...(unit ? { values: (_u, ticks) => ticks.map((t) => `${t}${unit}`) } : {}) }],
+      series: [
+        {},
+        ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 1.5, spanGaps: false, points: { filter: lonePoints, size: 6 } })),
+      ],
     };
     const chart = new uPlot(opts, data, el);
     plot.current = chart;

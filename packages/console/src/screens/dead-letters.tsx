@@ -88,6 +88,8 @@ export function DeadLetters({ api, id, query }: { api: Api; id: string; query: s
         onApply={(f) => {
           setCursors([]);
           setSelected(new Set());
+          setResult(undefined);
+          setReplayId(undefined);
           location.hash = withQuery(href('destinations', id, 'dead-letters'), deadLetterFilterQuery(f));
         }}
       />
@@ -115,7 +117,7 @@ export function DeadLetters({ api, id, query }: { api: Api; id: string; query: s
         {result && <p>{result}</p>}
       </div>
       <ErrorNote error={failure} />
-      {replayId && <Progress api={api} id={id} replayId={replayId} />}
+      {replayId && <Progress key={replayId} api={api} id={id} replayId={replayId} />}
       {!page.loading && items.length === 0 && <p>No dead letters{Object.keys(filter).length ? ' match the filter' : ''}.</p>}
       {items.length > 0 && (
         <table>

@@ -13,7 +13,8 @@ import {
   type DestinationForm,
   type DestinationView,
 } from '../lib/destination-form';
-import { href } from '../lib/routes';
+import { deliveryFilterQuery } from '../lib/filters';
+import { href, withQuery } from '../lib/routes';
 import { DestinationFields, type CatalogEntry } from './destination-form';
 import type { Source } from './sources';
 
@@ -329,6 +330,12 @@ function TestSend({ api, d, sources }: { api: Api; d: DestinationView; sources: 
         )}
         {a && (
           <dl class="attempt" aria-label="Test send result">
+            <dt>Message</dt>
+            <dd>
+              <a href={withQuery(href('destinations', d.id, 'deliveries'), deliveryFilterQuery({ messageId: a.messageId }))}>
+                <code>{a.messageId}</code>
+              </a>
+            </dd>
             <dt>Outcome</dt>
             <dd>
               <span class={`badge ${a.outcome === 'success' ? 'on' : 'bad'}`}>{a.outcome}</span> {statusText(a)}

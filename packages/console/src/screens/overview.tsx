@@ -128,7 +128,15 @@ function DestinationCard({ stats, d }: { stats: Stats; d: DestinationStats }) {
         </div>
         <div>
           <dt>Dead-lettered</dt>
-          <dd>{t.deadLettered > 0 ? <a href={href('destinations', d.id, 'dead-letters')}>{t.deadLettered}</a> : 0}</dd>
+          <dd>
+            {t.deadLettered > 0 ? (
+              <a href={href('destinations', d.id, 'dead-letters')} aria-label={`${t.deadLettered} dead-lettered: open the dead letters`}>
+                {t.deadLettered}
+              </a>
+            ) : (
+              0
+            )}
+          </dd>
         </div>
         <div>
           <dt>Error ratio</dt>
