@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
-import { REPO_ROOT, sleep, startPrivateRedis, startReceiver } from '@eventrelay/testkit';
+import { CHROMIUM_FLAGS, CHROMIUM_PATH, REPO_ROOT, sleep, startPrivateRedis, startReceiver } from '@eventrelay/testkit';
 import { runBench } from './lib/proc.js';
 import { envNumber, fmtFixed, fmtInt, machine, round, table, writeResult } from './lib/report.js';
 import { startBenchStack, writeStackConfig } from './lib/stack.js';
@@ -28,17 +28,6 @@ const CALLS = envNumber('CONSOLE_BENCH_CALLS', 3_000, 30, 1_000_000);
 const RUNS = envNumber('CONSOLE_BENCH_RUNS', 15, 3, 500);
 const SOURCES = 3;
 const ADMIN_TOKEN = 'console-bench-admin-token-0123456789';
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const DIST = path.join(REPO_ROOT, 'packages', 'console', 'dist');
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 let cleanup: () => Promise<unknown> = () => Promise.resolve();
@@ -99,7 +88,7 @@ async function main(): Promise<void> {
   const baselineUrl = `http://127.0.0.1:${(baseline.address() as { port: number }).port}/`;
   const consoleUrl = `${stack.url('admin')}/console/#/`;
 
-  const browser = (opened.browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }));
+  const browser = (opened.browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_FLAGS] }));
   const measure = async (kind: 'console' | 'baseline', context: BrowserContext): Promise<number> => {
     const page = await context.newPage();
     await page.addInitScript({ content: watchReady(kind, charts) });

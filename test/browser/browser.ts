@@ -7,26 +7,14 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { REPO_ROOT } from '@eventrelay/testkit';
-
-const CHROMIUM = '/usr/bin/chromium';
-
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { CHROMIUM_FLAGS, CHROMIUM_PATH, REPO_ROOT } from '@eventrelay/testkit';
 
 export const LAPTOP = { width: 1280, height: 800 } as const;
 
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)`);
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  if (!existsSync(CHROMIUM_PATH))
+    throw new Error(`${CHROMIUM_PATH} is missing: install Debian's chromium package (apt-get install chromium)`);
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_FLAGS] });
 }
 
 /** The console must have been built (`pnpm build` builds it with the services). */

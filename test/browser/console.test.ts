@@ -175,7 +175,18 @@ describe('web console in Chromium', () => {
     expect(text).toContain('Outcomesuccess HTTP 200');
     expect(text).toMatch(/Latency\d+ ms/);
     expect(text).toContain('Response{"received":true}');
-    const signature = (await result.getByText(/^[0-9a-f]{40}$/).textContent()) ?? '';
+    // One attempt per URL; both carry the same body, so the same signature.
+    expect(
+      await result
+        .getByRole('definition')
+        .filter({ hasText: /^http:\/\/127\.0\.0\.1:\d+\/hook\/[ab]$/ })
+        .count(),
+    ).toBe(2);
+    const signature =
+      (await result
+        .getByText(/^[0-9a-f]{40}$/)
+        .first()
+        .textContent()) ?? '';
 
     // The attempt shown is one the receivers really got: an identify whose signature verified.
     const got = [...hookA.requests, ...hookB.requests].filter((r) => messageIdOf(r) === messageId);

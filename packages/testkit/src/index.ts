@@ -1,4 +1,5 @@
 export { REPO_ROOT } from './env.js';
+export { CHROMIUM_FLAGS, CHROMIUM_PATH } from './chromium.js';
 export { eventually, sleep } from './eventually.js';
 export { freePort, killAll, probe, spawnChild, startChild, waitForOk, type ChildHandle } from './process.js';
 export {

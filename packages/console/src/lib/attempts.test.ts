@@ -1,4 +1,4 @@
-import { excerpt, signatureOf, statusText, type DeliveryAttempt } from './attempts';
+import { excerpt, firstRound, signatureOf, statusText, type DeliveryAttempt } from './attempts';
 
 const attempt: DeliveryAttempt = {
   destinationId: 'dst_1',
@@ -26,5 +26,16 @@ describe('attempts', () => {
     expect(statusText(attempt)).toBe('HTTP 200');
     const { status: _status, ...noStatus } = attempt;
     expect(statusText({ ...noStatus, error: 'ECONNREFUSED' })).toBe('no answer (ECONNREFUSED)');
+  });
+
+  it('keeps the first attempt at each URL, in the order of the URLs', () => {
+    const at = (url: string, n: number, outcome: DeliveryAttempt['outcome']) => ({ ...attempt, url, attempt: n, outcome });
+    // Newest first, as the log lists them: a retry at b, then the first attempts.
+    const log = [at('https://b.test', 2, 'success'), at('https://b.test', 1, 'retryable'), at('https://a.test', 1, 'success')];
+    expect(firstRound(log, ['https://a.test', 'https://b.test', 'https://c.test']).map((a) => [a.url, a.outcome])).toEqual([
+      ['https://a.test', 'success'],
+      ['https://b.test', 'retryable'],
+    ]);
+    expect(firstRound([], ['https://a.test'])).toEqual([]);
   });
 });

@@ -38,3 +38,13 @@ export function excerpt(text: string | undefined, max = 300): string {
 export function statusText(a: DeliveryAttempt): string {
   return a.status === undefined ? `no answer${a.error ? ` (${a.error})` : ''}` : `HTTP ${a.status}`;
 }
+
+/**
+ * A call's first attempt at each URL, in the order of `urls`, from its attempts as the log lists
+ * them (newest first); URLs not tried yet are left out.
+ */
+export function firstRound(attempts: readonly DeliveryAttempt[], urls: readonly string[]): DeliveryAttempt[] {
+  const first = new Map<string, DeliveryAttempt>();
+  for (const a of attempts) if (a.attempt === 1) first.set(a.url, a);
+  return urls.flatMap((url) => first.get(url) ?? []);
+}

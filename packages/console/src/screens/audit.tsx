@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
 import type { Api } from '../api';
+import { Pager, usePages } from '../components/pager';
 import { ErrorNote, when } from '../components/ui';
 import { useLoad } from '../hooks';
 import { pageQuery } from '../lib/filters';
@@ -15,8 +15,8 @@ interface AuditEntry {
 const PAGE = 50;
 
 export function AuditLog({ api }: { api: Api }) {
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = usePages();
+  const cursor = pages.cursor;
   const page = useLoad(
     () => api.get<{ items: AuditEntry[]; nextCursor: string | null }>(`/audit?${pageQuery({}, { limit: PAGE, cursor })}`),
     cursor ?? '',
@@ -54,18 +54,7 @@ export function AuditLog({ api }: { api: Api }) {
           ))}
         </tbody>
       </table>
-      <div class="toolbar">
-        {cursors.length > 0 && (
-          <button type="button" class="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>
-            Newer
-          </button>
-        )}
-        {page.data?.nextCursor && (
-          <button type="button" class="secondary" onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
-            Older
-          </button>
-        )}
-      </div>
+      <Pager pages={pages} nextCursor={page.data?.nextCursor} />
     </>
   );
 }

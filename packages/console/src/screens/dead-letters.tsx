@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { encode, type Api } from '../api';
+import { Pager, usePages } from '../components/pager';
 import { ErrorNote, Field, Json, when } from '../components/ui';
 import { useLoad } from '../hooks';
 import {
@@ -39,8 +40,8 @@ const messageIdOf = (l: DeadLetter) => text(l.job.call['messageId'], l.jobId);
 
 export function DeadLetters({ api, id, query }: { api: Api; id: string; query: string }) {
   const filter = parseDeadLetterFilter(query);
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = usePages();
+  const cursor = pages.cursor;
   const page = useLoad(
     () =>
       api.get<{ items: DeadLetter[]; nextCursor: string | null }>(
@@ -86,7 +87,7 @@ export function DeadLetters({ api, id, query }: { api: Api; id: string; query: s
         key={query}
         filter={filter}
         onApply={(f) => {
-          setCursors([]);
+          pages.set([]);
           setSelected(new Set());
           setResult(undefined);
           setReplayId(undefined);
@@ -158,7 +159,7 @@ export function DeadLetters({ api, id, query }: { api: Api; id: string; query: s
                       aria-expanded={open === l.jobId}
                       onClick={() => setOpen(open === l.jobId ? undefined : l.jobId)}
                     >
-                      {text(l.job.call['type'], 'call')} <code>{m}</code>
+                      {text(l.job.call['type'], 'call')} {text(l.job.call['event'] ?? l.job.call['name'], '')} <code>{m}</code>
                     </button>
                     {open === l.jobId && <Json value={l} label={`Dead letter ${m}`} />}
                   </td>
@@ -171,18 +172,7 @@ export function DeadLetters({ api, id, query }: { api: Api; id: string; query: s
           </tbody>
         </table>
       )}
-      <div class="toolbar">
-        {cursors.length > 0 && (
-          <button type="button" class="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>
-            Newer
-          </button>
-        )}
-        {page.data?.nextCursor && (
-          <button type="button" class="secondary" onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
-            Older
-          </button>
-        )}
-      </div>
+      <Pager pages={pages} nextCursor={page.data?.nextCursor} />
     </>
   );
 }

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { encode, type Api } from '../api';
+import { Pager, usePages } from '../components/pager';
 import { ErrorNote, Field, Json, Select, when } from '../components/ui';
 import { useLoad } from '../hooks';
 import { statusText, type DeliveryAttempt } from '../lib/attempts';
@@ -26,15 +27,15 @@ const PAGE = 50;
 
 export function Deliveries({ api, id, query }: { api: Api; id: string; query: string }) {
   const filter = parseDeliveryFilter(query);
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = usePages();
+  const cursor = pages.cursor;
   const page = useLoad(
     () => api.get<Page>(`/destinations/${encode(id)}/deliveries?${pageQuery(filter, { limit: PAGE, cursor })}`),
     `${id}?${query}#${cursor ?? ''}`,
   );
   const [open, setOpen] = useState<number | undefined>();
   const apply = (f: DeliveryFilter) => {
-    setCursors([]);
+    pages.set([]);
     location.hash = withQuery(href('destinations', id, 'deliveries'), deliveryFilterQuery(f));
   };
 
@@ -63,18 +64,7 @@ export function Deliveries({ api, id, query }: { api: Api; id: string; query: st
           </li>
         ))}
       </ol>
-      <div class="toolbar">
-        {cursors.length > 0 && (
-          <button type="button" class="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>
-            Newer
-          </button>
-        )}
-        {page.data?.nextCursor && (
-          <button type="button" class="secondary" onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
-            Older
-          </button>
-        )}
-      </div>
+      <Pager pages={pages} nextCursor={page.data?.nextCursor} />
     </>
   );
 }

@@ -3,7 +3,7 @@ import { ApiError, encode, type Api } from '../api';
 import { ErrorNote, Select, Status, focusFirstInvalid } from '../components/ui';
 import { useLoad } from '../hooks';
 import { fieldMessages, unclaimed } from '../lib/api-errors';
-import { excerpt, signatureOf, statusText, type DeliveryAttempt } from '../lib/attempts';
+import { excerpt, firstRound, signatureOf, statusText, type DeliveryAttempt } from '../lib/attempts';
 import {
   createBody,
   emptyForm,
@@ -264,14 +264,14 @@ interface TestSendAnswer {
 
 const TEST_WAIT_MS = 30_000;
 
-/** Pushes one sample call through the real pipeline, then waits for its first attempt to land. */
+/** Pushes one sample call through the real pipeline, then waits for its first attempt at each URL to land. */
 function TestSend({ api, d, sources }: { api: Api; d: DestinationView; sources: Source[] }) {
   const [type, setType] = useState<CallType | ''>('track');
   const [sourceId, setSourceId] = useState('');
   const [state, setState] = useState<{
     phase: 'idle' | 'sending' | 'waiting' | 'done' | 'timeout';
     sent?: TestSendAnswer;
-    attempt?: DeliveryAttempt;
+    attempts?: DeliveryAttempt[];
   }>({
     phase: 'idle',
   });
@@ -288,22 +288,28 @@ function TestSend({ api, d, sources }: { api: Api; d: DestinationView; sources: 
       });
       setState({ phase: 'waiting', sent });
       const deadline = Date.now() + TEST_WAIT_MS;
+      let attempts: DeliveryAttempt[] = [];
       while (Date.now() < deadline) {
         const page = await api.get<{ items: DeliveryAttempt[] }>(
-          `/destinations/${encode(d.id)}/deliveries?messageId=${encode(sent.messageId)}&limit=10`,
+          `/destinations/${encode(d.id)}/deliveries?messageId=${encode(sent.messageId)}&limit=20`,
         );
-        const attempt = page.items[page.items.length - 1];
-        if (attempt) return setState({ phase: 'done', sent, attempt });
+        // The first round: one attempt per URL, shown in the order of the URLs.
+        attempts = firstRound(
+          page.items,
+          d.settings.webhooks.map((w) => w.url),
+        );
+        if (attempts.length === d.settings.webhooks.length) return setState({ phase: 'done', sent, attempts });
+        setState({ phase: 'waiting', sent, attempts });
         await new Promise((r) => setTimeout(r, 500));
       }
-      setState({ phase: 'timeout', sent });
+      setState({ phase: attempts.length > 0 ? 'done' : 'timeout', sent, attempts });
     } catch (err) {
       setState({ phase: 'idle' });
       setFailure(err);
     }
   };
 
-  const a = state.attempt;
+  const attempts = state.attempts ?? [];
   return (
     <section aria-labelledby="test-heading">
       <h2 id="test-heading">Test send</h2>
@@ -328,31 +334,35 @@ function TestSend({ api, d, sources }: { api: Api; d: DestinationView; sources: 
             running?
           </p>
         )}
-        {a && (
-          <dl class="attempt" aria-label="Test send result">
-            <dt>Message</dt>
-            <dd>
-              <a href={withQuery(href('destinations', d.id, 'deliveries'), deliveryFilterQuery({ messageId: a.messageId }))}>
-                <code>{a.messageId}</code>
+        {attempts.length > 0 && state.sent && (
+          <section aria-label="Test send result">
+            <p>
+              Message{' '}
+              <a href={withQuery(href('destinations', d.id, 'deliveries'), deliveryFilterQuery({ messageId: state.sent.messageId }))}>
+                <code>{state.sent.messageId}</code>
               </a>
-            </dd>
-            <dt>Outcome</dt>
-            <dd>
-              <span class={`badge ${a.outcome === 'success' ? 'on' : 'bad'}`}>{a.outcome}</span> {statusText(a)}
-            </dd>
-            <dt>Latency</dt>
-            <dd>{Math.round(a.latencyMs)} ms</dd>
-            <dt>URL</dt>
-            <dd>{a.url}</dd>
-            <dt>Signature header</dt>
-            <dd>
-              <code>{signatureOf(a) ?? 'none (no shared secret)'}</code>
-            </dd>
-            <dt>Response</dt>
-            <dd>
-              <pre class="excerpt">{excerpt(a.response?.body) || '(empty)'}</pre>
-            </dd>
-          </dl>
+            </p>
+            {attempts.map((a) => (
+              <dl key={a.url} class="attempt" aria-label={`Attempt at ${a.url}`}>
+                <dt>URL</dt>
+                <dd>{a.url}</dd>
+                <dt>Outcome</dt>
+                <dd>
+                  <span class={`badge ${a.outcome === 'success' ? 'on' : 'bad'}`}>{a.outcome}</span> {statusText(a)}
+                </dd>
+                <dt>Latency</dt>
+                <dd>{Math.round(a.latencyMs)} ms</dd>
+                <dt>Signature header</dt>
+                <dd>
+                  <code>{signatureOf(a) ?? 'none (no shared secret)'}</code>
+                </dd>
+                <dt>Response</dt>
+                <dd>
+                  <pre class="excerpt">{excerpt(a.response?.body) || '(empty)'}</pre>
+                </dd>
+              </dl>
+            ))}
+          </section>
         )}
       </div>
       <ErrorNote error={failure} />
