@@ -34,6 +34,15 @@ type Reply = ReturnType<Parameters<Receiver['respond']>[0]>;
 const ANSWER: Reply = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"received":true}' };
 const REFUSAL: Reply = { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"unknown plan"}' };
 
+/** axe-core's browser bundle, added to each screen to audit it. */
+const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
+interface AxeViolation {
+  id: string;
+  impact?: string | null;
+  /** The first three elements, as CSS selectors. */
+  nodes: string[];
+}
+
 const messageIdOf = (r: ReceivedRequest): string => String(r.headers['x-eventrelay-message-id']);
 
 describe('web console in Chromium', () => {
@@ -373,6 +382,49 @@ describe('web console in Chromium', () => {
     await screenshot(page, 'destination-phone');
     await page.setViewportSize(LAPTOP);
   });
+
+  it('has no serious or critical accessibility problem on any screen (axe-core, WCAG 2 A and AA)', async () => {
+    const admin = async <T>(path: string): Promise<T> => {
+      const res = await fetch(`${stack.url('admin')}/admin/v1${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      return (await res.json()) as T;
+    };
+    const [source] = await admin<{ id: string }[]>('/sources');
+    const [destination] = await admin<{ id: string }[]>('/destinations');
+    // A context of its own that lets axe's script in past the CSP; the main page keeps the policy.
+    const context = await browser.newContext({ viewport: LAPTOP, bypassCSP: true });
+    context.setDefaultTimeout(STEP_MS);
+    await context.addInitScript({ content: `sessionStorage.setItem('eventrelay.console.token', ${JSON.stringify(TOKEN)})` });
+    const audit = await context.newPage();
+    const screens: [string, string][] = [
+      ['', 'Overview'],
+      ['sources', 'Sources'],
+      [`sources/${source!.id}`, 'Web shop'],
+      [`sources/${source!.id}/debugger`, 'Live events'],
+      ['destinations', 'Destinations'],
+      ['destinations/new', 'New destination'],
+      [`destinations/${destination!.id}`, 'Webhooks'],
+      [`destinations/${destination!.id}/deliveries`, 'Delivery log'],
+      [`destinations/${destination!.id}/dead-letters`, 'Dead letters'],
+      ['audiences', 'Audiences'],
+      ['regulations', 'Regulations'],
+      ['audit', 'Audit log'],
+    ];
+    const problems: string[] = [];
+    for (const [route, title] of screens) {
+      await audit.goto(`${consoleUrl}#/${route}`);
+      await audit.getByRole('heading', { level: 1, name: title }).waitFor();
+      await audit.waitForLoadState('networkidle');
+      await audit.addScriptTag({ path: AXE_SCRIPT });
+      // A string, as the page runs it: this project's test code is typed without the DOM.
+      const violations = await audit.evaluate<AxeViolation[]>(`axe
+        .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+        .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) })))`);
+      for (const v of violations)
+        if (v.impact === 'serious' || v.impact === 'critical') problems.push(`#/${route}: ${v.id} (${v.impact}) at ${v.nodes.join(', ')}`);
+    }
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
 
   it('ran without a CSP violation or an error in the page', () => {
     // Answers the flows provoke on purpose (401 for the wrong token, 400 for the bad URL, 404 from

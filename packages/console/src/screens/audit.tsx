@@ -25,7 +25,8 @@ export function AuditLog({ api }: { api: Api }) {
     <>
       <h1>Audit log</h1>
       <ErrorNote error={page.error} />
-      <table>
+      {/* Focusable: the details make it wider than the screen, and a keyboard must be able to scroll it. */}
+      <table tabIndex={0}>
         <caption class="sr-only">Audit entries, newest first</caption>
         <thead>
           <tr>

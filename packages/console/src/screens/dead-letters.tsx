@@ -121,7 +121,7 @@ export function DeadLetters({ api, id, query }: { api: Api; id: string; query: s
       {replayId && <Progress key={replayId} api={api} id={id} replayId={replayId} />}
       {!page.loading && items.length === 0 && <p>No dead letters{Object.keys(filter).length ? ' match the filter' : ''}.</p>}
       {items.length > 0 && (
-        <table>
+        <table tabIndex={0}>
           <caption class="sr-only">Dead letters, newest first</caption>
           <thead>
             <tr>

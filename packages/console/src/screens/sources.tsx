@@ -97,7 +97,7 @@ export function Sources({ api }: { api: Api }) {
                 <td>{s.rateLimitPerSecond ? `${s.rateLimitPerSecond}/s` : 'default'}</td>
                 <td>
                   <a href={href('sources', s.id, 'debugger')} aria-label={`Live debugger of ${s.name}`}>
-                    Live events
+                    Live debugger
                   </a>
                 </td>
               </tr>
