@@ -4,6 +4,7 @@ import {
   custom,
   integer,
   loadEnvFrom,
+  oneOf,
   port,
   text,
   type EnvOf,
@@ -74,6 +75,11 @@ export const deliveryEnvSpec = {
     min: 1,
     max: 1_000_000,
     describe: 'attempt log entries kept per destination',
+  }),
+  DELIVERY_LOG_DETAIL: oneOf(['all', 'failures', 'none'] as const, {
+    default: 'all',
+    describe:
+      "which attempts keep their request and answer (headers, body excerpts) in the attempt log: every attempt, failed attempts only, or none; a test send's attempts always do; the bodies are most of the log's size and of its cost per call (docs/delivery.md)",
   }),
   DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION: integer({
     default: 100_000,

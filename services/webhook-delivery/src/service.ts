@@ -132,6 +132,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       stopping: () => stopping,
       sender,
       record: (a) => attemptLog.record(a),
+      detail: env.DELIVERY_LOG_DETAIL,
       policy,
       clock,
       random,

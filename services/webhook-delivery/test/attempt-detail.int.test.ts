@@ -51,6 +51,26 @@ describe('attempt detail and replay progress', () => {
     expect(attempt.request!.bodyTruncated).toBe(true);
   });
 
+  it('with DELIVERY_LOG_DETAIL=failures keeps the detail of failed attempts and test sends only', async () => {
+    const r = await receiver({
+      responder: (req) => ({ status: req.headers['x-eventrelay-message-id'] === 'm-refused' ? 400 : 200, body: 'answer' }),
+    });
+    const p = await pipeline({
+      label: 'detail-failures',
+      destinations: [webhookDestination('dest-f', [r.url])],
+      deliveryEnv: { DELIVERY_LOG_DETAIL: 'failures' },
+    });
+    await p.route([trackCall('m-ok'), trackCall('m-refused'), trackCall('m-test', { context: { eventrelayTestSend: true } })]);
+    await r.waitFor(3);
+    const ok = await attemptOf(p, 'dest-f', 'm-ok');
+    expect(ok).toMatchObject({ outcome: 'success', status: 200 });
+    expect(ok).not.toHaveProperty('request');
+    expect(ok).not.toHaveProperty('response');
+    expect(ok).not.toHaveProperty('userId');
+    expect((await attemptOf(p, 'dest-f', 'm-refused')).response).toMatchObject({ body: 'answer' });
+    expect((await attemptOf(p, 'dest-f', 'm-test')).response).toMatchObject({ body: 'answer' });
+  });
+
   it('keeps the first 1 KiB of an answer and at most 20 of its headers; long answers still leave the connection usable', async () => {
     const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`x-h${String(i).padStart(2, '0')}`, 'v']));
     const r = await receiver({

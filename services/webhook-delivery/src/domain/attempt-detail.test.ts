@@ -5,6 +5,7 @@ import {
   RESPONSE_BODY_EXCERPT,
   WRITE_ONLY,
   attemptDetail,
+  keepsDetail,
   requestDetail,
   responseDetail,
   utf8Prefix,
@@ -115,5 +116,21 @@ describe('attemptDetail', () => {
     expect(attemptDetail(call, headers, undefined, '{}', { kind: 'failure', failure: 'timeout', detail: 'timed out' })).toEqual({
       request: { method: 'POST', headers, body: '{}' },
     });
+  });
+});
+
+describe('keepsDetail (DELIVERY_LOG_DETAIL)', () => {
+  const call = { type: 'track', messageId: 'm1', userId: 'u', event: 'E' } as unknown as NormalizedCall;
+  const testSend = { ...call, context: { eventrelayTestSend: true } } as unknown as NormalizedCall;
+  it.each([
+    ['all', call, 'success', true],
+    ['failures', call, 'success', false],
+    ['failures', call, 'retryable', true],
+    ['failures', call, 'permanent', true],
+    ['failures', testSend, 'success', true],
+    ['none', call, 'permanent', false],
+    ['none', testSend, 'success', true],
+  ] as const)('%s, %o, %s → %p', (level, c, outcome, kept) => {
+    expect(keepsDetail(level, c, outcome)).toBe(kept);
   });
 });

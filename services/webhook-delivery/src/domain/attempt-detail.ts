@@ -82,6 +82,20 @@ export function utf8Prefix(text: string, max: number): string {
  * regulation finds the entry by `userId` and erases its bodies (AttemptLog.eraseUsers). A delete
  * notice names the user being erased, so its bodies are never kept.
  */
+/** DELIVERY_LOG_DETAIL: which attempts keep their request and answer in the attempt log. */
+export type DetailLevel = 'all' | 'failures' | 'none';
+
+/**
+ * Whether an attempt keeps its detail. A test send always does (the console shows its answer and
+ * signature); at `failures`, what a receiver refused or never answered is what an operator reads.
+ */
+export function keepsDetail(level: DetailLevel, call: DeliveryItem['call'], outcome: 'success' | 'retryable' | 'permanent'): boolean {
+  if (level === 'all') return true;
+  const context = (call as { context?: unknown }).context;
+  if (typeof context === 'object' && context !== null && (context as Record<string, unknown>)['eventrelayTestSend'] === true) return true;
+  return level === 'failures' && outcome !== 'success';
+}
+
 export function attemptDetail(
   call: DeliveryItem['call'],
   headers: Record<string, string>,

@@ -8,7 +8,7 @@ import type { DeliveryAttempt, DeliveryItem, Destination, WebhookTarget } from '
 import { buildBody } from '../domain/body.js';
 import { buildHeaders } from '../domain/headers.js';
 import { classify, type Outcome } from '../domain/outcome.js';
-import { attemptDetail } from '../domain/attempt-detail.js';
+import { attemptDetail, keepsDetail, type DetailLevel } from '../domain/attempt-detail.js';
 import { decideRound, dueUrls, type RetryPolicy, type UrlResult } from '../domain/schedule.js';
 import type { CallRun } from '../domain/settle.js';
 import type { Sender } from '../adapters/http-sender.js';
@@ -20,6 +20,8 @@ export interface DeliverDeps {
   readonly policy: RetryPolicy;
   readonly clock: () => number;
   readonly random: () => number;
+  /** DELIVERY_LOG_DETAIL (default all). */
+  readonly detail?: DetailLevel;
 }
 
 /** What a round attempts: for each call of the job, the URLs due for it, decided once at `now`. */
@@ -96,7 +98,8 @@ export async function runDelivery(
           const outcome = classify(sent, ended);
           const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
           // Built after the request: the attempt log's detail never delays a send.
-          Object.assign(record, attemptDetail(item.call, headers, target.headers, body, sent));
+          if (keepsDetail(deps.detail ?? 'all', item.call, outcome.kind))
+            Object.assign(record, attemptDetail(item.call, headers, target.headers, body, sent));
           attempts.push(record);
           deps.record(record);
           return { url: target.url, outcome };
