@@ -11,20 +11,13 @@ import {
   type DeliveryAttempt,
   type DeliveryItem,
 } from '@eventrelay/config';
-import type { SendResult } from './outcome.js';
+import type { ResponseExcerpt, SendResult } from './outcome.js';
 
 export const REQUEST_BODY_EXCERPT = 8 * 1024;
 export const RESPONSE_BODY_EXCERPT = 1024;
 const RESPONSE_HEADER_NAMES = 20;
 const RESPONSE_HEADER_BYTES = 2 * 1024;
 export const WRITE_ONLY = '[write-only]';
-
-/** What the sender read of an answer: its headers as the HTTP client gives them, the body's first bytes. */
-export interface ResponseExcerpt {
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: string;
-  readonly bodyTruncated: boolean;
-}
 
 export function requestDetail(
   headers: Readonly<Record<string, string>>,

@@ -3,7 +3,6 @@
  * reports what happened in these terms; only the worker turns the verdict into queue behaviour.
  */
 import { parseRetryAfter } from './retry-after.js';
-import type { ResponseExcerpt } from './attempt-detail.js';
 
 /** Why an attempt got no HTTP response. The sender maps Node and undici errors onto these. */
 const SEND_FAILURES = [
@@ -23,6 +22,13 @@ export type Outcome =
   | { readonly kind: 'success'; readonly status: number }
   | { readonly kind: 'retryable'; readonly error: string; readonly status?: number; readonly retryAfterMs?: number }
   | { readonly kind: 'permanent'; readonly error: string; readonly status?: number };
+
+/** What the sender read of an answer: its headers as the HTTP client gives them, the body's first bytes. */
+export interface ResponseExcerpt {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: string;
+  readonly bodyTruncated: boolean;
+}
 
 export type SendResult =
   | {
