@@ -41,7 +41,7 @@ import { AudienceStatus } from './adapters/audience-status.js';
 import { createAdminHandler } from './http/app.js';
 import { consoleHandler } from './http/console.js';
 import { OPENAPI_VERSION, buildOpenApi } from './http/openapi.js';
-import { adminRoutes } from './http/routes.js';
+import { adminRoutes } from './http/routes/index.js';
 
 /** This package's version (services/admin/package.json, beside src/ and dist/ alike). */
 const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;

@@ -4,7 +4,7 @@
  * committed copy's generator and its drift test.
  */
 import { OPENAPI_VERSION, buildOpenApi } from './openapi.js';
-import { adminRoutes, type AdminDeps } from './routes.js';
+import { adminRoutes, type AdminDeps } from './routes/index.js';
 
 export function openApiDocument(): Record<string, unknown> {
   const unused = () => {

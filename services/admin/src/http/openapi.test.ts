@@ -9,7 +9,7 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import { adminBodyValidator, adminQueryValidator, type AdminApiDefinition } from '@eventrelay/config';
 import { openApiDocument } from './openapi-document';
-import { adminRoutes, type AdminDeps } from './routes';
+import { adminRoutes, type AdminDeps } from './routes/index';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
 type Json = Record<string, any>;

@@ -1,0 +1,65 @@
+/** Destinations: create, read, change (the enabled switch too), delete. */
+import type { DestinationCreate, DestinationPatch } from '@eventrelay/config';
+import { existingDestination, planCreateDestination, planDeleteDestination, planPatchDestination } from '../../domain/destinations.js';
+import { toDestinationView } from '../../domain/destination-view.js';
+import type { AdminRequest, RouteSpec } from '../route-spec.js';
+import { byId, ok, param, type RouteKit } from './kit.js';
+
+export function destinationRoutes({ deps, ctx, write, read }: RouteKit): RouteSpec[] {
+  return [
+    {
+      method: 'get',
+      path: '/destinations',
+      operationId: 'listDestinations',
+      summary: 'All destinations, by id (shared secrets and header values shown only as hints)',
+      answer: { status: 200, schema: 'DestinationView', list: true, description: 'the destinations' },
+      errors: [],
+      handle: async () => ok(await read((s) => [...s.destinations.values()].sort(byId).map(toDestinationView))),
+    },
+    {
+      method: 'post',
+      path: '/destinations',
+      operationId: 'createDestination',
+      summary: 'Create a destination of a catalog type; it starts disabled unless "enabled": true',
+      body: 'DestinationCreate',
+      answer: { status: 201, schema: 'DestinationView', description: 'the new destination' },
+      errors: ['invalid_request', 'conflict'],
+      handle: async (req: AdminRequest<DestinationCreate>) => ({
+        status: 201,
+        body: toDestinationView(await write((s) => planCreateDestination(s, req.body, deps.newId('dst'), ctx(req)))),
+      }),
+    },
+    {
+      method: 'get',
+      path: '/destinations/:id',
+      operationId: 'getDestination',
+      summary: 'One destination',
+      answer: { status: 200, schema: 'DestinationView', description: 'the destination' },
+      errors: ['not_found'],
+      handle: async (req) => ok(toDestinationView(await read((s) => existingDestination(s, param(req, 'id'))))),
+    },
+    {
+      method: 'patch',
+      path: '/destinations/:id',
+      operationId: 'updateDestination',
+      summary: 'Change URLs, headers, secret, sources or the enabled switch (JSON merge patch); takes effect everywhere within 2 s',
+      body: 'DestinationPatch',
+      answer: { status: 200, schema: 'DestinationView', description: 'the destination as stored' },
+      errors: ['invalid_request', 'not_found'],
+      handle: async (req: AdminRequest<DestinationPatch>) =>
+        ok(toDestinationView(await write((s) => planPatchDestination(s, param(req, 'id'), req.body, ctx(req))))),
+    },
+    {
+      method: 'delete',
+      path: '/destinations/:id',
+      operationId: 'deleteDestination',
+      summary: 'Delete a destination with its attempt log and dead letters; its queued messages are dropped',
+      answer: { status: 204, description: 'deleted' },
+      errors: ['not_found'],
+      handle: async (req) => {
+        await write((s) => planDeleteDestination(s, param(req, 'id'), ctx(req)));
+        return { status: 204 };
+      },
+    },
+  ];
+}
