@@ -79,7 +79,7 @@ export const deliveryEnvSpec = {
   DELIVERY_LOG_DETAIL: oneOf(['all', 'failures', 'none'] as const, {
     default: 'all',
     describe:
-      "which attempts keep their request and answer (headers, body excerpts) in the attempt log: every attempt, failed attempts only, or none; a test send's attempts always do; the bodies are most of the log's size and of its cost per call (docs/delivery.md)",
+      "which attempts keep their request and answer (headers, body excerpts) in the attempt log: every attempt, failed attempts only, or none (a test send too: the console then shows its status and latency only); the bodies are most of the log's size and of its cost per call (docs/delivery.md)",
   }),
   DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION: integer({
     default: 100_000,

@@ -263,6 +263,8 @@ interface TestSendAnswer {
 }
 
 const TEST_WAIT_MS = 30_000;
+/** An attempt without its request: webhook-delivery runs with DELIVERY_LOG_DETAIL=failures or none. */
+const NOT_KEPT = 'not kept (DELIVERY_LOG_DETAIL)';
 
 /** Pushes one sample call through the real pipeline, then waits for its first attempt at each URL to land. */
 function TestSend({ api, d, sources }: { api: Api; d: DestinationView; sources: Source[] }) {
@@ -354,11 +356,11 @@ function TestSend({ api, d, sources }: { api: Api; d: DestinationView; sources: 
                 <dd>{Math.round(a.latencyMs)} ms</dd>
                 <dt>Signature header</dt>
                 <dd>
-                  <code>{signatureOf(a) ?? 'none (no shared secret)'}</code>
+                  <code>{a.request ? (signatureOf(a) ?? 'none (no shared secret)') : NOT_KEPT}</code>
                 </dd>
                 <dt>Response</dt>
                 <dd>
-                  <pre class="excerpt">{excerpt(a.response?.body) || '(empty)'}</pre>
+                  <pre class="excerpt">{a.request ? excerpt(a.response?.body) || '(empty)' : NOT_KEPT}</pre>
                 </dd>
               </dl>
             ))}

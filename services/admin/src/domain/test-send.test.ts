@@ -74,6 +74,14 @@ describe('testSendTarget', () => {
     expect(lonely.message).toContain('no source');
   });
 
+  it('is a conflict for a destination whose id is also All or its name: the call could not pick it alone', () => {
+    for (const id of ['All', 'Webhooks']) {
+      const err = thrown(() => testSendTarget(snapshot(destination({ id })), id, { type: 'track' }));
+      expect(err.code).toBe('conflict');
+      expect(err.message).toContain('integrations key');
+    }
+  });
+
   it('is not_found for an unknown destination', () => {
     expect(thrown(() => testSendTarget(snapshot(destination()), 'nope', { type: 'track' })).code).toBe('not_found');
   });

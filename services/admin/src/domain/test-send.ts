@@ -27,6 +27,13 @@ export function testSendTarget(snapshot: ConfigSnapshot, destinationId: string, 
   const destination = existingDestination(snapshot, destinationId);
   if (!destination.enabled)
     throw new RequestError('conflict', `destination "${destination.id}" is disabled: enable it first, or the test call is dead-lettered`);
+  // The call picks its destination by id in `integrations`; an id that is also `All` or the
+  // destination's name would pick every destination of the source.
+  if (destination.id === 'All' || destination.id === destination.name)
+    throw new RequestError(
+      'conflict',
+      `destination id "${destination.id}" is also an integrations key of every destination, so a test call cannot be sent to it alone`,
+    );
   if (request.sourceId !== undefined && !destination.sourceIds.includes(request.sourceId)) {
     const message = `is not one of the destination's sources (${destination.sourceIds.join(', ') || 'none'})`;
     throw new RequestError('invalid_request', `sourceId ${message}`, [{ field: 'sourceId', message }]);

@@ -75,4 +75,12 @@ describe('selectDestinations', () => {
     expect(ids({ All: false, Webhooks: true, d1: false })).toEqual(['d2', 'd3']);
     expect(ids({ All: false, D2: true })).toEqual([]);
   });
+
+  it('does not take an id that is also All or the name as the destination’s own key', () => {
+    const connected = [destination('All'), destination('Webhooks'), destination('d3')];
+    const ids = (integrations: Record<string, unknown>) => selectDestinations(call(integrations), connected).map((d) => d.id);
+    expect(ids({ All: false, d3: true })).toEqual(['d3']);
+    expect(ids({ All: true })).toEqual(['All', 'Webhooks', 'd3']);
+    expect(ids({ All: false, Webhooks: true })).toEqual(['All', 'Webhooks', 'd3']);
+  });
 });

@@ -9,13 +9,16 @@ import type { Destination } from '@eventrelay/config';
 
 /**
  * Whether `integrations` lets the call reach a destination named `name` (with id `id`). A
- * destination's own key (its id when the object has that key, else its name) decides when it is a
+ * destination's own key (its id when the object has that key and the id is neither `All` nor the
+ * name, else its name) decides when it is a
  * boolean or an options object (Segment's form for per-destination settings, which means on);
  * otherwise `All` decides, and everything is on by default.
  */
 export function integrationAllows(integrations: Record<string, unknown> | undefined, name: string, id?: string): boolean {
   if (integrations === undefined) return true;
-  const own = integrations[id !== undefined && Object.hasOwn(integrations, id) ? id : name];
+  // An id that is also `All` or a destination name would speak for more than its destination.
+  const byId = id !== undefined && id !== 'All' && id !== name && Object.hasOwn(integrations, id);
+  const own = integrations[byId ? id : name];
   if (own === false) return false;
   if (own === true || (typeof own === 'object' && own !== null)) return true;
   return integrations['All'] !== false;

@@ -79,14 +79,12 @@ export function utf8Prefix(text: string, max: number): string {
 export type DetailLevel = 'all' | 'failures' | 'none';
 
 /**
- * Whether an attempt keeps its detail. A test send always does (the console shows its answer and
- * signature); at `failures`, what a receiver refused or never answered is what an operator reads.
+ * Whether an attempt keeps its detail: at `failures`, what a receiver refused or never answered is
+ * what an operator reads. Nothing in the call can ask for more (a test send is marked in its
+ * context, which any sender can write), so an operator's `none` holds for every call.
  */
-export function keepsDetail(level: DetailLevel, call: DeliveryItem['call'], outcome: 'success' | 'retryable' | 'permanent'): boolean {
-  if (level === 'all') return true;
-  const context = (call as { context?: unknown }).context;
-  if (typeof context === 'object' && context !== null && (context as Record<string, unknown>)['eventrelayTestSend'] === true) return true;
-  return level === 'failures' && outcome !== 'success';
+export function keepsDetail(level: DetailLevel, outcome: 'success' | 'retryable' | 'permanent'): boolean {
+  return level === 'all' || (level === 'failures' && outcome !== 'success');
 }
 
 export function attemptDetail(

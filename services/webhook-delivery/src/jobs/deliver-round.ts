@@ -98,7 +98,7 @@ export async function runDelivery(
           const outcome = classify(sent, ended);
           const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
           // Built after the request: the attempt log's detail never delays a send.
-          if (keepsDetail(deps.detail ?? 'all', item.call, outcome.kind))
+          if (keepsDetail(deps.detail ?? 'all', outcome.kind))
             Object.assign(record, attemptDetail(item.call, headers, target.headers, body, sent));
           attempts.push(record);
           deps.record(record);
