@@ -70,7 +70,23 @@ export class AttemptLog {
   async eraseUsers(destinationId: string, sourceIds: readonly string[], userIds: readonly string[]): Promise<number> {
     if (sourceIds.length === 0 || userIds.length === 0) return 0;
     const script = this.redis as unknown as EraseAttemptBodies;
-    return Number(await script.eraseAttemptBodies(1, this.keys.attempts(destinationId), sourceIds.length, ...sourceIds, ...userIds));
+    // In slices, so no script holds Redis for long however large DELIVERY_LOG_MAX_PER_DESTINATION
+    // is. New entries go on at the head and trimming takes from the tail, so an entry can only move
+    // further down the list between slices: it may be read twice, never skipped.
+    let erased = 0;
+    for (let start = 0; ; start += ERASE_SLICE) {
+      const answer = (await script.eraseAttemptBodies(
+        1,
+        this.keys.attempts(destinationId),
+        start,
+        ERASE_SLICE,
+        sourceIds.length,
+        ...sourceIds,
+        ...userIds,
+      )) as [number, number];
+      erased += Number(answer[0]);
+      if (Number(answer[1]) < ERASE_SLICE) return erased;
+    }
   }
 
   record(attempt: DeliveryAttempt): void {
@@ -105,14 +121,18 @@ export class AttemptLog {
   }
 }
 
-// KEYS: the attempt log. ARGV: the number of source ids, the source ids, then the user ids.
+/** Attempt-log entries one erase script reads (a few milliseconds of Redis time). */
+const ERASE_SLICE = 500;
+
+// KEYS: the attempt log. ARGV: the first index, how many, the number of source ids, the source
+// ids, then the user ids. Returns {erased, entries read}.
 const ERASE_ATTEMPT_BODIES = `
 local sources, users = {}, {}
-local n = tonumber(ARGV[1])
-for i = 2, n + 1 do sources[ARGV[i]] = true end
-for i = n + 2, #ARGV do users[ARGV[i]] = true end
+local start, count, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+for i = 4, n + 3 do sources[ARGV[i]] = true end
+for i = n + 4, #ARGV do users[ARGV[i]] = true end
 local erased = 0
-local entries = redis.call('LRANGE', KEYS[1], 0, -1)
+local entries = redis.call('LRANGE', KEYS[1], start, start + count - 1)
 for i, raw in ipairs(entries) do
   local ok, e = pcall(cjson.decode, raw)
   if ok and type(e) == 'table' and type(e.userId) == 'string' and users[e.userId] and sources[e.sourceId] then
@@ -120,11 +140,11 @@ for i, raw in ipairs(entries) do
     if type(e.request) == 'table' then e.request.body = ''; e.request.bodyTruncated = nil end
     if type(e.response) == 'table' then e.response.body = ''; e.response.bodyTruncated = nil end
     e.erased = true
-    redis.call('LSET', KEYS[1], i - 1, cjson.encode(e))
+    redis.call('LSET', KEYS[1], start + i - 1, cjson.encode(e))
     erased = erased + 1
   end
 end
-return erased
+return {erased, #entries}
 `;
 
 interface EraseAttemptBodies {

@@ -252,4 +252,17 @@ describe('AttemptLog.eraseUsers', () => {
     expect(after.items.map((a) => a.messageId)).toEqual(before.items.map((a) => a.messageId));
     await log.close();
   });
+
+  it('erases through a log longer than one script reads, to its last entry', async () => {
+    const log = new AttemptLog(redis, prefix, { maxPerDestination: 5000, flushMs: 60_000 });
+    // 1,203 entries: every 100th is the user's, so matches sit in each 500-entry slice and in the last, short one.
+    for (let i = 0; i < 1203; i++) log.record(attempt(`m${i}`, 'a', i % 100 === 0 || i === 1202 ? 'gone' : 'stays'));
+    await log.flush();
+    expect(await log.eraseUsers('d', ['a'], ['gone'])).toBe(14);
+    const all = (await redis.lrange(deliveryKeys(prefix).attempts('d'), 0, -1)).map((e) => JSON.parse(e) as DeliveryAttempt);
+    expect(all).toHaveLength(1203);
+    expect(all.filter((a) => a.erased).length).toBe(14);
+    expect(all.filter((a) => a.userId === 'gone')).toEqual([]);
+    await log.close();
+  });
 });
