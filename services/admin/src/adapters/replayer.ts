@@ -35,13 +35,21 @@ export class Replayer {
     const untilMs = Math.min(this.clock(), filter?.untilMs ?? Infinity);
     const sinceMs = selection.kind === 'since' ? selection.sinceMs : filter?.sinceMs;
     let replayed = 0;
-    // Letters the filter passed over stay at the head of the range: the next read skips them.
-    let skipped = 0;
+    // Letters the filter passed over stay in the index. Each read goes on from the time of the last
+    // one read, skipping only the passed-over letters of that very millisecond: letters evicted or
+    // removed meanwhile (the cap, another replay, a deletion) are older or gone, so they cannot
+    // shift the read past a letter that matches, as a count of every letter passed over would.
+    let fromMs = sinceMs;
+    let passedAtFrom = 0;
     for (;;) {
-      const letters = await this.deadLetters.oldest(destinationId, { limit: BATCH, sinceMs, untilMs, offset: skipped });
-      if (letters.length === 0) return { replayId, replayed, notFound: [] };
+      const letters = await this.deadLetters.oldest(destinationId, { limit: BATCH, sinceMs: fromMs, untilMs, offset: passedAtFrom });
+      const last = letters[letters.length - 1];
+      if (last === undefined) return { replayId, replayed, notFound: [] };
       const chosen = filter === undefined ? letters : letters.filter((l) => deadLetterMatches(l, filter));
-      skipped += letters.length - chosen.length;
+      const lastMs = Date.parse(last.deadAt);
+      const passedAtLast = letters.filter((l) => !chosen.includes(l) && Date.parse(l.deadAt) === lastMs).length;
+      passedAtFrom = (fromMs === lastMs ? passedAtFrom : 0) + passedAtLast;
+      fromMs = lastMs;
       if (chosen.length === 0) continue;
       const removed = await this.requeue(destinationId, chosen, replayId);
       replayed += removed;
