@@ -31,12 +31,15 @@ for i = 2, #ARGV do
 end
 if added > 0 then redis.call('HINCRBY', KEYS[1], 'replayed', added) end
 redis.call('EXPIRE', KEYS[2], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
 return added
 `;
 
 // KEYS: progress, states. ARGV: the outcome, then per call its field. A planned call moves to the
 // outcome, its counts with it; delivered is final; a call not planned here (or expired) is left alone.
+// Once the progress hash has expired nothing is counted: HINCRBY would make it again, without a TTL.
 const SETTLE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local outcome = ARGV[1]
 local changed = 0
 for i = 2, #ARGV do

@@ -324,7 +324,7 @@ export interface AttemptRequest {
   bodyTruncated?: true;
 }
 /**
- * what the receiver answered, when an answer arrived: at most 20 headers (2 KiB in all), the first 1 KiB of the body (no more is read)
+ * what the receiver answered, when an answer arrived: at most 20 headers (2 KiB in all), the first 1 KiB of the body (the rest is read, up to 64 KiB, and dropped, so the connection can be reused)
  */
 export interface AttemptResponse {
   headers: {

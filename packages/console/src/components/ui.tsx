@@ -51,6 +51,8 @@ export function Field(p: FieldProps) {
     value: p.value,
     placeholder: p.placeholder,
     required: p.required,
+    // Seconds too: a time from a shared link keeps them.
+    step: p.type === 'datetime-local' ? 1 : undefined,
     'aria-invalid': p.error ? ('true' as const) : undefined,
     'aria-describedby': describedBy,
     onInput: (e: Event) => p.onInput((e.currentTarget as HTMLInputElement).value),

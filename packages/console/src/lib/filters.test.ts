@@ -46,7 +46,12 @@ describe('filters in the URL', () => {
   it('converts between datetime-local values and ISO', () => {
     const iso = localInputToIso('2026-03-04T05:06');
     expect(iso).toBe(new Date(2026, 2, 4, 5, 6).toISOString());
-    expect(isoToLocalInput(iso)).toBe('2026-03-04T05:06');
+    expect(isoToLocalInput(iso)).toBe('2026-03-04T05:06:00');
+    // An end bound takes the whole minute, or second, shown.
+    expect(localInputToIso('2026-03-04T05:06', 'end')).toBe(new Date(2026, 2, 4, 5, 6, 59, 999).toISOString());
+    expect(localInputToIso('2026-03-04T05:06:30', 'end')).toBe(new Date(2026, 2, 4, 5, 6, 30, 999).toISOString());
+    // A bound with seconds (from a shared URL) keeps them through the form.
+    expect(isoToLocalInput(new Date(2026, 2, 4, 5, 6, 30).toISOString())).toBe('2026-03-04T05:06:30');
     expect(localInputToIso('')).toBeUndefined();
     expect(isoToLocalInput('garbage')).toBe('');
   });

@@ -81,12 +81,16 @@ function compactFilter<T extends object>(filter: T): T {
 
 /**
  * A datetime-local input's value (local time, no zone) as ISO UTC, and back, so the inputs show
- * the user's own clock while the URL and the API carry UTC.
+ * the user's own clock while the URL and the API carry UTC. The API's bounds are inclusive, so an
+ * `end` bound is the last millisecond of the second (or minute) shown: "until 09:05" takes what
+ * happened during 09:05.
  */
-export function localInputToIso(value: string): string | undefined {
+export function localInputToIso(value: string, bound: 'start' | 'end' = 'start'): string | undefined {
   if (!value) return undefined;
   const ms = new Date(value).getTime();
-  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+  if (Number.isNaN(ms)) return undefined;
+  const withSeconds = /T\d{2}:\d{2}:\d{2}/.test(value);
+  return new Date(bound === 'end' ? ms + (withSeconds ? 999 : 59_999) : ms).toISOString();
 }
 
 export function isoToLocalInput(iso: string | undefined): string {
@@ -94,7 +98,7 @@ export function isoToLocalInput(iso: string | undefined): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
   const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 /** The replay request for "every letter matching this filter" (the API takes the same fields). */

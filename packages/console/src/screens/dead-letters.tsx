@@ -212,7 +212,7 @@ function LetterFilters({ filter, onApply }: { filter: DeadLetterFilter; onApply:
       onSubmit={(e) => {
         e.preventDefault();
         const s = localInputToIso(since);
-        const u = localInputToIso(until);
+        const u = localInputToIso(until, 'end');
         onApply({ ...(q.trim() ? { q: q.trim() } : {}), ...(s ? { since: s } : {}), ...(u ? { until: u } : {}) });
       }}
     >

@@ -114,7 +114,7 @@ function DeliveryFilters({ filter, onApply }: { filter: DeliveryFilter; onApply:
       ...(statusClass ? { statusClass } : {}),
       ...(messageId.trim() ? { messageId: messageId.trim() } : {}),
       ...(localInputToIso(since) ? { since: localInputToIso(since)! } : {}),
-      ...(localInputToIso(until) ? { until: localInputToIso(until)! } : {}),
+      ...(localInputToIso(until, 'end') ? { until: localInputToIso(until, 'end')! } : {}),
     });
   };
   return (

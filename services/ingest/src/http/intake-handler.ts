@@ -170,10 +170,12 @@ export function createIntakeHandler(deps: IntakeDeps) {
 
 /**
  * A request's calls for the stats: duplicates count as accepted (their sender was told so); a single
- * call refused as a whole is one rejected call, and a refused batch's valid calls are rejected too.
+ * call refused as a whole is one rejected call, and a refused batch's calls are rejected too, at
+ * least one when its body could not be read (bad JSON, too large) and its calls are unknown.
  */
 function sourceTally(route: IntakeRoute, outcome: Outcome): { accepted: number; rejected: number } {
-  if (outcome.status !== 200) return { accepted: 0, rejected: route.kind === 'single' ? 1 : outcome.rejected + outcome.refused };
+  if (outcome.status !== 200)
+    return { accepted: 0, rejected: route.kind === 'single' ? 1 : Math.max(1, outcome.rejected + outcome.refused) };
   return { accepted: outcome.accepted + outcome.duplicates, rejected: outcome.rejected };
 }
 
