@@ -238,7 +238,15 @@ describe('durable Redis start scripts (k8s/overlays/durable, docker-compose.dura
     await Promise.all([...sentinelProcs.values()].map((h) => h.stop('SIGKILL')));
     for (const h of hosts.sentinels) startSentinel(h);
     await eventually(() => allAgree(current as string), 30_000, 200);
-    // The same myid at each start: two known Sentinels each, not stale ones beside the new.
-    for (const s of hosts.sentinels) expect(((await ask(s, SENTINEL_PORT, 'SENTINEL', 'sentinels', NAME)) as unknown[]).length).toBe(2);
+    // The same myid at each start: two known Sentinels each, not stale ones beside the new. They
+    // announce themselves every 2 s, so agreeing on the primary can come before knowing each other;
+    // a stale entry would stay beside the new one and never let the count settle at 2.
+    await eventually(
+      async () => {
+        for (const s of hosts.sentinels) expect(((await ask(s, SENTINEL_PORT, 'SENTINEL', 'sentinels', NAME)) as unknown[]).length).toBe(2);
+      },
+      15_000,
+      200,
+    );
   }, 60_000);
 });
