@@ -205,11 +205,12 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (!destination.enabled) {
       // Disabled: kept as dead letters, so the operator can replay once it is enabled again.
       const reason = 'destination is disabled';
-      await recordNoticeOutcomes(deps.receipts, data.destinationId, { deadLettered: items });
+      const outcomes = { deadLettered: items };
+      await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
       const letters = items.map((item) =>
         letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason),
       );
-      await commit(job, token, letters, [], undefined, runsBefore, 0, { deadLettered: items });
+      await commit(job, token, letters, [], undefined, runsBefore, 0, outcomes);
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
       deps.stats.countDestination(data.destinationId, { dead: items.length });
       logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
@@ -232,7 +233,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     } finally {
       places.done();
     }
-    countAttempts(metrics, data.destinationId, run.calls);
+    const attempts = countAttempts(metrics, data.destinationId, run.calls);
 
     const urls = destination.settings.webhooks.map((w) => w.url);
     const now = deps.clock();
@@ -246,21 +247,21 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       const hold = retryHoldLimit({ pending: settled.pending.length, counted, current, max: deps.retryMax });
       if (hold < settled.pending.length) settled = settleRound(run.calls, urls, now, { hold, reason: retryCapReason(deps.retryMax) });
     }
+    // What became of each call: for the deletion receipts, and for the replays' progress in the commit.
+    const outcomes = { delivered: settled.delivered.map((c) => c.item), deadLettered: settled.dead.map((d) => d.run.item) };
     // Before the commit: a commit that fails runs the job again, which records the same outcomes.
-    await recordNoticeOutcomes(deps.receipts, data.destinationId, {
-      delivered: settled.delivered.map((c) => c.item),
-      deadLettered: settled.dead.map((d) => d.run.item),
-    });
+    await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
     const letters = settled.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     const destinationLabel = { destination: data.destinationId };
     if (settled.delivered.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'delivered' }, settled.delivered.length);
     if (settled.retrying.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'retry_scheduled' }, settled.retrying.length);
     if (letters.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'dead_lettered' }, letters.length);
     const lagsMs: number[] = [];
+    const deliveredAt = deps.clock();
     for (const c of settled.delivered) {
       const receivedAt = 'receivedAt' in c.item.call ? Date.parse(c.item.call.receivedAt) : NaN;
       if (Number.isNaN(receivedAt)) continue;
-      const lagMs = Math.max(0, deps.clock() - receivedAt);
+      const lagMs = Math.max(0, deliveredAt - receivedAt);
       metrics.endToEndSeconds.observe(lagMs / 1000);
       lagsMs.push(lagMs);
     }
@@ -268,7 +269,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       delivered: settled.delivered.length,
       retrying: settled.retrying.length,
       dead: letters.length,
-      ...attemptCounts(run.calls),
+      ...attempts,
       lagsMs,
     });
     const failures = [
@@ -300,33 +301,27 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     };
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
-    await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, {
-      delivered: settled.delivered.map((c) => c.item),
-      deadLettered: settled.dead.map((d) => d.run.item),
-    });
+    await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, outcomes);
   };
 }
 
-/** The job's attempts in the metrics: one increment per label set, not per attempt. */
-function countAttempts(metrics: DeliveryMetrics, destination: string, calls: readonly CallRun[]): void {
+/**
+ * The job's attempts in the metrics, one increment per label set, not per attempt; returns how
+ * many there were, and how many did not succeed, for the stats.
+ */
+function countAttempts(metrics: DeliveryMetrics, destination: string, calls: readonly CallRun[]): { attempts: number; failed: number } {
   const tally = new LabelTally<'destination' | 'outcome' | 'status_class'>();
+  let attempts = 0;
+  let failed = 0;
   for (const c of calls) {
     for (const a of c.attempts) {
       metrics.attemptSeconds.observe({ outcome: a.outcome }, a.latencyMs / 1000);
       tally.add({ destination, outcome: a.outcome, status_class: statusClass(a) });
+      attempts++;
+      if (a.outcome !== 'success') failed++;
     }
   }
   tally.countIn(metrics.attempts);
-}
-
-/** The round's HTTP attempts, and those that did not succeed, for the stats. */
-function attemptCounts(calls: readonly CallRun[]): { attempts: number; failed: number } {
-  let attempts = 0;
-  let failed = 0;
-  for (const c of calls) {
-    attempts += c.attempts.length;
-    for (const a of c.attempts) if (a.outcome !== 'success') failed++;
-  }
   return { attempts, failed };
 }
 
