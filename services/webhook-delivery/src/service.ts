@@ -33,6 +33,7 @@ import {
 } from '@eventrelay/stores';
 import { deliveryEnvSpec, type DeliveryEnv } from './env.js';
 import { createDeliveryMetrics } from './metrics.js';
+import { keepsAnswer } from './domain/attempt-detail.js';
 import { parseNetworkList } from './domain/networks.js';
 import type { RetryPolicy } from './domain/schedule.js';
 import { createSender } from './adapters/http-sender.js';
@@ -91,6 +92,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     allowedNetworks: parseNetworkList(env.WEBHOOK_ALLOWED_NETWORKS.join(',')).networks,
     connectionsPerOrigin: env.DELIVERY_CONNECTIONS_PER_ORIGIN,
     ca,
+    keepsAnswer: keepsAnswer(env.DELIVERY_LOG_DETAIL),
     ...(deps.resolver ? { resolver: deps.resolver } : {}),
   });
   const policy: RetryPolicy = {

@@ -19,6 +19,11 @@ export interface SenderOptions {
   /** Trusted CA certificates (PEM) replacing Node's default list; undefined keeps Node's. */
   readonly ca?: readonly string[] | undefined;
   readonly resolver?: Resolver;
+  /**
+   * Whether the attempt log will keep the answer to a response of this status (DELIVERY_LOG_DETAIL);
+   * when not, the body is read and dropped without an excerpt. Always, by default.
+   */
+  readonly keepsAnswer?: (status: number) => boolean;
 }
 
 export interface Sender {
@@ -80,13 +85,15 @@ export function createSender(options: SenderOptions): Sender {
         const res = await agent.request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal: deadline });
         response = res.body;
         const retryAfter = res.headers['retry-after'];
-        const excerpt = await readExcerpt(res.body);
+        const keep = options.keepsAnswer?.(res.statusCode) ?? true;
+        // dump() resolves, not rejects, when the deadline destroyed a body that was still coming.
+        const excerpt = keep ? await readExcerpt(res.body) : await res.body.dump({ limit: RESPONSE_BODY_LIMIT });
         if (deadline.aborted) return failure('timeout', `no complete response within ${options.timeoutMs} ms`);
         return {
           kind: 'response',
           status: res.statusCode,
           retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-          excerpt: { headers: res.headers, ...excerpt },
+          ...(excerpt ? { excerpt: { headers: res.headers, ...excerpt } } : {}),
         };
       } catch (err) {
         return deadline.aborted ? failure('timeout', `no complete response within ${options.timeoutMs} ms`) : describeError(err);

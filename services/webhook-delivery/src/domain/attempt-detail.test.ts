@@ -5,6 +5,7 @@ import {
   RESPONSE_BODY_EXCERPT,
   WRITE_ONLY,
   attemptDetail,
+  keepsAnswer,
   keepsDetail,
   requestDetail,
   responseDetail,
@@ -130,5 +131,13 @@ describe('keepsDetail (DELIVERY_LOG_DETAIL)', () => {
     ['none', 'success', false],
   ] as const)('%s, %s → %p', (level, outcome, kept) => {
     expect(keepsDetail(level, outcome)).toBe(kept);
+  });
+});
+
+describe('keepsAnswer (what the sender reads an excerpt for)', () => {
+  it('follows keepsDetail by the status', () => {
+    expect([200, 404, 503].map(keepsAnswer('all'))).toEqual([true, true, true]);
+    expect([200, 204, 302, 404, 503].map(keepsAnswer('failures'))).toEqual([false, false, true, true, true]);
+    expect([200, 503].map(keepsAnswer('none'))).toEqual([false, false]);
   });
 });

@@ -11,7 +11,7 @@ import {
   type DeliveryAttempt,
   type DeliveryItem,
 } from '@eventrelay/config';
-import type { ResponseExcerpt, SendResult } from './outcome.js';
+import { classifyStatus, type ResponseExcerpt, type SendResult } from './outcome.js';
 
 export const REQUEST_BODY_EXCERPT = 8 * 1024;
 export const RESPONSE_BODY_EXCERPT = 1024;
@@ -85,6 +85,11 @@ export type DetailLevel = 'all' | 'failures' | 'none';
  */
 export function keepsDetail(level: DetailLevel, outcome: 'success' | 'retryable' | 'permanent'): boolean {
   return level === 'all' || (level === 'failures' && outcome !== 'success');
+}
+
+/** keepsDetail by the answer's status, for the sender, which reads no excerpt it would throw away. */
+export function keepsAnswer(level: DetailLevel): (status: number) => boolean {
+  return (status) => keepsDetail(level, classifyStatus(status, undefined, 0).kind);
 }
 
 export function attemptDetail(
