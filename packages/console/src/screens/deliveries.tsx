@@ -74,29 +74,9 @@ function AttemptDetail({ a }: { a: DeliveryAttempt }) {
     <div class="detail">
       {a.error && <p>Error: {a.error}</p>}
       <h3>Request</h3>
-      {a.request ? (
-        <>
-          <Json value={a.request.headers} label="Request headers" />
-          <pre class="json" aria-label="Request body" tabIndex={0}>
-            {a.request.body}
-            {a.request.bodyTruncated ? '\n… (truncated)' : ''}
-          </pre>
-        </>
-      ) : (
-        <p class="muted">Not recorded for this attempt.</p>
-      )}
+      <Exchange part={a.request} name="Request" missing="Not recorded for this attempt." />
       <h3>Answer</h3>
-      {a.response ? (
-        <>
-          <Json value={a.response.headers} label="Response headers" />
-          <pre class="json" aria-label="Response body" tabIndex={0}>
-            {a.response.body}
-            {a.response.bodyTruncated ? '\n… (truncated)' : ''}
-          </pre>
-        </>
-      ) : (
-        <p class="muted">No answer recorded.</p>
-      )}
+      <Exchange part={a.response} name="Response" missing="No answer recorded." />
     </div>
   );
 }
@@ -136,5 +116,27 @@ function DeliveryFilters({ filter, onApply }: { filter: DeliveryFilter; onApply:
       <Field label="Until" type="datetime-local" value={until} onInput={setUntil} />
       <button type="submit">Apply filters</button>
     </form>
+  );
+}
+
+/** One side of an attempt as the log keeps it: headers, then the body excerpt. */
+function Exchange({
+  part,
+  name,
+  missing,
+}: {
+  part: DeliveryAttempt['request'] | DeliveryAttempt['response'];
+  name: string;
+  missing: string;
+}) {
+  if (!part) return <p class="muted">{missing}</p>;
+  return (
+    <>
+      <Json value={part.headers} label={`${name} headers`} />
+      <pre class="json" aria-label={`${name} body`} tabIndex={0}>
+        {part.body}
+        {part.bodyTruncated ? '\n… (truncated)' : ''}
+      </pre>
+    </>
   );
 }
