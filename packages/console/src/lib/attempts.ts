@@ -2,25 +2,9 @@
  * Delivery attempts as the log and the test send show them: the answer's excerpt and the
  * signature header the receiver checks.
  */
-export interface DeliveryAttempt {
-  readonly destinationId: string;
-  readonly sourceId: string;
-  readonly messageId: string;
-  readonly url: string;
-  readonly attempt: number;
-  readonly outcome: 'success' | 'retryable' | 'permanent';
-  readonly status?: number;
-  readonly error?: string;
-  readonly latencyMs: number;
-  readonly at: string;
-  readonly request?: {
-    readonly method: string;
-    readonly headers: Record<string, string>;
-    readonly body: string;
-    readonly bodyTruncated?: boolean;
-  };
-  readonly response?: { readonly headers: Record<string, string>; readonly body: string; readonly bodyTruncated?: boolean };
-}
+import type { DeliveryAttempt } from '@eventrelay/config';
+
+export type { DeliveryAttempt };
 
 const SIGNATURE_HEADER = 'x-signature';
 

@@ -3,12 +3,9 @@
  * headers → shared secret → enable) and the API bodies it becomes. Header values already stored
  * are write-only: the API shows a hint, and sending the hint back keeps the stored value.
  */
-export const MAX_WEBHOOKS = 5;
+import type { DestinationView, SecretHint } from '@eventrelay/config';
 
-interface SecretHint {
-  readonly set: boolean;
-  readonly last4?: string;
-}
+export const MAX_WEBHOOKS = 5;
 
 interface HeaderRow {
   readonly name: string;
@@ -30,16 +27,7 @@ export interface DestinationForm {
   readonly enabled: boolean;
 }
 
-export interface DestinationView {
-  readonly id: string;
-  readonly name: string;
-  readonly enabled: boolean;
-  readonly sourceIds: readonly string[];
-  readonly settings: {
-    readonly webhooks: readonly { readonly url: string; readonly headers?: Readonly<Record<string, SecretHint>> }[];
-    readonly sharedSecret: SecretHint;
-  };
-}
+export type { DestinationView };
 
 export const emptyWebhook = (): WebhookRow => ({ url: '', headers: [] });
 

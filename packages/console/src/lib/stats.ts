@@ -5,47 +5,10 @@
  */
 export type StatsWindow = 'hour' | 'day';
 
-export interface DestinationStats {
-  readonly id: string;
-  readonly name: string;
-  readonly type: string;
-  readonly enabled: boolean;
-  readonly series: {
-    readonly delivered: readonly number[];
-    readonly retrying: readonly number[];
-    readonly deadLettered: readonly number[];
-    readonly attempts: readonly number[];
-    readonly failedAttempts: readonly number[];
-    readonly lagMsAvg: readonly (number | null)[];
-    readonly lagMsMax: readonly (number | null)[];
-  };
-  readonly totals: {
-    readonly delivered: number;
-    readonly retrying: number;
-    readonly deadLettered: number;
-    readonly attempts: number;
-    readonly failedAttempts: number;
-    readonly errorRatio: number | null;
-    readonly lagMsAvg: number | null;
-    readonly lagMsMax: number | null;
-  };
-}
+import type { DestinationStats, SourceStats, StatsReport } from '@eventrelay/config';
 
-export interface SourceStats {
-  readonly id: string;
-  readonly name: string;
-  readonly series: { readonly accepted: readonly number[]; readonly rejected: readonly number[] };
-  readonly totals: { readonly accepted: number; readonly rejected: number; readonly callsPerMinute: number };
-}
-
-export interface Stats {
-  readonly window: StatsWindow;
-  readonly bucketSeconds: number;
-  readonly generatedAt: string;
-  readonly buckets: readonly string[];
-  readonly destinations: readonly DestinationStats[];
-  readonly sources: readonly SourceStats[];
-}
+export type { DestinationStats, SourceStats };
+export type Stats = StatsReport;
 
 export type ChartData = [number[], ...(number | null)[][]];
 

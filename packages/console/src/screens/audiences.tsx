@@ -1,3 +1,4 @@
+import type { AudienceView } from '@eventrelay/config';
 import { useState } from 'preact/hooks';
 import { ApiError, type Api } from '../api';
 import { ErrorNote, Field, Status, when } from '../components/ui';
@@ -7,15 +8,7 @@ import { EXAMPLE_CONDITION, parseCondition } from '../lib/condition';
 import type { DestinationView } from '../lib/destination-form';
 import type { Source } from './sources';
 
-interface Audience {
-  readonly id: string;
-  readonly name: string;
-  readonly sourceIds: string[];
-  readonly destinationIds: string[];
-  readonly condition: object;
-  readonly traitKey: string;
-  readonly membership: { status: string; members: number; profilesScanned?: number; lastFullSyncAt?: string };
-}
+type Audience = AudienceView;
 
 export function Audiences({ api }: { api: Api }) {
   const list = useLoad(() => api.get<Audience[]>('/audiences'), 'audiences', 5_000);

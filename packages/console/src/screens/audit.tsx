@@ -1,16 +1,9 @@
+import type { AuditEntry } from '@eventrelay/config';
 import type { Api } from '../api';
 import { Pager, usePages } from '../components/pager';
 import { ErrorNote, when } from '../components/ui';
 import { useLoad } from '../hooks';
 import { pageQuery } from '../lib/filters';
-
-interface AuditEntry {
-  readonly at: string;
-  readonly tokenId: string;
-  readonly action: string;
-  readonly targetId: string;
-  readonly details?: Record<string, unknown>;
-}
 
 const PAGE = 50;
 

@@ -1,3 +1,4 @@
+import type { ReplayProgress } from '@eventrelay/config';
 import { useEffect, useState } from 'preact/hooks';
 import { encode, type Api } from '../api';
 import { Pager, usePages } from '../components/pager';
@@ -22,16 +23,6 @@ interface DeadLetter {
   readonly urls: { url: string; error: string }[];
   readonly firstAttemptAt: string;
   readonly deadAt: string;
-}
-
-interface ReplayProgress {
-  readonly replayId: string;
-  readonly destinationId: string;
-  readonly startedAt: string;
-  readonly replayed: number;
-  readonly delivered: number;
-  readonly deadLettered: number;
-  readonly pending: number;
 }
 
 const PAGE = 100;

@@ -1,3 +1,4 @@
+import type { TestSendResult } from '@eventrelay/config';
 import { useState } from 'preact/hooks';
 import { ApiError, encode, type Api } from '../api';
 import { ErrorNote, Select, Status, focusFirstInvalid } from '../components/ui';
@@ -256,11 +257,7 @@ function EditDestination({ api, d, sources, onSaved }: { api: Api; d: Destinatio
   );
 }
 
-interface TestSendAnswer {
-  readonly messageId: string;
-  readonly sourceId: string;
-  readonly call: unknown;
-}
+type TestSendAnswer = TestSendResult;
 
 const TEST_WAIT_MS = 30_000;
 /** An attempt without its request: webhook-delivery runs with DELIVERY_LOG_DETAIL=failures or none. */

@@ -1,3 +1,4 @@
+import type { Regulation } from '@eventrelay/config';
 import { useState } from 'preact/hooks';
 import { ApiError, encode, type Api } from '../api';
 import { ErrorNote, Field, Select, when } from '../components/ui';
@@ -6,27 +7,6 @@ import { fieldMessages } from '../lib/api-errors';
 import { parseIds, rememberId } from '../lib/routes';
 
 type RegulationType = 'DELETE' | 'SUPPRESS' | 'SUPPRESS_WITH_DELETE';
-
-interface Receipt {
-  readonly destinationId: string;
-  readonly notices: number;
-  readonly delivered: number;
-  readonly deadLettered: number;
-  readonly dropped: number;
-  readonly pending: number;
-}
-
-interface Regulation {
-  readonly id: string;
-  readonly regulationType: RegulationType;
-  readonly subjectCount: number;
-  readonly sourceIds?: string[];
-  readonly status: string;
-  readonly createdAt: string;
-  readonly finishedAt?: string;
-  readonly counts: { subjectsDone: number; deleteNotices: number; profilesErased: number; suppressed?: number };
-  readonly receipts?: Omit<Receipt, 'destinationId'> & { destinations: Receipt[] };
-}
 
 // There is no list endpoint: the ids this tab created are remembered for it.
 const RECENT_KEY = 'eventrelay.console.regulations';

@@ -1,3 +1,4 @@
+import type { ConsoleInfo, Source } from '@eventrelay/config';
 import { useState } from 'preact/hooks';
 import { ApiError, encode, type Api } from '../api';
 import { CopyButton, ErrorNote, Field, Select, Status } from '../components/ui';
@@ -6,18 +7,9 @@ import { fieldMessages, unclaimed } from '../lib/api-errors';
 import { href } from '../lib/routes';
 import { SNIPPET_LABELS, snippet, type SnippetKind } from '../lib/snippets';
 
-export interface Source {
-  readonly id: string;
-  readonly name: string;
-  readonly type: 'web' | 'mobile' | 'server';
-  readonly writeKey: string;
-  readonly rateLimitPerSecond?: number;
-}
+export type { Source };
 
-export interface Info {
-  readonly version: string;
-  readonly intakeUrl: string;
-}
+export type Info = ConsoleInfo;
 
 const TYPES = [
   { value: 'server', label: 'Server' },
