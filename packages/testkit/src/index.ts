@@ -12,6 +12,7 @@ export {
   type PrivateRedis,
   type ReplicatedRedis,
 } from './redis.js';
+export { startRedisCluster, type ClusterNode, type LocalRedisCluster } from './redis-cluster.js';
 export {
   SERVICE_NODE_FLAGS,
   buildServices,
