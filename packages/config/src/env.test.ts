@@ -24,6 +24,9 @@ describe('loadEnvFrom with the common variables', () => {
       REDIS_SENTINELS: undefined,
       REDIS_SENTINEL_NAME: 'eventrelay',
       REDIS_SENTINEL_PASSWORD: undefined,
+      REDIS_CLUSTER_NODES: undefined,
+      EVENTRELAY_SHARDS: 1,
+      EVENTRELAY_CONSUME_SHARDS: 'all',
       EVENTRELAY_CONFIG: undefined,
       EVENTRELAY_CONFIG_MODE: 'seed',
     });
@@ -59,6 +62,9 @@ describe('loadEnvFrom with the common variables', () => {
       ],
       REDIS_SENTINEL_NAME: 'er-primary',
       REDIS_SENTINEL_PASSWORD: 'sentinel-pw',
+      REDIS_CLUSTER_NODES: undefined,
+      EVENTRELAY_SHARDS: 1,
+      EVENTRELAY_CONSUME_SHARDS: 'all',
     });
   });
 
@@ -90,12 +96,43 @@ describe('loadEnvFrom with the common variables', () => {
     expect(env.LOG_LEVEL).toBe('info');
   });
 
+  it('reads a Redis Cluster and its shards', () => {
+    const env = loadEnvFrom(commonEnv, {
+      REDIS_CLUSTER_NODES: 'redis-0.redis:6379,10.0.0.8:6380',
+      EVENTRELAY_PREFIX: '{er}',
+      EVENTRELAY_SHARDS: '12',
+      EVENTRELAY_CONSUME_SHARDS: '0-3, 8',
+    });
+    expect(env.REDIS_CLUSTER_NODES).toEqual([
+      { host: 'redis-0.redis', port: 6379 },
+      { host: '10.0.0.8', port: 6380 },
+    ]);
+    expect(env.EVENTRELAY_SHARDS).toBe(12);
+    expect(env.EVENTRELAY_CONSUME_SHARDS).toBe('0-3, 8');
+  });
+
+  it.each([
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 'b:2', EVENTRELAY_PREFIX: '{x}' }, 'REDIS_CLUSTER_NODES and REDIS_SENTINELS cannot both be set'],
+    [{ REDIS_CLUSTER_NODES: 'a:1' }, 'EVENTRELAY_PREFIX must hold a {hash tag} on a Redis Cluster (REDIS_CLUSTER_NODES), such as {eventrelay}, got "eventrelay"'],
+    [{ REDIS_CLUSTER_NODES: 'a:1', EVENTRELAY_PREFIX: '{x}', REDIS_URL: 'redis://a:6379/3' }, 'REDIS_URL must name no database but 0'],
+    [{ EVENTRELAY_SHARDS: '4', EVENTRELAY_CONSUME_SHARDS: '2-5' }, 'EVENTRELAY_CONSUME_SHARDS names shard 5, but EVENTRELAY_SHARDS is 4 (shards 0 to 3)'],
+    [{ EVENTRELAY_CONSUME_SHARDS: '1' }, 'EVENTRELAY_CONSUME_SHARDS names shard 1, but EVENTRELAY_SHARDS is 1 (shards 0 to 0)'],
+    [{ EVENTRELAY_SHARDS: '3', EVENTRELAY_CONSUME_SHARDS: '2-1' }, 'EVENTRELAY_CONSUME_SHARDS has the range "2-1" that ends before it starts'],
+    [{ EVENTRELAY_CONSUME_SHARDS: 'some' }, 'EVENTRELAY_CONSUME_SHARDS must be all, or shard numbers and ranges such as 0,2,4-7, got "some"'],
+    [{ EVENTRELAY_SHARDS: '0' }, 'EVENTRELAY_SHARDS must be between 1 and 256, got 0'],
+  ])('refuses %j, naming the variables', (source, message) => {
+    expect(loadError(commonEnv, source).message).toContain(message);
+  });
+
   it('ignores variables it does not declare', () => {
     expect(Object.keys(loadEnvFrom(commonEnv, { PATH: '/bin', HOME: '/root' })).sort()).toEqual([
       'EVENTRELAY_CONFIG',
       'EVENTRELAY_CONFIG_MODE',
+      'EVENTRELAY_CONSUME_SHARDS',
       'EVENTRELAY_PREFIX',
+      'EVENTRELAY_SHARDS',
       'LOG_LEVEL',
+      'REDIS_CLUSTER_NODES',
       'REDIS_SENTINELS',
       'REDIS_SENTINEL_NAME',
       'REDIS_SENTINEL_PASSWORD',
@@ -243,6 +280,8 @@ describe('describeEnv', () => {
       EVENTRELAY_CONFIG: undefined,
       EVENTRELAY_CONFIG_MODE: 'seed',
       REDIS_SENTINEL_NAME: 'eventrelay',
+      EVENTRELAY_SHARDS: 1,
+      EVENTRELAY_CONSUME_SHARDS: 'all',
       ADMIN_TOKEN: '***',
       WEBHOOK_SECRET: '***',
       PORT: 9000,

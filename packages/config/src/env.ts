@@ -5,6 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { ConfigError } from './errors.js';
+import { parseShardList } from './shards.js';
 
 export type EnvSource = Readonly<Record<string, string | undefined>>;
 
@@ -167,8 +168,8 @@ export interface SentinelAddress {
   readonly port: number;
 }
 
-/** `host:port` pairs separated by commas (IPv6 in brackets), for REDIS_SENTINELS. */
-function sentinelList(opts: { describe: string }): EnvVar<readonly SentinelAddress[] | undefined> {
+/** `host:port` pairs separated by commas (IPv6 in brackets), for REDIS_SENTINELS and REDIS_CLUSTER_NODES. */
+function hostPortList(opts: { describe: string }): EnvVar<readonly SentinelAddress[] | undefined> {
   return {
     describe: opts.describe,
     doc: { type: 'host:port pairs separated by commas ([::1]:26379 for IPv6)', required: false },
@@ -184,6 +185,26 @@ function sentinelList(opts: { describe: string }): EnvVar<readonly SentinelAddre
       return Object.freeze(addresses);
     },
   };
+}
+
+/** What is wrong between the common variables, each problem naming them. */
+function commonProblems(env: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const cluster = env['REDIS_CLUSTER_NODES'] as readonly SentinelAddress[] | undefined;
+  if (cluster && env['REDIS_SENTINELS']) problems.push('REDIS_CLUSTER_NODES and REDIS_SENTINELS cannot both be set: a Redis Cluster fails over on its own');
+  if (cluster && !/\{[^}]+\}/.test(String(env['EVENTRELAY_PREFIX'])))
+    problems.push(
+      `EVENTRELAY_PREFIX must hold a {hash tag} on a Redis Cluster (REDIS_CLUSTER_NODES), such as {eventrelay}, got "${String(env['EVENTRELAY_PREFIX'])}"`,
+    );
+  if (cluster && !/^rediss?:\/\/[^/]*\/?0?$/.test(String(env['REDIS_URL']).replace(/\?.*$/, '')))
+    problems.push('REDIS_URL must name no database but 0 on a Redis Cluster (REDIS_CLUSTER_NODES): a cluster has only database 0');
+  const shards = env['EVENTRELAY_SHARDS'];
+  const consumed = env['EVENTRELAY_CONSUME_SHARDS'];
+  if (typeof shards === 'number' && typeof consumed === 'string') {
+    const parsed = parseShardList(consumed, shards);
+    if (typeof parsed === 'string') problems.push(`EVENTRELAY_CONSUME_SHARDS ${parsed}`);
+  }
+  return problems;
 }
 
 /** What a custom parser returns for a bad value: the reason, without the variable's name. */
@@ -226,6 +247,7 @@ export function loadEnvFrom<S extends Spec>(spec: S, source: EnvSource): EnvOf<S
       problems.push(err.message);
     }
   }
+  if (problems.length === 0 && 'REDIS_URL' in spec) problems.push(...commonProblems(out));
   if (problems.length > 0) throw new ConfigError('invalid_env', `invalid environment: ${problems.join('; ')}`);
   return Object.freeze(out) as EnvOf<S>;
 }
@@ -279,7 +301,7 @@ export const commonEnv = {
     describe:
       'PEM file of the CA (or CAs) that signed the certificate of a rediss:// REDIS_URL, for a private CA; read once at start, the process refuses to start when it is missing, unreadable or holds no certificate',
   }),
-  REDIS_SENTINELS: sentinelList({
+  REDIS_SENTINELS: hostPortList({
     describe:
       'Redis Sentinels to ask for the current primary (a primary with replicas and automatic failover): every connection follows a failover on its own. REDIS_URL then gives only the credentials, the database and redis:// or rediss://; its host and port are not used',
   }),
@@ -292,6 +314,24 @@ export const commonEnv = {
   REDIS_SENTINEL_PASSWORD: text({
     secret: true,
     describe: "password of the Sentinels themselves (their requirepass), when they ask for one; the primary's is in REDIS_URL",
+  }),
+  REDIS_CLUSTER_NODES: hostPortList({
+    describe:
+      'nodes of a Redis Cluster (any few of them: the rest are found): every connection is a cluster client that follows the slot map, redirections and failovers. REDIS_URL then gives only the credentials and redis:// or rediss://; EVENTRELAY_PREFIX must hold a {hash tag}. Not with REDIS_SENTINELS',
+  }),
+  EVENTRELAY_SHARDS: integer({
+    default: 1,
+    min: 1,
+    max: 256,
+    describe:
+      'how many shards the route, deliver and profile queues (and their keys) are split into, each in a Redis Cluster slot of its own; the same for every process. 1 on a single Redis; a multiple of the primaries on a cluster (12 suits 1 to 12 primaries). Changing it means draining the queues first (docs/deployment.md, "Redis Cluster")',
+  }),
+  EVENTRELAY_CONSUME_SHARDS: text({
+    default: 'all',
+    pattern: /^\s*(all|\d+(-\d+)?(\s*,\s*\d+(-\d+)?)*)\s*$/,
+    hint: 'all, or shard numbers and ranges such as 0,2,4-7',
+    describe:
+      "which shards this process's workers take jobs from; replicas can split the shards between them, as long as every shard is taken by one. Concurrency settings count per shard",
   }),
   EVENTRELAY_CONFIG: text({
     type: 'file path',

@@ -8,6 +8,11 @@ import type { AudienceJob, DeliverJob, ProfileJob, RegulationJob, RouteJob } fro
 export interface QueueDefinition<Payload> {
   readonly name: string;
   readonly jobName: string;
+  /**
+   * Split into EVENTRELAY_SHARDS queues, one per shard prefix (docs/deployment.md, "Redis
+   * Cluster"); the others live under the home prefix only.
+   */
+  readonly sharded: boolean;
   readonly defaultJobOptions: {
     readonly attempts: number;
     readonly backoff: { readonly type: 'exponential'; readonly delay: number };
@@ -28,6 +33,7 @@ export const queueCatalog = {
   route: {
     name: 'route',
     jobName: 'route',
+    sharded: true,
     defaultJobOptions: {
       // The router's work is Redis-only, so a failure means Redis trouble: retry for about 17 minutes.
       attempts: 12,
@@ -49,6 +55,7 @@ export const queueCatalog = {
   deliver: {
     name: 'deliver',
     jobName: 'deliver',
+    sharded: true,
     defaultJobOptions: {
       attempts: 15,
       backoff: { type: 'exponential', delay: 1000 },
@@ -64,6 +71,7 @@ export const queueCatalog = {
   profile: {
     name: 'profile',
     jobName: 'profile',
+    sharded: true,
     defaultJobOptions: {
       // Redis-only work, like routing: retry for about 17 minutes. A retry applies each call once
       // (the profile remembers the latest messageIds).
@@ -78,6 +86,7 @@ export const queueCatalog = {
   audience: {
     name: 'audience',
     jobName: 'audience',
+    sharded: false,
     defaultJobOptions: {
       // A pass keeps its cursor in Redis, so a retry goes on where the failed attempt stopped;
       // retried for about an hour of Redis trouble.
@@ -96,6 +105,7 @@ export const queueCatalog = {
   regulation: {
     name: 'regulation',
     jobName: 'regulation',
+    sharded: false,
     defaultJobOptions: {
       attempts: 20,
       backoff: { type: 'exponential', delay: 1000 },

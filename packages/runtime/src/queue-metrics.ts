@@ -10,8 +10,9 @@
  * delayed job counts too: with every worker busy or gone, that is where the backlog sits.
  */
 import type { Job } from 'bullmq';
-import type { ChainableCommander, Redis } from 'ioredis';
-import { queueCatalog, type QueueKey } from '@eventrelay/config';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './redis.js';
+import { queueCatalog, type Keyspace, type QueueKey } from '@eventrelay/config';
 import { Gauge, type Registry } from 'prom-client';
 import { execAll } from './redis.js';
 
@@ -32,7 +33,7 @@ export interface QueueSnapshot {
  * Moves an active job back to delayed until `at`, noting the due time first (see above). The job
  * is locked to the caller, so nothing else writes its hash meanwhile.
  */
-export async function putJobBack(connection: Redis, job: Job, at: number, token: string | undefined): Promise<void> {
+export async function putJobBack(connection: RedisClient, job: Job, at: number, token: string | undefined): Promise<void> {
   await connection.hset(jobKey(job), DUE_AT_FIELD, String(at));
   await job.moveToDelayed(at, token);
 }
@@ -60,7 +61,7 @@ export function queueJobDataWrite(tx: ChainableCommander, job: Job, data: unknow
  * The job's data as stored now (JSON text), or undefined when the job is gone. What a worker holds
  * in memory may be a step behind (a commit whose answer was lost), Redis is not.
  */
-export async function readJobData(connection: Redis, job: Job): Promise<string | undefined> {
+export async function readJobData(connection: RedisClient, job: Job): Promise<string | undefined> {
   return (await connection.hget(jobKey(job), 'data')) ?? undefined;
 }
 
@@ -71,7 +72,7 @@ function jobKey(job: Job): string {
 
 /** One round trip for the counts of every queue, one more for the jobs at the front of the lines. */
 export async function readQueues(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   keys: readonly QueueKey[],
   now: number,
@@ -131,38 +132,56 @@ export function readySinceOf([timestamp, opts, processedOn, dueAt]: readonly (st
   return candidates.length > 0 ? Math.max(...candidates) : now;
 }
 
+/** Where each queue lives: every shard for a sharded queue (labelled by index), else home (no label). */
+function placesOf(keys: Keyspace): { prefix: string; shard: string; queues: QueueKey[] }[] {
+  const all = Object.keys(queueCatalog) as QueueKey[];
+  const sharded = all.filter((k) => queueCatalog[k].sharded);
+  const home = all.filter((k) => !queueCatalog[k].sharded);
+  const places = keys.prefixes.map((prefix, i) => ({ prefix, shard: String(i), queues: sharded }));
+  // With one shard, shard 0 is home: its one read covers every queue.
+  if (keys.shards === 1) return [{ ...places[0]!, queues: all }];
+  return [...places, { prefix: keys.home, shard: '', queues: home }];
+}
+
 /**
- * Registers the queue gauges. Each scrape reads Redis once; when Redis does not answer, the gauges
- * keep their last values and the failure reaches eventrelay_redis_errors_total through the
- * connection's own instrumentation.
+ * Registers the queue gauges, per queue and shard (`shard` is empty for the queues that are not
+ * sharded: Prometheus then shows no label). Each scrape reads each shard once (its keys share a
+ * slot, so each is one pipeline on a cluster too); when Redis does not answer, the gauges keep
+ * their last values and the failure reaches eventrelay_redis_errors_total through the connection's
+ * own instrumentation.
  */
-export function registerQueueMetrics(registry: Registry, redis: Redis, prefix: string, clock: () => number = Date.now): void {
-  const keys = Object.keys(queueCatalog) as QueueKey[];
-  let pending: Promise<Map<QueueKey, QueueSnapshot> | undefined> | undefined;
+export function registerQueueMetrics(registry: Registry, redis: RedisClient, keys: Keyspace, clock: () => number = Date.now): void {
+  const places = placesOf(keys);
+  type Read = { queue: string; shard: string; snapshot: QueueSnapshot }[];
+  let pending: Promise<Read | undefined> | undefined;
   // A scrape starts every collect() before awaiting any, so both gauges share this one read.
   const read = () =>
-    (pending ??= readQueues(redis, prefix, keys, clock())
+    (pending ??= Promise.all(
+      places.map(async (p) => {
+        const snapshots = await readQueues(redis, p.prefix, p.queues, clock());
+        return [...snapshots].map(([key, snapshot]) => ({ queue: queueCatalog[key].name, shard: p.shard, snapshot }));
+      }),
+    )
+      .then((parts) => parts.flat())
       .catch(() => undefined)
       .finally(() => (pending = undefined)));
   new Gauge({
     name: 'eventrelay_queue_jobs',
-    help: 'Jobs per queue by state: waiting (ready, not taken), active, delayed (retries, parked, overdue or not), failed (BullMQ attempts used up)',
-    labelNames: ['queue', 'state'] as const,
+    help: 'Jobs per queue, shard and state: waiting (ready, not taken), active, delayed (retries, parked, overdue or not), failed (BullMQ attempts used up)',
+    labelNames: ['queue', 'shard', 'state'] as const,
     registers: [registry],
     async collect() {
-      const snapshots = await read();
-      for (const [key, s] of snapshots ?? [])
-        for (const state of STATES) this.set({ queue: queueCatalog[key].name, state }, s.counts[state]);
+      for (const { queue, shard, snapshot } of (await read()) ?? [])
+        for (const state of STATES) this.set({ queue, shard, state }, snapshot.counts[state]);
     },
   });
   new Gauge({
     name: 'eventrelay_queue_oldest_waiting_seconds',
-    help: 'How long the job ready the longest has waited to be taken (waiting, or delayed and overdue); 0 when none waits',
-    labelNames: ['queue'] as const,
+    help: 'How long the job ready the longest has waited to be taken (waiting, or delayed and overdue), per queue and shard; 0 when none waits',
+    labelNames: ['queue', 'shard'] as const,
     registers: [registry],
     async collect() {
-      const snapshots = await read();
-      for (const [key, s] of snapshots ?? []) this.set({ queue: queueCatalog[key].name }, s.oldestWaitingSeconds);
+      for (const { queue, shard, snapshot } of (await read()) ?? []) this.set({ queue, shard }, snapshot.oldestWaitingSeconds);
     },
   });
 }

@@ -1,11 +1,12 @@
 /** Queues are opened only through the catalog, so their payload type follows the queue's name. */
 import { Job, Queue } from 'bullmq';
-import type { ChainableCommander, Redis } from 'ioredis';
-import { queueCatalog, type PayloadOf, type QueueKey } from '@eventrelay/config';
+import { Cluster, type ChainableCommander, type Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
+import { keySlot, queueCatalog, type Keyspace, type PayloadOf, type QueueKey } from '@eventrelay/config';
 
 export function openQueue<K extends QueueKey>(
   key: K,
-  connection: Redis,
+  connection: RedisClient,
   prefix: string,
   onError: (err: Error) => void,
 ): Queue<PayloadOf<K>> {
@@ -13,6 +14,16 @@ export function openQueue<K extends QueueKey>(
   const queue = new Queue<PayloadOf<K>>(def.name, { connection, prefix, defaultJobOptions: def.defaultJobOptions });
   queue.on('error', onError);
   return queue;
+}
+
+/** One queue per shard of the keyspace (docs/deployment.md, "Redis Cluster"), by shard index. */
+export function openShardedQueue<K extends QueueKey>(
+  key: K,
+  connection: RedisClient,
+  keys: Keyspace,
+  onError: (err: Error) => void,
+): readonly Queue<PayloadOf<K>>[] {
+  return keys.prefixes.map((prefix) => openQueue(key, connection, prefix, onError));
 }
 
 /**
@@ -24,7 +35,7 @@ export function openQueue<K extends QueueKey>(
  */
 export async function transactionsOn(queue: Queue): Promise<() => ChainableCommander> {
   // BullMQ's own client wraps ioredis; its MULTIs carry what job adds need.
-  const client = (await queue.getBackend().client) as unknown as Redis;
+  const client = (await queue.getBackend().client) as unknown as RedisClient;
   return () => client.multi();
 }
 
@@ -33,9 +44,36 @@ export async function transactionsOn(queue: Queue): Promise<() => ChainableComma
  * many replicas hold everything that connection wrote so far (at most `timeoutMs` later). WAIT
  * holds the connection until it answers, so durable mode gives the queue a connection of its own.
  */
-export async function replicaWaitOn(queue: Queue): Promise<(replicas: number, timeoutMs: number) => Promise<number>> {
-  const client = (await queue.getBackend().client) as unknown as Redis;
-  return (replicas, timeoutMs) => client.wait(replicas, timeoutMs);
+export async function replicaWaitOn(
+  queue: Queue,
+): Promise<(replicas: number, timeoutMs: number, written: Promise<unknown>) => Promise<number>> {
+  const client = (await queue.getBackend().client) as unknown as RedisClient;
+  if (!(client instanceof Cluster)) return (replicas, timeoutMs) => client.wait(replicas, timeoutMs);
+  // On a cluster the MULTI may wait for the slot map before it is sent, so the WAIT follows its
+  // answer (one round trip later), on the connection to the node that serves the queue's slot:
+  // the connection the MULTI went out on.
+  const slot = keySlot(`${queue.opts.prefix}:${queue.name}`);
+  return async (replicas, timeoutMs, written) => {
+    await written;
+    return primaryOfSlot(client, slot).wait(replicas, timeoutMs);
+  };
+}
+
+/** The cluster client's connection to the primary that serves `slot` now, as its slot map says. */
+function primaryOfSlot(cluster: Cluster, slot: number): Redis {
+  const key = cluster.slots[slot]?.[0];
+  const node = key === undefined ? undefined : cluster.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === key);
+  if (!node) throw new Error(`redis: no primary is known for slot ${slot}`);
+  return node;
+}
+
+/**
+ * The text of `INFO <section>` from every primary: the one Redis, or each primary of a cluster
+ * (the guards judge the fullest or the least replicated).
+ */
+export async function infoOfPrimaries(client: RedisClient, section: string): Promise<string[]> {
+  if (!(client instanceof Cluster)) return [await client.info(section)];
+  return Promise.all(client.nodes('master').map((n) => n.info(section)));
 }
 
 /**

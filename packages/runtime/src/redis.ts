@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError, DEFAULT_SENTINEL_NAME, type SentinelAddress } from '@eventrelay/config';
-import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import { startAtZero } from './metrics.js';
 
@@ -25,7 +25,11 @@ export interface RedisEnv {
   readonly REDIS_SENTINELS?: readonly SentinelAddress[] | undefined;
   readonly REDIS_SENTINEL_NAME?: string | undefined;
   readonly REDIS_SENTINEL_PASSWORD?: string | undefined;
+  readonly REDIS_CLUSTER_NODES?: readonly SentinelAddress[] | undefined;
 }
+
+/** A connection: to one Redis (standalone, or the primary Sentinels name), or to a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
 
 const caFiles = new Map<string, string>();
 
@@ -63,8 +67,43 @@ function sentinelOptions(env: RedisEnv, sentinels: readonly SentinelAddress[]): 
   };
 }
 
-/** Where a client connects, for messages: host:port, or the primary and the Sentinels asked for it. */
-function describeTarget(client: Redis): string {
+/**
+ * The options of a cluster client: the role's options and the URL's credentials and TLS for every
+ * node connection. Replicas are not read from (scaleReads master): a worker must see its own writes.
+ */
+function clusterOptions(env: RedisEnv, role: RedisRole, name: string): ClusterOptions {
+  const url = new URL(env.REDIS_URL);
+  const node = redisOptions(role);
+  const tls = url.protocol === 'rediss:' ? { tls: tlsOptions(env).tls ?? {} } : {};
+  return {
+    scaleReads: 'master',
+    // A hot-path command fails at once while the cluster has no connection (answered 503).
+    enableOfflineQueue: role !== 'hot-path',
+    clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
+    // MOVED/ASK and TRYAGAIN during a failover or a reshard: follow them, then give up the command.
+    maxRedirections: 16,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    retryDelayOnTryAgain: 200,
+    slotsRefreshTimeout: 2000,
+    redisOptions: {
+      ...node,
+      // A node turned replica answers READONLY: the cluster client refreshes the slot map itself.
+      reconnectOnError: undefined,
+      connectionName: name,
+      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+      ...tls,
+    },
+  };
+}
+
+/** The nodes each cluster client was given, for messages. */
+const clusterSeeds = new WeakMap<Cluster, string>();
+
+/** Where a client connects, for messages: host:port, the primary and the Sentinels asked for it, or the cluster. */
+function describeTarget(client: RedisClient): string {
+  if (client instanceof Cluster) return `the Redis Cluster at ${clusterSeeds.get(client) ?? '?'} (REDIS_CLUSTER_NODES)`;
   const { host, port, sentinels, name } = client.options;
   if (sentinels && sentinels.length > 0)
     return `the primary "${name}" of the Sentinels ${sentinels.map((s) => `${s.host}:${s.port}`).join(',')} (REDIS_SENTINELS)`;
@@ -101,14 +140,21 @@ function redisOptions(role: RedisRole): RedisOptions {
  * for each failed or dropped connection, `kind="command"` for each command answered with an error
  * or cut off.
  */
-export function createRedis(target: string | RedisEnv, role: RedisRole, name: string, registry?: Registry): Redis {
+export function createRedis(target: string | RedisEnv, role: RedisRole, name: string, registry?: Registry): RedisClient {
   const env: RedisEnv = typeof target === 'string' ? { REDIS_URL: target } : target;
   // BullMQ duplicates a connection for its blocking commands; duplicate() keeps these options.
   const sentinels = env.REDIS_SENTINELS ?? [];
-  const client =
-    sentinels.length > 0
-      ? new Redis({ ...redisOptions(role), ...sentinelOptions(env, sentinels), connectionName: name })
-      : new Redis(env.REDIS_URL, { ...redisOptions(role), ...tlsOptions(env), connectionName: name });
+  const cluster = env.REDIS_CLUSTER_NODES ?? [];
+  const client: RedisClient =
+    cluster.length > 0
+      ? new Cluster(
+          cluster.map((n) => ({ host: n.host, port: n.port })),
+          clusterOptions(env, role, name),
+        )
+      : sentinels.length > 0
+        ? new Redis({ ...redisOptions(role), ...sentinelOptions(env, sentinels), connectionName: name })
+        : new Redis(env.REDIS_URL, { ...redisOptions(role), ...tlsOptions(env), connectionName: name });
+  if (client instanceof Cluster) clusterSeeds.set(client, cluster.map((n) => `${n.host}:${n.port}`).join(','));
   const errors = registry
     ? startAtZero(redisErrors(registry), [
         { connection: name, kind: 'connection' },
@@ -122,7 +168,7 @@ export function createRedis(target: string | RedisEnv, role: RedisRole, name: st
     // reconnect passes again and is counted once.
     const send = client.sendCommand.bind(client);
     const watched = new WeakSet<object>();
-    client.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+    (client as Redis).sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
       const [command] = args;
       if (!watched.has(command)) {
         watched.add(command);
@@ -148,7 +194,7 @@ function redisErrors(registry: Registry): Counter<'connection' | 'kind'> {
 }
 
 /** Quits gracefully, or drops the socket when Redis is not answering. */
-export async function closeRedis(client: Redis): Promise<void> {
+export async function closeRedis(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();
@@ -181,7 +227,7 @@ function fatalRedisError(err: unknown): string | undefined {
  * offline queue, which would otherwise fail instead of waiting for the connection. Rejects at once
  * with a ConfigError when the failure is one no retry can cure (fatalRedisError).
  */
-function whenReady(client: Redis, timeoutMs: number, cancelled: Promise<void>): Promise<void> {
+function whenReady(client: RedisClient, timeoutMs: number, cancelled: Promise<void>): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     let lastError: string | undefined;
@@ -226,7 +272,7 @@ const REDIS_STARTUP_TIMEOUT_MS = 30_000;
  * waited for (up to 30 s); refused credentials or an unverifiable certificate fail at once, naming
  * REDIS_URL.
  */
-export async function waitForRedis(connections: readonly Redis[], onWaiting?: () => void): Promise<void> {
+export async function waitForRedis(connections: readonly RedisClient[], onWaiting?: () => void): Promise<void> {
   if (connections.some((c) => c.status !== 'ready')) onWaiting?.();
   // The first failure ends the wait for every connection (no timer left behind).
   let cancel = () => {};
@@ -257,6 +303,6 @@ export async function execAll(batch: ChainableCommander): Promise<unknown[]> {
  * it). Defining it again on the same connection is a no-op, so every store can define what it
  * uses.
  */
-export function defineScript(redis: Redis, name: string, lua: string): void {
+export function defineScript(redis: RedisClient, name: string, lua: string): void {
   if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { lua });
 }

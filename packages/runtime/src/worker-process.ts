@@ -5,8 +5,9 @@
  * Redis → close the ops server.
  */
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import type { Logger } from 'pino';
+import type { Keyspace } from '@eventrelay/config';
 import type { Registry } from 'prom-client';
 import { closeServer, shutdownGate, startOpsServer } from './ops.js';
 import { registerQueueMetrics } from './queue-metrics.js';
@@ -20,14 +21,14 @@ export interface WorkerProcessParts {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any payload: only lifecycle methods are used
   readonly workers: readonly Worker<any>[];
   /** Every connection the process uses; start-up waits for all of them, shutdown closes them after release(). */
-  readonly connections: readonly Redis[];
+  readonly connections: readonly RedisClient[];
   /** Pinged by /readyz. */
-  readonly control: Redis;
+  readonly control: RedisClient;
   readonly opsPort: number;
   /** Gets the process's metrics and, from every worker process, each queue's depth and age. */
   readonly registry: Registry;
-  /** EVENTRELAY_PREFIX, where the queues live. */
-  readonly prefix: string;
+  /** Where the queues live (EVENTRELAY_PREFIX and its shards). */
+  readonly keys: Keyspace;
   readonly logger: Logger;
   /** Runs once Redis answers and before the worker takes jobs. */
   prepare(): Promise<void>;
@@ -59,7 +60,7 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
   };
   const gate = shutdownGate();
   // Every worker process reports every queue, so one that dies does not blind the figures.
-  registerQueueMetrics(parts.registry, parts.control, parts.prefix);
+  registerQueueMetrics(parts.registry, parts.control, parts.keys);
   let ops: Awaited<ReturnType<typeof startOpsServer>>;
   try {
     await waitForRedis(parts.connections);

@@ -1,6 +1,6 @@
 /** Workers are opened only through the catalog, so the processor's job type follows the queue's name. */
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { queueCatalog, type PayloadOf, type QueueKey } from '@eventrelay/config';
 
 export interface WorkerOptions {
@@ -19,7 +19,7 @@ export interface WorkerOptions {
 
 export function openWorker<K extends QueueKey>(
   key: K,
-  connection: Redis,
+  connection: RedisClient,
   prefix: string,
   processor: (job: Job<PayloadOf<K>>, token?: string) => Promise<unknown>,
   options: WorkerOptions,

@@ -4,7 +4,7 @@
  */
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { queueCatalog, type RouteJob } from '@eventrelay/config';
+import { keyspace, queueCatalog, type RouteJob } from '@eventrelay/config';
 import { createMetricsRegistry } from '../src/metrics';
 import { createRedis } from '../src/redis';
 import { putJobBack, queueJobDataWrite, readJobData, readQueues, readySinceOf, registerQueueMetrics } from '../src/queue-metrics';
@@ -120,7 +120,7 @@ describe('queue metrics', () => {
     const registry = createMetricsRegistry('router');
     const control = createRedis(SHARED_REDIS_URL, 'control', 'test-control', registry);
     try {
-      registerQueueMetrics(registry, control, prefix);
+      registerQueueMetrics(registry, control, keyspace(prefix));
       const samples = parsePromText(await registry.metrics());
       expect(total(samples, 'eventrelay_queue_jobs', { queue: 'route', state: 'waiting' })).toBe(1);
       expect(total(samples, 'eventrelay_queue_jobs', { queue: 'deliver', state: 'waiting' })).toBe(0);

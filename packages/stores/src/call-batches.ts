@@ -3,7 +3,7 @@
  * reference afterwards (docs/delivery.md, "The job model"). A batch is a hash,
  * `<prefix>:batch:<batchId>`:
  *   "c<start>"           the calls one source sent in the flush, as one JSON array (the text is
- *                        written as ingest serialized it, with a plain HSET: Redis parses nothing);
+ *                        written as ingest serialized it, with a plain HSET: RedisClient parses nothing);
  *                        calls are numbered across the flush source by source, so a source's
  *                        calls are <start>, <start> + 1, …
  *   "r"                  the route entries of the stored requests (what the router needs of each
@@ -18,7 +18,8 @@
  * batch. Deleting "r" is what makes routing a batch twice harmless, and the per-destination field
  * what makes a release count once.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import { routeEntryOf, type BatchRef, type NormalizedCall, type RouteEntry } from '@eventrelay/config';
 import { defineScript } from '@eventrelay/runtime';
 
@@ -116,6 +117,28 @@ redis.call('HSET', KEYS[1], unpack(args))
 return 1
 `;
 
+// KEYS: batch. ARGV: the plan (JSON), then the destinations that get calls of it. Sets the holds
+// and keeps the plan, once; returns the plan kept (this one or an earlier run's), or false when the
+// batch was routed (or never stored). The route entries stay until FINISH.
+const HOLD = `
+if redis.call('HEXISTS', KEYS[1], 'r') == 0 then return false end
+local kept = redis.call('HGET', KEYS[1], 'p')
+if kept then return kept end
+local args = {'p', ARGV[1], 'h', #ARGV - 1}
+for i = 2, #ARGV do
+  args[#args + 1] = 'd:' .. ARGV[i]
+  args[#args + 1] = '1'
+end
+redis.call('HSET', KEYS[1], unpack(args))
+return ARGV[1]
+`;
+
+// KEYS: batch. Marks a held batch routed (the last of the three steps).
+const FINISH = `
+redis.call('HDEL', KEYS[1], 'r', 'x', 'p')
+return 1
+`;
+
 // KEYS: batch. ARGV: destination. Ends that destination's hold, once; the last hold deletes the
 // batch. Returns 1 when this call released the hold, 0 when it was released before.
 const RELEASE = `
@@ -128,6 +151,7 @@ return 1
 interface QueuedBatchCommands {
   intakeBatch(numKeys: number, ...args: (string | number)[]): ChainableCommander;
   planBatch(numKeys: number, ...args: string[]): ChainableCommander;
+  finishBatch(numKeys: number, ...args: string[]): ChainableCommander;
   releaseBatch(numKeys: number, ...args: string[]): ChainableCommander;
 }
 
@@ -187,11 +211,14 @@ export const BATCH_TTL_S = 30 * 24 * 60 * 60;
 
 export class CallBatches {
   constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
+    private readonly redis: RedisClient,
+    /** Where the batches live: a route shard's prefix. */
+    readonly prefix: string,
   ) {
     defineScript(redis, 'intakeBatch', INTAKE);
     defineScript(redis, 'planBatch', PLAN);
+    defineScript(redis, 'holdBatch', HOLD);
+    defineScript(redis, 'finishBatch', FINISH);
     defineScript(redis, 'releaseBatch', RELEASE);
   }
 
@@ -272,6 +299,26 @@ export class CallBatches {
   /** Queues on `tx` the step that marks the batch routed and names the destinations holding it. */
   queuePlan(tx: ChainableCommander, batchId: string, destinationIds: readonly string[]): void {
     (tx as unknown as QueuedBatchCommands).planBatch(1, this.key(batchId), ...destinationIds);
+  }
+
+  /**
+   * The first of the three routing steps (above): sets the holds of `destinationIds` and keeps
+   * `plan`; resolves with the plan kept (an earlier run's, when there was one), or undefined when the
+   * batch was routed before.
+   */
+  async hold(batchId: string, plan: string, destinationIds: readonly string[]): Promise<string | undefined> {
+    const kept = (await (this.redis as unknown as { holdBatch(...args: string[]): Promise<string | null> }).holdBatch(
+      '1',
+      this.key(batchId),
+      plan,
+      ...destinationIds,
+    )) as string | null;
+    return kept ?? undefined;
+  }
+
+  /** Queues on `tx` the last routing step: the route entries and the plan are deleted. */
+  queueFinish(tx: ChainableCommander, batchId: string): void {
+    (tx as unknown as QueuedBatchCommands).finishBatch(1, this.key(batchId));
   }
 
   /**

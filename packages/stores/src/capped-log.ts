@@ -4,7 +4,9 @@
  * index), so a page cursor stays valid while new entries arrive at the head and old ones are
  * trimmed from the tail. Used for the attempt log, the event debugger and the audit log.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
+import { Cluster, type ChainableCommander } from 'ioredis';
+import { keySlot } from '@eventrelay/config';
+import type { RedisClient } from '@eventrelay/runtime';
 
 export function cappedLogKeys(listKey: string): { list: string; seq: string } {
   return { list: listKey, seq: `${listKey}:seq` };
@@ -50,7 +52,7 @@ export interface ReadCappedOptions<T> {
 }
 
 /** One page, newest first. `cursor` must come from an earlier page (digits only). */
-export async function readCapped<T>(redis: Redis, listKey: string, options: ReadCappedOptions<T>): Promise<CappedPage<T>> {
+export async function readCapped<T>(redis: RedisClient, listKey: string, options: ReadCappedOptions<T>): Promise<CappedPage<T>> {
   const keys = cappedLogKeys(listKey);
   const scanLimit = Math.max(options.limit, options.scanLimit ?? 5000);
   const items: T[] = [];
@@ -108,7 +110,7 @@ export class BatchedCappedLog<T> {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: BatchedLogOptions<T>,
   ) {}
 
@@ -133,10 +135,17 @@ export class BatchedCappedLog<T> {
     this.pending = new Map();
     this.size = 0;
     const serialize = this.options.serialize ?? ((e: T) => JSON.stringify(e));
-    const tx = this.redis.multi();
-    for (const [listKey, entries] of batch) pushCapped(tx, listKey, entries.map(serialize), this.options.max);
+    // A MULTI stays within one slot on a cluster: one per slot there (logs of destinations on
+    // several shards), one in all on a single Redis.
+    const bySlot = new Map<number, ChainableCommander>();
+    for (const [listKey, entries] of batch) {
+      const slot = this.redis instanceof Cluster ? keySlot(listKey) : 0;
+      let tx = bySlot.get(slot);
+      if (!tx) bySlot.set(slot, (tx = this.redis.multi()));
+      pushCapped(tx, listKey, entries.map(serialize), this.options.max);
+    }
     this.flushing = this.flushing.then(() =>
-      tx.exec().then(
+      Promise.all([...bySlot.values()].map((tx) => tx.exec())).then(
         () => undefined,
         (err: unknown) => this.options.onError?.(err),
       ),

@@ -5,7 +5,7 @@
  * sees half of one.
  */
 import { readFile } from 'node:fs/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import {
   ConfigError,
   parseConfigText,
@@ -78,7 +78,7 @@ export class ConfigStore {
   private writes: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     options: ConfigStoreOptions = {},
   ) {

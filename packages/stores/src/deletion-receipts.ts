@@ -13,7 +13,7 @@
  * planned here are counted, so one whose state expired changes nothing. No subject id is kept: a
  * notice's messageId holds a digest of its user.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import { defineScript } from '@eventrelay/runtime';
 import type { DeletionReceipt } from '@eventrelay/config';
 import { profileKeys } from './profile-keys.js';
@@ -79,7 +79,7 @@ export class DeletionReceipts {
   private readonly scripts: ReceiptCommands;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {
     defineScript(redis, 'planNotices', PLAN);

@@ -3,7 +3,8 @@
  * attempts, newest first, and the dead letters. Both live under the key prefix so the admin API
  * (and a Redis Cluster hash tag) sees them the same way as everything else.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import {
   attemptMatches,
   deadLetterMatches,
@@ -12,23 +13,33 @@ import {
   type DeadLetter,
   type DeadLetterFilterOf,
   type DeliveryAttempt,
+  type Keyspace,
+  keyspace,
 } from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
 import { defineScript } from '@eventrelay/runtime';
 
-export function deliveryKeys(prefix: string) {
+/**
+ * The keys of a destination's records, on the shard of the destination (its deliver jobs' slot, so
+ * a job's commit stays one MULTI); `where` is EVENTRELAY_PREFIX alone when there is one shard.
+ */
+export function deliveryKeys(where: string | Keyspace) {
+  const keys = typeof where === 'string' ? keyspace(where) : where;
+  const at = (destinationId: string) => keys.destinationPrefix(destinationId);
   return {
-    attempts: (destinationId: string) => `${prefix}:attempts:${destinationId}`,
-    deadIndex: (destinationId: string) => `${prefix}:dead:${destinationId}`,
-    deadData: (destinationId: string) => `${prefix}:dead-data:${destinationId}`,
+    attempts: (destinationId: string) => `${at(destinationId)}:attempts:${destinationId}`,
+    deadIndex: (destinationId: string) => `${at(destinationId)}:dead:${destinationId}`,
+    deadData: (destinationId: string) => `${at(destinationId)}:dead-data:${destinationId}`,
     /** messageId → job id of its dead letter, for replaying given messageIds. */
-    deadByMessage: (destinationId: string) => `${prefix}:dead-by-message:${destinationId}`,
+    deadByMessage: (destinationId: string) => `${at(destinationId)}:dead-by-message:${destinationId}`,
     /** Set while the destination's dead letters are at their cap and the oldest are being evicted. */
-    deadEvicting: (destinationId: string) => `${prefix}:dead-evicting:${destinationId}`,
-    /** destinationId → calls held in deliver jobs for a retry (see RetryBacklog); no field at 0. */
-    retryHeld: `${prefix}:retry-held`,
+    deadEvicting: (destinationId: string) => `${at(destinationId)}:dead-evicting:${destinationId}`,
+    /** Per shard, destinationId → calls held in deliver jobs for a retry (see RetryBacklog); no field at 0. */
+    retryHeld: (destinationId: string) => `${at(destinationId)}:retry-held`,
+    /** Every shard's retryHeld hash. */
+    retryHeldAll: keys.prefixes.map((prefix) => `${prefix}:retry-held`),
     /** Set while the destination's retry backlog is at its cap and calls beyond it are dead-lettered. */
-    retryCapping: (destinationId: string) => `${prefix}:retry-capping:${destinationId}`,
+    retryCapping: (destinationId: string) => `${at(destinationId)}:retry-capping:${destinationId}`,
   } as const;
 }
 
@@ -49,8 +60,8 @@ export class AttemptLog {
   private readonly log: BatchedCappedLog<DeliveryAttempt>;
 
   constructor(
-    private readonly redis: Redis,
-    prefix: string,
+    private readonly redis: RedisClient,
+    prefix: string | Keyspace,
     options: AttemptLogOptions,
   ) {
     this.keys = deliveryKeys(prefix);
@@ -242,8 +253,8 @@ export class DeadLetterStore {
   private readonly keys: ReturnType<typeof deliveryKeys>;
 
   constructor(
-    private readonly redis: Redis,
-    prefix: string,
+    private readonly redis: RedisClient,
+    prefix: string | Keyspace,
     private readonly maxPerDestination: number,
     /** Evictions less than this far apart belong to one episode (one audit entry, see DeadLetterEviction). */
     private readonly episodeS = 3600,
@@ -449,8 +460,8 @@ export class RetryBacklog {
   private readonly keys: ReturnType<typeof deliveryKeys>;
 
   constructor(
-    private readonly redis: Redis,
-    prefix: string,
+    private readonly redis: RedisClient,
+    prefix: string | Keyspace,
     /** Cap hits less than this far apart belong to one episode (one audit entry). */
     private readonly episodeS = 3600,
   ) {
@@ -465,7 +476,7 @@ export class RetryBacklog {
   queueChange(tx: ChainableCommander, destinationId: string, delta: number, capped = 0): void {
     (tx as unknown as ChangeRetryHeld).changeRetryHeld(
       2,
-      this.keys.retryHeld,
+      this.keys.retryHeld(destinationId),
       this.keys.retryCapping(destinationId),
       destinationId,
       delta,
@@ -482,12 +493,12 @@ export class RetryBacklog {
 
   /** The destination's count now (one HGET). */
   async held(destinationId: string): Promise<number> {
-    return Number((await this.redis.hget(this.keys.retryHeld, destinationId)) ?? 0);
+    return Number((await this.redis.hget(this.keys.retryHeld(destinationId), destinationId)) ?? 0);
   }
 
-  /** Every destination with calls held, and how many (one HGETALL). */
+  /** Every destination with calls held, and how many (one HGETALL per shard). */
   async all(): Promise<Map<string, number>> {
-    const fields = await this.redis.hgetall(this.keys.retryHeld);
-    return new Map(Object.entries(fields).map(([destinationId, n]) => [destinationId, Number(n)]));
+    const shards = await Promise.all(this.keys.retryHeldAll.map((key) => this.redis.hgetall(key)));
+    return new Map(shards.flatMap((fields) => Object.entries(fields).map(([destinationId, n]) => [destinationId, Number(n)] as const)));
   }
 }

@@ -8,7 +8,7 @@
  * the user's data by design: it must not be a copy of the user id.
  */
 import { hash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import { BATCH_TTL_S } from './call-batches.js';
 import { profileKeys } from './profile-keys.js';
 
@@ -32,7 +32,7 @@ export class ErasureTombstones {
   private readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.key = profileKeys(prefix).erased;

@@ -3,7 +3,7 @@
  * event debugger's ring of the latest calls each source sent (accepted or rejected). Both are
  * capped logs (capped-log.ts) under the key prefix.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import type { AuditEntry, DebugEvent } from '@eventrelay/config';
 import { BatchedCappedLog, pushCapped, readCapped, type CappedPage } from './capped-log.js';
 
@@ -17,7 +17,7 @@ export function sourceEventsKey(prefix: string, sourceId: string): string {
 
 export class AuditLog {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly max = 10_000,
   ) {}
@@ -52,7 +52,7 @@ export class SourceEvents {
   private readonly log: BatchedCappedLog<DebugEvent>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     options: SourceEventsOptions,
   ) {

@@ -3,7 +3,7 @@
  * a hash. The admin API creates the record after queuing the regulation's job; the audiences
  * service, which carries it out, saves its progress. The subject ids are never stored here.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import type { Regulation } from '@eventrelay/config';
 import { profileKeys } from './profile-keys.js';
 
@@ -11,7 +11,7 @@ export class RegulationStore {
   private readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.key = profileKeys(prefix).regulations;

@@ -8,7 +8,9 @@
  * deliver job run again after a crash records the same outcome twice): each call counts once when
  * planned and under one outcome at a time, delivered being final.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
+import { keyspace, type Keyspace } from '@eventrelay/config';
 import { defineScript } from '@eventrelay/runtime';
 import type { ReplayProgress } from '@eventrelay/config';
 
@@ -60,17 +62,21 @@ interface ReplayCommands<R> {
 }
 
 export class ReplayProgressStore {
+  private readonly keyspace: Keyspace;
+
   constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
+    private readonly redis: RedisClient,
+    /** EVENTRELAY_PREFIX, or its shards: a replay's keys are on its destination's shard. */
+    where: string | Keyspace,
   ) {
+    this.keyspace = typeof where === 'string' ? keyspace(where) : where;
     defineScript(redis, 'planReplayCalls', PLAN);
     defineScript(redis, 'settleReplayCalls', SETTLE);
   }
 
   /** Opens a replay's record; call before its calls are planned. */
   async begin(replayId: string, destinationId: string, startedAt: string): Promise<void> {
-    const [progress] = this.keys(replayId);
+    const [progress] = this.keys(destinationId, replayId);
     await this.redis
       .multi()
       .hset(progress, { destinationId, startedAt, replayed: 0, delivered: 0, deadLettered: 0 })
@@ -79,21 +85,32 @@ export class ReplayProgressStore {
   }
 
   /** Counts the calls as replayed, each once; before they are enqueued, so no outcome comes first. */
-  async plan(replayId: string, calls: readonly ReplayedCall[]): Promise<number> {
+  async plan(destinationId: string, replayId: string, calls: readonly ReplayedCall[]): Promise<number> {
     if (calls.length === 0) return 0;
     const commands = this.redis as unknown as ReplayCommands<Promise<unknown>>;
-    return Number(await commands.planReplayCalls(2, ...this.keys(replayId), REPLAY_TTL_S, ...calls.map(field)));
+    return Number(await commands.planReplayCalls(2, ...this.keys(destinationId, replayId), REPLAY_TTL_S, ...calls.map(field)));
   }
 
   /** Queues on `tx` (a MULTI made from this store's connection) the outcome of replayed calls. */
-  queueSettle(tx: ChainableCommander, replayId: string, outcome: ReplayOutcome, calls: readonly ReplayedCall[]): void {
+  queueSettle(
+    tx: ChainableCommander,
+    destinationId: string,
+    replayId: string,
+    outcome: ReplayOutcome,
+    calls: readonly ReplayedCall[],
+  ): void {
     if (calls.length === 0) return;
-    (tx as unknown as ReplayCommands<ChainableCommander>).settleReplayCalls(2, ...this.keys(replayId), outcome, ...calls.map(field));
+    (tx as unknown as ReplayCommands<ChainableCommander>).settleReplayCalls(
+      2,
+      ...this.keys(destinationId, replayId),
+      outcome,
+      ...calls.map(field),
+    );
   }
 
   /** The replay's progress, or undefined when it is unknown (or expired). */
-  async read(replayId: string): Promise<ReplayProgress | undefined> {
-    const fields = await this.redis.hgetall(this.keys(replayId)[0]);
+  async read(destinationId: string, replayId: string): Promise<ReplayProgress | undefined> {
+    const fields = await this.redis.hgetall(this.keys(destinationId, replayId)[0]);
     if (fields['destinationId'] === undefined) return undefined;
     const n = (name: string) => Math.max(0, Number(fields[name] ?? 0));
     const [replayed, delivered, deadLettered] = [n('replayed'), n('delivered'), n('deadLettered')];
@@ -108,8 +125,9 @@ export class ReplayProgressStore {
     };
   }
 
-  private keys(replayId: string): [string, string] {
-    return [`${this.prefix}:replay:${replayId}`, `${this.prefix}:replay-calls:${replayId}`];
+  private keys(destinationId: string, replayId: string): [string, string] {
+    const prefix = this.keyspace.destinationPrefix(destinationId);
+    return [`${prefix}:replay:${replayId}`, `${prefix}:replay-calls:${replayId}`];
   }
 }
 

@@ -12,7 +12,7 @@
  * was counted in between: the cost is per flush, never per call. A crash loses the last flush's
  * worth of counts: these are for people; the queue and the metrics are what is exact.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import { defineScript, execAll } from '@eventrelay/runtime';
 
 export type StatsResolution = '1m' | '10m';
@@ -97,7 +97,7 @@ export class StatsCounters {
   private readonly scripts: StatsCommands;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly options: StatsCountersOptions = {},
   ) {

@@ -5,7 +5,8 @@
  * subjects. The attempt log holds no userId or call body (messageId, URL, outcome), so there is
  * nothing of the user to erase there.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
+import type { Keyspace } from '@eventrelay/config';
 import { deliveryKeys } from './delivery-records.js';
 
 // KEYS: index, data, by-message. ARGV: how many sourceIds (n), the n sourceIds, then the userIds.
@@ -38,8 +39,8 @@ return removed
  * how many.
  */
 export async function purgeUserDeadLetters(
-  redis: Redis,
-  prefix: string,
+  redis: RedisClient,
+  prefix: string | Keyspace,
   destinationId: string,
   sourceIds: readonly string[],
   userIds: readonly string[],

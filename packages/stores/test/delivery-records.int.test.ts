@@ -162,10 +162,10 @@ describe('RetryBacklog', () => {
       { held: 0, episodeBegan: false },
       { held: 2, episodeBegan: false },
     ]);
-    expect(await redis.hkeys(keys.retryHeld)).toEqual(['d1']);
+    expect(await redis.hkeys(keys.retryHeld('d1'))).toEqual(['d1']);
     // Below 0 (a count lowered by hand while jobs held calls): reported, and the field removed.
     expect(await change(store, ['d1', -3])).toEqual([{ held: -1, episodeBegan: false }]);
-    expect(await redis.exists(keys.retryHeld)).toBe(0);
+    expect(await redis.exists(keys.retryHeld('d1'))).toBe(0);
   });
 
   it('reports one episode while the cap keeps dead-lettering, per destination', async () => {

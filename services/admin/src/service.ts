@@ -6,11 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RequestListener } from 'node:http';
-import { describeEnv, queueCatalog } from '@eventrelay/config';
+import { describeEnv, keyspace, queueCatalog } from '@eventrelay/config';
 import {
   closeRedis,
   createRedis,
   openQueue,
+  openShardedQueue,
   transactionsOn,
   serveHttp,
   shutdownGate,
@@ -63,12 +64,13 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
 
   const redis = createRedis(env, 'control', 'admin', registry);
   const prefix = env.EVENTRELAY_PREFIX;
-  const queue = openQueue('deliver', redis, prefix, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
+  const keys = keyspace(prefix, env.EVENTRELAY_SHARDS);
+  const deliverQueues = openShardedQueue('deliver', redis, keys, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
   const regulationQueue = openQueue('regulation', redis, prefix, (err) => logger.warn({ err: err.message }, 'regulation_queue.error'));
-  const routeQueue = openQueue('route', redis, prefix, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
+  const routeQueues = openShardedQueue('route', redis, keys, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
   const gate = shutdownGate();
   const release = async () => {
-    await Promise.all([queue.close(), regulationQueue.close(), routeQueue.close()]);
+    await Promise.all([...deliverQueues, regulationQueue, ...routeQueues].map((q) => q.close()));
     await closeRedis(redis);
   };
 
@@ -79,15 +81,23 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
     await applyConfigFile(store, configFile, logger, clock);
     // The logs' caps are kept by their writers (webhook-delivery, ingest); this process only reads
     // them, and removes dead letters on replay.
-    const deadLetters = new DeadLetterStore(redis, prefix, Number.MAX_SAFE_INTEGER);
-    const replays = new ReplayProgressStore(redis, prefix);
+    const deadLetters = new DeadLetterStore(redis, keys, Number.MAX_SAFE_INTEGER);
+    const replays = new ReplayProgressStore(redis, keys);
+    const batches = keys.prefixes.map((p) => new CallBatches(redis, p));
     const routes = adminRoutes({
       store,
-      attempts: new AttemptLog(redis, prefix, { maxPerDestination: Number.MAX_SAFE_INTEGER }),
+      attempts: new AttemptLog(redis, keys, { maxPerDestination: Number.MAX_SAFE_INTEGER }),
       deadLetters,
-      replayer: new Replayer(deadLetters, replays, queue, clock),
+      replayer: new Replayer(deadLetters, replays, (destinationId) => deliverQueues[keys.deliverShardOf(destinationId)]!, clock),
       replays,
-      intake: new IntakeQueue(new CallBatches(redis, prefix), await transactionsOn(routeQueue), routeQueue, clock),
+      intake: new IntakeQueue(
+        (sourceId) => {
+          const shard = keys.routeShardOf(sourceId);
+          return { batches: batches[shard]!, queue: routeQueues[shard]! };
+        },
+        await transactionsOn(routeQueues[0]!),
+        clock,
+      ),
       info: { version: PACKAGE_VERSION, intakeUrl: env.ADMIN_INTAKE_URL },
       audit: new AuditLog(redis, prefix, env.ADMIN_AUDIT_MAX),
       events: new SourceEvents(redis, prefix, { max: Number.MAX_SAFE_INTEGER }),

@@ -3,10 +3,11 @@
  * regulations (docs/audiences.md). Used by index.ts and by tests; it never reads process.env and
  * never exits the process.
  */
-import { audienceFingerprint, describeEnv, queueCatalog, type ConfigSnapshot } from '@eventrelay/config';
+import { audienceFingerprint, consumedShards, describeEnv, keyspace, queueCatalog, type ConfigSnapshot } from '@eventrelay/config';
 import {
   createRedis,
   openQueue,
+  openShardedQueue,
   openWorker,
   putJobBack,
   runWorkerProcess,
@@ -62,7 +63,8 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   const control = createRedis(env, 'control', 'audiences-control', registry);
   const connection = createRedis(env, 'worker', 'audiences-worker', registry);
   const queueError = (name: string) => (err: Error) => logger.warn({ err: err.message }, `${name}_queue.error`);
-  const deliverQueue = openQueue('deliver', connection, prefix, queueError('deliver'));
+  const keys = keyspace(prefix, env.EVENTRELAY_SHARDS);
+  const deliverQueues = openShardedQueue('deliver', connection, keys, queueError('deliver'));
   const audienceQueue = openQueue('audience', connection, prefix, queueError('audience'));
   const store = new ConfigStore(control, prefix);
   const metrics = createAudiencesMetrics(registry);
@@ -78,7 +80,10 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     clock,
   );
   const membership = new MembershipStore(control, prefix);
-  const deliveries = new DeliveryQueue(deliverQueue, env.AUDIENCES_DEDUPE_WINDOW_S * 1000);
+  const deliveries = new DeliveryQueue(
+    (destinationId) => deliverQueues[keys.deliverShardOf(destinationId)]!,
+    env.AUDIENCES_DEDUPE_WINDOW_S * 1000,
+  );
   const tombstones = new ErasureTombstones(control, prefix);
 
   // A new or redefined audience gets a backfill job; its id names the definition, so every
@@ -105,12 +110,10 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     maxStalledCount: 5,
     onError: (err: Error) => logger.warn({ err: err.message }, `${name}_worker.error`),
   });
-  const profileWorker = openWorker(
-    'profile',
-    connection,
-    prefix,
-    createProfileProcessor({ profiles, sync, audiencesOf: (sourceId) => config.audiencesOf(sourceId), metrics, logger, clock }),
-    workerOptions('profile', env.AUDIENCES_CONCURRENCY),
+  // One profile worker per route shard consumed: the router feeds each shard's profile queue.
+  const profileProcessor = createProfileProcessor({ profiles, sync, audiencesOf: (sourceId) => config.audiencesOf(sourceId), metrics, logger, clock });
+  const profileWorkers = consumedShards(env).map((shard) =>
+    openWorker('profile', connection, keys.prefixes[shard]!, profileProcessor, workerOptions('profile', env.AUDIENCES_CONCURRENCY)),
   );
   const passWorker = openWorker(
     'audience',
@@ -147,9 +150,9 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       events: new SourceEvents(control, prefix, { max: Number.MAX_SAFE_INTEGER }),
       tombstones,
       receipts: new DeletionReceipts(control, prefix),
-      purgeDeadLetters: (destinationId, sourceIds, userIds) => purgeUserDeadLetters(control, prefix, destinationId, sourceIds, userIds),
+      purgeDeadLetters: (destinationId, sourceIds, userIds) => purgeUserDeadLetters(control, keys, destinationId, sourceIds, userIds),
       // Only erases; the cap is kept by webhook-delivery, which writes the log.
-      attempts: new AttemptLog(control, prefix, { maxPerDestination: Number.MAX_SAFE_INTEGER }),
+      attempts: new AttemptLog(control, keys, { maxPerDestination: Number.MAX_SAFE_INTEGER }),
       snapshot: () => store.snapshot(),
       pageSize: 500,
       metrics,
@@ -158,9 +161,10 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     }),
     workerOptions('regulation', 1),
   );
-  profileWorker.on('failed', (job, err) =>
-    logger.error({ jobId: job?.id, sourceId: job?.data.sourceId, attempt: job?.attemptsMade, err: err.message }, 'profile.failed'),
-  );
+  for (const profileWorker of profileWorkers)
+    profileWorker.on('failed', (job, err) =>
+      logger.error({ jobId: job?.id, sourceId: job?.data.sourceId, attempt: job?.attemptsMade, err: err.message }, 'profile.failed'),
+    );
   passWorker.on('failed', (job, err) =>
     logger.error({ jobId: job?.id, kind: job?.data.kind, attempt: job?.attemptsMade, err: err.message }, 'audience.pass_failed'),
   );
@@ -172,12 +176,12 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   const running = await runWorkerProcess({
     onStopping: () => void (stopping = true),
     name: 'audiences',
-    workers: [profileWorker, passWorker, regulationWorker],
+    workers: [...profileWorkers, passWorker, regulationWorker],
     connections: [control, connection],
     control,
     opsPort: env.AUDIENCES_METRICS_PORT,
     registry,
-    prefix: env.EVENTRELAY_PREFIX,
+    keys,
     logger,
     async prepare() {
       await applyConfigFile(store, configFile, logger);
@@ -191,7 +195,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     },
     async release() {
       config.stop();
-      await Promise.all([deliverQueue.close(), audienceQueue.close()]);
+      await Promise.all([...deliverQueues, audienceQueue].map((q) => q.close()));
     },
     finishing: 'finish active profile jobs, passes and regulations (a pass stops after its page and resumes elsewhere)',
   });

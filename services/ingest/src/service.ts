@@ -4,11 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
-import { describeEnv } from '@eventrelay/config';
+import { describeEnv, keyspace } from '@eventrelay/config';
 import {
   closeRedis,
   createRedis,
-  openQueue,
+  infoOfPrimaries,
+  openShardedQueue,
   replicaWaitOn,
   serveHttp,
   shutdownGate,
@@ -23,6 +24,7 @@ import { ingestEnvSpec, type IngestEnv } from './env.js';
 import { createIngestMetrics } from './metrics.js';
 import { SourceDirectory } from './adapters/source-directory.js';
 import { IntakeWriter } from './adapters/intake-writer.js';
+import { ShardedIntake } from './adapters/sharded-intake.js';
 import { QueueDepthGuard } from './adapters/queue-depth-guard.js';
 import { RedisMemoryGuard } from './adapters/redis-memory-guard.js';
 import { ReplicaGuard } from './adapters/replica-guard.js';
@@ -53,11 +55,17 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   // so write-key lookups and the debugger never queue behind it.
   const durable = env.INGEST_DURABLE_REPLICAS > 0;
   const writes = durable ? createRedis(env, 'hot-path', 'ingest-writes', registry) : hot;
-  const queue = openQueue('route', writes, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
+  const keys = keyspace(env.EVENTRELAY_PREFIX, env.EVENTRELAY_SHARDS);
+  const queues = openShardedQueue('route', writes, keys, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
   const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
-  const depthGuard = new QueueDepthGuard(queue, env.INGEST_MAX_QUEUE_DEPTH);
-  const memoryGuard = new RedisMemoryGuard(control, env.INGEST_REDIS_MEMORY_LIMIT_RATIO);
-  const replicaGuard = durable ? new ReplicaGuard(control, env.INGEST_DURABLE_REPLICAS) : undefined;
+  // The route queue's depth summed over its shards: a stalled router shows in any of them.
+  const depthGuard = new QueueDepthGuard(
+    { getWaitingCount: async () => (await Promise.all(queues.map((q) => q.getWaitingCount()))).reduce((a, b) => a + b, 0) },
+    env.INGEST_MAX_QUEUE_DEPTH,
+  );
+  const info = (section: string) => infoOfPrimaries(control, section);
+  const memoryGuard = new RedisMemoryGuard(info, env.INGEST_REDIS_MEMORY_LIMIT_RATIO);
+  const replicaGuard = durable ? new ReplicaGuard(info, env.INGEST_DURABLE_REPLICAS) : undefined;
   const debugEvents =
     env.INGEST_DEBUG_EVENTS > 0
       ? new SourceEvents(hot, env.EVENTRELAY_PREFIX, {
@@ -77,7 +85,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     depthGuard.stop();
     memoryGuard.stop();
     replicaGuard?.stop();
-    await queue.close();
+    await Promise.all(queues.map((q) => q.close()));
     await Promise.all([closeRedis(hot), closeRedis(control), ...(durable ? [closeRedis(writes)] : [])]);
   };
 
@@ -99,26 +107,33 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     );
     // Durable mode's series exist from the start, so dashboards and alerts see 0 rather than nothing.
     if (durable) for (const result of ['confirmed', 'not_replicated']) metrics.replicaWait.zero({ result });
-    // The batch and its route job go in one MULTI on the route queue's connection.
-    const writer = new IntakeWriter({
-      batches: new CallBatches(writes, env.EVENTRELAY_PREFIX),
-      transaction: await transactionsOn(queue),
-      queue,
-      dedupeWindowSeconds: env.INGEST_DEDUPE_WINDOW_S,
-      flushMs: env.INGEST_FLUSH_MS,
-      clock,
-      newBatchId: newId,
-      ...(durable
-        ? {
-            durable: {
-              replicas: env.INGEST_DURABLE_REPLICAS,
-              timeoutMs: env.INGEST_DURABLE_TIMEOUT_MS,
-              wait: await replicaWaitOn(queue),
-              observe: (seconds, confirmed) => metrics.replicaWait.observe({ result: confirmed ? 'confirmed' : 'not_replicated' }, seconds),
-            },
-          }
-        : {}),
-    });
+    // Each shard's batch and its route job go in one MULTI on the route queue's connection.
+    const writers = await Promise.all(
+      queues.map(
+        async (queue) =>
+          new IntakeWriter({
+            batches: new CallBatches(writes, queue.opts.prefix as string),
+            transaction: await transactionsOn(queue),
+            queue,
+            dedupeWindowSeconds: env.INGEST_DEDUPE_WINDOW_S,
+            flushMs: env.INGEST_FLUSH_MS,
+            clock,
+            newBatchId: newId,
+            ...(durable
+              ? {
+                  durable: {
+                    replicas: env.INGEST_DURABLE_REPLICAS,
+                    timeoutMs: env.INGEST_DURABLE_TIMEOUT_MS,
+                    wait: await replicaWaitOn(queue),
+                    observe: (seconds: number, confirmed: boolean) =>
+                      metrics.replicaWait.observe({ result: confirmed ? 'confirmed' : 'not_replicated' }, seconds),
+                  },
+                }
+              : {}),
+          }),
+      ),
+    );
+    const writer = writers.length === 1 ? (writers[0] as IntakeWriter) : new ShardedIntake(writers, keys.routeShardOf);
     if (replicaGuard?.short)
       logger.warn(
         { replicasOnline: replicaGuard.replicas, INGEST_DURABLE_REPLICAS: env.INGEST_DURABLE_REPLICAS },

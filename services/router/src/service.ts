@@ -3,10 +3,10 @@
  * pipeline in one process; it never reads process.env and never exits the process.
  */
 import type { ChainableCommander } from 'ioredis';
-import { describeEnv } from '@eventrelay/config';
+import { consumedShards, describeEnv, keyspace } from '@eventrelay/config';
 import {
   createRedis,
-  openQueue,
+  openShardedQueue,
   openWorker,
   runWorkerProcess,
   transactionsOn,
@@ -38,64 +38,67 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
 
   const control = createRedis(env, 'control', 'router-control', registry);
   const connection = createRedis(env, 'worker', 'router-worker', registry);
-  const deliverQueue = openQueue('deliver', connection, env.EVENTRELAY_PREFIX, (err) =>
-    logger.warn({ err: err.message }, 'deliver_queue.error'),
-  );
-  const profileQueue =
+  const keys = keyspace(env.EVENTRELAY_PREFIX, env.EVENTRELAY_SHARDS);
+  const deliverQueues = openShardedQueue('deliver', connection, keys, (err) => logger.warn({ err: err.message }, 'deliver_queue.error'));
+  const profileQueues =
     env.ROUTER_FEED_PROFILES === 'true'
-      ? openQueue('profile', connection, env.EVENTRELAY_PREFIX, (err) => logger.warn({ err: err.message }, 'profile_queue.error'))
+      ? openShardedQueue('profile', connection, keys, (err) => logger.warn({ err: err.message }, 'profile_queue.error'))
       : undefined;
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
   const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX, (what, detail) => logger.warn(detail, what));
-  // The batch's mark and the jobs it becomes go in one MULTI, so both live on `connection`.
-  const batches = new CallBatches(connection, env.EVENTRELAY_PREFIX);
+  const metrics = createRouterMetrics(registry);
   // Known once BullMQ has set the connection up (prepare, below), before the worker takes a job.
   let transaction: (() => ChainableCommander) | undefined;
-  const worker = openWorker(
-    'route',
-    connection,
-    env.EVENTRELAY_PREFIX,
-    createRouteProcessor({
-      destinations,
-      suppressions,
-      batches,
-      transaction: () => transaction!(),
-      deliverQueue,
-      ...(profileQueue ? { profileQueue } : {}),
-      metrics: createRouterMetrics(registry),
-      logger,
-      clock: deps.clock ?? Date.now,
-    }),
-    {
-      concurrency: env.ROUTER_CONCURRENCY,
-      lockDurationMs: 30_000,
-      stalledIntervalMs: 15_000,
-      maxStalledCount: 5,
-      onError: (err) => logger.warn({ err: err.message }, 'route_worker.error'),
-    },
-  );
-  worker.on('failed', (job, err) =>
-    logger.error({ batchId: job?.data.batchId, attempt: job?.attemptsMade, err: err.message }, 'route.failed'),
-  );
+  // One worker per route shard consumed; the batch's mark and the jobs it becomes go in one MULTI
+  // (or, across shards, in steps), so the batches live on `connection` too.
+  const workers = consumedShards(env).map((shard) => {
+    const profileQueue = profileQueues?.[shard];
+    const worker = openWorker(
+      'route',
+      connection,
+      keys.prefixes[shard] as string,
+      createRouteProcessor({
+        destinations,
+        suppressions,
+        batches: new CallBatches(connection, keys.prefixes[shard] as string),
+        transaction: () => transaction!(),
+        deliverQueueOf: (destinationId) => deliverQueues[keys.deliverShardOf(destinationId)]!,
+        ...(profileQueue ? { profileQueue } : {}),
+        metrics,
+        logger,
+        clock: deps.clock ?? Date.now,
+      }),
+      {
+        concurrency: env.ROUTER_CONCURRENCY,
+        lockDurationMs: 30_000,
+        stalledIntervalMs: 15_000,
+        maxStalledCount: 5,
+        onError: (err) => logger.warn({ err: err.message, shard }, 'route_worker.error'),
+      },
+    );
+    worker.on('failed', (job, err) =>
+      logger.error({ batchId: job?.data.batchId, attempt: job?.attemptsMade, err: err.message, shard }, 'route.failed'),
+    );
+    return worker;
+  });
   const running = await runWorkerProcess({
     name: 'router',
-    workers: [worker],
+    workers,
     connections: [control, connection],
     control,
     opsPort: env.ROUTER_METRICS_PORT,
     registry,
-    prefix: env.EVENTRELAY_PREFIX,
+    keys,
     logger,
     async prepare() {
       await applyConfigFile(store, configFile, logger);
       await destinations.start();
-      transaction = await transactionsOn(deliverQueue);
+      transaction = await transactionsOn(deliverQueues[0]!);
     },
     async release() {
       destinations.stop();
-      await deliverQueue.close();
-      await profileQueue?.close();
+      await Promise.all([...deliverQueues, ...(profileQueues ?? [])].map((q) => q.close()));
     },
     finishing: 'finish active route jobs (two Redis round trips each)',
   });

@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
-import { ConfigError, describeEnv } from '@eventrelay/config';
+import { ConfigError, consumedShards, describeEnv, keyspace } from '@eventrelay/config';
 import {
   createRedis,
   openWorker,
@@ -77,9 +77,10 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
 
   const control = createRedis(env, 'control', 'delivery-control', registry);
   const connection = createRedis(env, 'worker', 'delivery-worker', registry);
+  const keys = keyspace(env.EVENTRELAY_PREFIX, env.EVENTRELAY_SHARDS);
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
-  const attemptLog = new AttemptLog(connection, env.EVENTRELAY_PREFIX, {
+  const attemptLog = new AttemptLog(connection, keys, {
     maxPerDestination: env.DELIVERY_LOG_MAX_PER_DESTINATION,
     onError: (err) => logger.warn({ err: String(err) }, 'attempt_log.write_failed'),
   });
@@ -110,21 +111,19 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   });
   // Changed in each job's commit (the worker connection's MULTI); read at scrape time on the control
   // connection, like the queue gauges.
-  const retryBacklog = new RetryBacklog(connection, env.EVENTRELAY_PREFIX);
-  const retryBacklogView = new RetryBacklog(control, env.EVENTRELAY_PREFIX);
-  const worker = openWorker(
-    'deliver',
-    connection,
-    env.EVENTRELAY_PREFIX,
-    createDeliverProcessor({
+  const retryBacklog = new RetryBacklog(connection, keys);
+  const retryBacklogView = new RetryBacklog(control, keys);
+  // A batch lives on the route shard of its sources (ingest writes each shard's flush apart).
+  const batches = keys.prefixes.map((prefix) => new CallBatches(connection, prefix));
+  const processor = createDeliverProcessor({
       destinations,
       gate,
       // Batches, dead letters and job data are written in one MULTI per job run: one connection.
-      batches: new CallBatches(connection, env.EVENTRELAY_PREFIX),
+      batchesOf: (batch) => batches[keys.routeShardOf(batch.parts[0]?.sourceId ?? '')]!,
       tombstones: new ErasureTombstones(connection, env.EVENTRELAY_PREFIX),
       receipts: new DeletionReceipts(connection, env.EVENTRELAY_PREFIX),
-      replays: new ReplayProgressStore(connection, env.EVENTRELAY_PREFIX),
-      deadLetters: new DeadLetterStore(connection, env.EVENTRELAY_PREFIX, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
+      replays: new ReplayProgressStore(connection, keys),
+      deadLetters: new DeadLetterStore(connection, keys, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
       deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
       // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.
       audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER),
@@ -146,8 +145,16 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       stats,
       logger,
       putBack: (job, at, token) => putJobBack(connection, job, at, token),
-    }),
-    {
+    });
+  const onFailed = createFailedJobHandler({
+    retryBacklog,
+    transaction: () => connection.multi(),
+    readData: (job) => readJobData(connection, job),
+    logger,
+  });
+  // One worker per deliver shard consumed: a destination's jobs are all on the shard of its id.
+  const workers = consumedShards(env).map((shard) => {
+    const worker = openWorker('deliver', connection, keys.prefixes[shard]!, processor, {
       concurrency: env.DELIVERY_CONCURRENCY,
       // The lock is renewed while a job runs (however many of its calls wait for the destination's
       // places), so a short one only decides how soon the jobs of a process that died are handed
@@ -157,24 +164,19 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
       // A job whose worker keeps dying (say, a process killed over and over) is still retried;
       // BullMQ would otherwise fail it after the first stall.
       maxStalledCount: 20,
-      onError: (err) => logger.warn({ err: err.message }, 'deliver_worker.error'),
-    },
-  );
-  const onFailed = createFailedJobHandler({
-    retryBacklog,
-    transaction: () => connection.multi(),
-    readData: (job) => readJobData(connection, job),
-    logger,
+      onError: (err) => logger.warn({ err: err.message, shard }, 'deliver_worker.error'),
+    });
+    worker.on('failed', (job, err) => void onFailed(job, err));
+    return worker;
   });
-  worker.on('failed', (job, err) => void onFailed(job, err));
   const running = await runWorkerProcess({
     name: 'delivery',
-    workers: [worker],
+    workers,
     connections: [control, connection],
     control,
     opsPort: env.DELIVERY_METRICS_PORT,
     registry,
-    prefix: env.EVENTRELAY_PREFIX,
+    keys,
     logger,
     async prepare() {
       await applyConfigFile(store, configFile, logger);

@@ -113,7 +113,7 @@ describe('attempt detail and replay progress', () => {
     const p = await pipeline({ label: 'replay-progress', destinations: [webhookDestination('dest-p', [r.url])] });
     const progress = new ReplayProgressStore(p.admin, p.prefix);
     await progress.begin('rpl_t', 'dest-p', new Date().toISOString());
-    await progress.plan('rpl_t', [
+    await progress.plan('dest-p', 'rpl_t', [
       { sourceId: 'src-test', messageId: 'm-ok' },
       { sourceId: 'src-test', messageId: 'm-bad' },
     ]);
@@ -123,7 +123,7 @@ describe('attempt detail and replay progress', () => {
     });
     await p.deliverQueue.add('deliver', job('m-ok'), { jobId: 'replay-ok-1' });
     await p.deliverQueue.add('deliver', job('m-bad'), { jobId: 'replay-bad-1' });
-    await eventually(async () => expect(await progress.read('rpl_t')).toMatchObject({ delivered: 1, deadLettered: 1, pending: 0 }), 5000);
+    await eventually(async () => expect(await progress.read('dest-p', 'rpl_t')).toMatchObject({ delivered: 1, deadLettered: 1, pending: 0 }), 5000);
     // As a worker that died after sending and before completing: the same calls run again.
     await p.deliverQueue.add('deliver', job('m-ok'), { jobId: 'replay-ok-2' });
     await p.deliverQueue.add('deliver', job('m-bad'), { jobId: 'replay-bad-2' });
@@ -135,7 +135,7 @@ describe('attempt detail and replay progress', () => {
       async () => expect(await p.deliverQueue.getJobCounts('active', 'wait', 'delayed')).toEqual({ active: 0, wait: 0, delayed: 0 }),
       5000,
     );
-    expect(await progress.read('rpl_t')).toEqual({
+    expect(await progress.read('dest-p', 'rpl_t')).toEqual({
       replayId: 'rpl_t',
       destinationId: 'dest-p',
       startedAt: expect.any(String),
@@ -144,6 +144,6 @@ describe('attempt detail and replay progress', () => {
       deadLettered: 1,
       pending: 0,
     });
-    expect(await progress.read('rpl_unknown')).toBeUndefined();
+    expect(await progress.read('dest-p', 'rpl_unknown')).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 /** Reads what the audiences service keeps about an audience's membership (for GET /audiences). */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import { parsePassState, type PassState } from '@eventrelay/config';
 import { execAll } from '@eventrelay/runtime';
 import { profileKeys } from '@eventrelay/stores';
@@ -8,7 +8,7 @@ export class AudienceStatus {
   private readonly keys: ReturnType<typeof profileKeys>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = profileKeys(prefix);

@@ -12,25 +12,26 @@ import type { CallBatches } from '@eventrelay/stores';
 
 export class IntakeQueue {
   constructor(
-    private readonly batches: Pick<CallBatches, 'queueIntake'>,
+    /** The batches and route queue of a source's route shard. */
+    private readonly laneOf: (sourceId: string) => { batches: Pick<CallBatches, 'queueIntake'>; queue: Queue<RouteJob> },
     /** A MULTI on which route jobs can be added (runtime transactionsOn of the route queue). */
     private readonly transaction: () => ChainableCommander,
-    private readonly queue: Queue<RouteJob>,
     private readonly clock: () => number,
   ) {}
 
   async route(sourceId: string, call: NormalizedCall): Promise<void> {
     const batchId = randomUUID();
+    const { batches, queue } = this.laneOf(sourceId);
     const tx = this.transaction();
     // An operator's single call: not counted against the source's own rate limit, and its fresh
     // messageId needs no dedupe claim.
-    const verdicts = this.batches.queueIntake(
+    const verdicts = batches.queueIntake(
       tx,
       batchId,
       [{ sourceId, ratePerSecond: Number.MAX_SAFE_INTEGER, calls: [call], callsJson: JSON.stringify([call]) }],
       { second: Math.floor(this.clock() / 1000), dedupeTtlS: 0 },
     );
-    queueJobAdd(tx, this.queue, { batchId }, batchId);
+    queueJobAdd(tx, queue, { batchId }, batchId);
     const answers = await execAll(tx);
     const [verdict] = verdicts(answers[1]);
     if (verdict?.kind !== 'stored') throw new Error(`the intake step did not store the test call (${JSON.stringify(verdict)})`);

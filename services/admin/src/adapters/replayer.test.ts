@@ -61,9 +61,10 @@ describe('Replayer, replay by filter', () => {
     const replayer = new Replayer(
       store,
       { begin: () => Promise.resolve(), plan: () => Promise.resolve(0) },
-      {
-        addBulk: (jobs: { data: DeliverJob }[]) => (queued.push(...jobs.map((j) => JSON.stringify(j.data))), Promise.resolve([])),
-      } as never,
+      () =>
+        ({
+          addBulk: (jobs: { data: DeliverJob }[]) => (queued.push(...jobs.map((j) => JSON.stringify(j.data))), Promise.resolve([])),
+        }) as never,
       () => Date.UTC(2026, 10, 26),
     );
     const result = await replayer.replay('dst', { kind: 'filter', filter: { q: 'order' } }, 'rpl_1');

@@ -17,7 +17,8 @@ export class Replayer {
   constructor(
     private readonly deadLetters: Pick<DeadLetterStore, 'oldest' | 'byMessageIds' | 'remove'>,
     private readonly progress: Pick<ReplayProgressStore, 'begin' | 'plan'>,
-    private readonly queue: Pick<Queue<DeliverJob>, 'addBulk'>,
+    /** The deliver queue of a destination's shard. */
+    private readonly queueOf: (destinationId: string) => Pick<Queue<DeliverJob>, 'addBulk'>,
     private readonly clock: () => number,
   ) {}
 
@@ -61,10 +62,11 @@ export class Replayer {
   private async requeue(destinationId: string, letters: readonly DeadLetter[], replayId: string): Promise<number> {
     if (letters.length === 0) return 0;
     await this.progress.plan(
+      destinationId,
       replayId,
       letters.map((l) => ({ sourceId: l.job.sourceId, messageId: l.job.call.messageId })),
     );
-    await this.queue.addBulk(
+    await this.queueOf(destinationId).addBulk(
       letters.map((l) => replayJob(l, replayId)).map(({ jobId, data }) => ({ name: queueCatalog.deliver.jobName, data, opts: { jobId } })),
     );
     return this.deadLetters.remove(destinationId, letters);

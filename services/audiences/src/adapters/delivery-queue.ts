@@ -9,18 +9,29 @@ import type { PlannedDelivery } from '../domain/membership.js';
 
 export class DeliveryQueue {
   constructor(
-    private readonly queue: Pick<Queue<DeliverJob>, 'addBulk'>,
+    /** The deliver queue of a destination's shard. */
+    private readonly queueOf: (destinationId: string) => Pick<Queue<DeliverJob>, 'addBulk'>,
     private readonly dedupeWindowMs: number,
   ) {}
 
   async enqueue(deliveries: readonly PlannedDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
-    await this.queue.addBulk(
-      deliveries.map((d) => ({
-        name: queueCatalog.deliver.jobName,
-        data: { destinationId: d.destinationId, calls: [{ sourceId: d.sourceId, call: d.call }] },
-        opts: { jobId: d.jobId, deduplication: { id: d.jobId, ttl: this.dedupeWindowMs } },
-      })),
+    // One addBulk per shard: each is one MULTI, which stays within its queue's slot.
+    const byQueue = new Map<Pick<Queue<DeliverJob>, 'addBulk'>, PlannedDelivery[]>();
+    for (const d of deliveries) {
+      const queue = this.queueOf(d.destinationId);
+      byQueue.set(queue, [...(byQueue.get(queue) ?? []), d]);
+    }
+    await Promise.all(
+      [...byQueue].map(([queue, group]) =>
+        queue.addBulk(
+          group.map((d) => ({
+            name: queueCatalog.deliver.jobName,
+            data: { destinationId: d.destinationId, calls: [{ sourceId: d.sourceId, call: d.call }] },
+            opts: { jobId: d.jobId, deduplication: { id: d.jobId, ttl: this.dedupeWindowMs } },
+          })),
+        ),
+      ),
     );
   }
 }

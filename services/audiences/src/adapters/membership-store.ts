@@ -10,7 +10,7 @@
  * outbox entry cleared, so a crash in between leaves an entry that the periodic sync queues again
  * (with the same job ids, so nothing is delivered twice within the dedupe window).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import { parsePassState, type PassState } from '@eventrelay/config';
 import { execAll } from '@eventrelay/runtime';
 import { configKeys, profileKeys } from '@eventrelay/stores';
@@ -62,7 +62,7 @@ export class MembershipStore {
   private readonly audiencesKey: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = profileKeys(prefix);

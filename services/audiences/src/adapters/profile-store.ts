@@ -13,7 +13,7 @@
  * when no sync runs; `expireIdle` then takes its userId out of the index and the `seen` set.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import type { ProfileCall } from '@eventrelay/config';
 import { execAll } from '@eventrelay/runtime';
 import { profileKeys } from '@eventrelay/stores';
@@ -140,7 +140,7 @@ export class ProfileStore {
   private readonly keys: ReturnType<typeof profileKeys>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     private readonly limits: ProfileLimits,
     private readonly clock: () => number = Date.now,

@@ -3,7 +3,7 @@
  * userId → `{}` for every source or `{"sourceIds":[...]}`). A user suppressed before keeps what
  * was suppressed then: the sources are merged, and "every source" wins.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import { configKeys } from '@eventrelay/stores';
 
 // KEYS: the hash. ARGV: the new entry's sourceIds as JSON ('' = every source), then userIds.
@@ -35,7 +35,7 @@ export class SuppressionWriter {
   private readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.key = configKeys(prefix).suppressedUsers;

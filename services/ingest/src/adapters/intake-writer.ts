@@ -76,8 +76,11 @@ export interface IntakeWriterOptions {
 interface DurableWrites {
   readonly replicas: number;
   readonly timeoutMs: number;
-  /** Redis WAIT on the connection the MULTIs write on (runtime replicaWaitOn): how many replicas confirmed. */
-  readonly wait: (replicas: number, timeoutMs: number) => Promise<number>;
+  /**
+   * Redis WAIT on the connection the MULTIs write on (runtime replicaWaitOn): how many replicas
+   * confirmed. `written` is the MULTI's answer, for a connection that must see it before it waits.
+   */
+  readonly wait: (replicas: number, timeoutMs: number, written: Promise<unknown>) => Promise<number>;
   /** Each flush's wait, for the metrics. */
   readonly observe?: (seconds: number, confirmed: boolean) => void;
 }
@@ -179,7 +182,7 @@ export class IntakeWriter {
       const written = execAll(tx);
       // Sent right behind the MULTI, on its connection, in the same write to the socket: WAIT
       // counts the replicas holding everything this connection wrote, so the flush included.
-      const confirmed = this.confirm();
+      const confirmed = this.confirm(written);
       // [the calls' HSET, the intake step, the route job]
       const verdicts = verdictsOf((await written)[1]);
       if (!(await confirmed)) {
@@ -223,11 +226,11 @@ export class IntakeWriter {
    * True when durable mode is off, or once the replicas confirmed the flush; false when fewer did
    * within the timeout or the WAIT failed. Sent before the MULTI's answer is awaited.
    */
-  private confirm(): Promise<boolean> {
+  private confirm(written: Promise<unknown>): Promise<boolean> {
     const durable = this.opts.durable;
     if (!durable) return Promise.resolve(true);
     const started = this.opts.clock();
-    return durable.wait(durable.replicas, durable.timeoutMs).then(
+    return durable.wait(durable.replicas, durable.timeoutMs, written).then(
       (n) => {
         const ok = n >= durable.replicas;
         durable.observe?.((this.opts.clock() - started) / 1000, ok);

@@ -2,15 +2,15 @@
  * Samples Redis memory in the background (`INFO memory`) so the hot path only reads a boolean; the
  * decision is domain/memory-guard.ts. A failed sample keeps the last verdict.
  */
-import type { Redis } from 'ioredis';
-import { judgeMemory, parseInfoMemory, type MemoryVerdict } from '../domain/memory-guard.js';
+import { fullestOf, judgeMemory, parseInfoMemory, type MemoryVerdict } from '../domain/memory-guard.js';
 import { BackgroundSample } from './background-sample.js';
 
 export class RedisMemoryGuard {
   private readonly verdict: BackgroundSample<MemoryVerdict>;
 
   constructor(
-    redis: Pick<Redis, 'info'>,
+    /** `INFO <section>` of every primary (runtime infoOfPrimaries). */
+    info: (section: string) => Promise<readonly string[]>,
     /** Share of maxmemory past which calls are refused; 0 turns the guard off. */
     private readonly limitRatio: number,
     intervalMs = 500,
@@ -18,8 +18,12 @@ export class RedisMemoryGuard {
     this.verdict = new BackgroundSample<MemoryVerdict>(
       { kind: 'unbounded' },
       async () => {
-        const memory = parseInfoMemory(await redis.info('memory'));
-        return memory ? judgeMemory(memory, limitRatio) : undefined;
+        const verdicts: MemoryVerdict[] = [];
+        for (const text of await info('memory')) {
+          const memory = parseInfoMemory(text);
+          if (memory) verdicts.push(judgeMemory(memory, limitRatio));
+        }
+        return fullestOf(verdicts);
       },
       intervalMs,
     );

@@ -3,20 +3,20 @@
  * a boolean; the counting is domain/replica-guard.ts. A failed sample, or one read from a replica
  * during a failover, keeps the last count: the writes fail on their own then.
  */
-import type { Redis } from 'ioredis';
-import { onlineReplicas } from '../domain/replica-guard.js';
+import { fewestOnline } from '../domain/replica-guard.js';
 import { BackgroundSample } from './background-sample.js';
 
 export class ReplicaGuard {
   private readonly online: BackgroundSample<number>;
 
   constructor(
-    redis: Pick<Redis, 'info'>,
+    /** `INFO <section>` of every primary (runtime infoOfPrimaries). */
+    info: (section: string) => Promise<readonly string[]>,
     /** INGEST_DURABLE_REPLICAS */
     readonly required: number,
     intervalMs = 500,
   ) {
-    this.online = new BackgroundSample<number>(0, async () => onlineReplicas(await redis.info('replication')), intervalMs);
+    this.online = new BackgroundSample<number>(0, async () => fewestOnline(await info('replication')), intervalMs);
   }
 
   /** Resolves after the first sample. */

@@ -41,3 +41,16 @@ export function parseInfoMemory(info: string): RedisMemory | undefined {
   }
   return used === undefined || max === undefined ? undefined : { used, max };
 }
+
+/**
+ * The verdict for several primaries (a Redis Cluster): the fullest one decides, since a write to
+ * any shard on it would be refused. Undefined when there is none.
+ */
+export function fullestOf(verdicts: readonly MemoryVerdict[]): MemoryVerdict | undefined {
+  let worst: MemoryVerdict | undefined;
+  for (const v of verdicts) {
+    if (worst === undefined || worst.kind === 'unbounded') worst = v;
+    else if (v.kind !== 'unbounded' && v.ratio > worst.ratio) worst = v;
+  }
+  return worst;
+}

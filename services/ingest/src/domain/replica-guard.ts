@@ -16,3 +16,17 @@ export function onlineReplicas(info: string): number | undefined {
   for (const line of info.split('\n')) if (/^slave\d+:/.test(line) && /(^|[:,])state=online(,|\s*$)/.test(line)) online++;
   return online;
 }
+
+/**
+ * The replicas every primary has online at least (a Redis Cluster: a flush goes to one of them);
+ * undefined when a text is not a primary's, as onlineReplicas.
+ */
+export function fewestOnline(infos: readonly string[]): number | undefined {
+  let fewest: number | undefined;
+  for (const info of infos) {
+    const online = onlineReplicas(info);
+    if (online === undefined) return undefined;
+    fewest = fewest === undefined ? online : Math.min(fewest, online);
+  }
+  return fewest;
+}

@@ -6,7 +6,7 @@
  * suppressed a route job pays one extra command sent in parallel with its batch read, never an
  * extra round trip.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@eventrelay/runtime';
 import { configKeys } from '@eventrelay/stores';
 import type { Suppression } from '../domain/suppression.js';
 
@@ -14,7 +14,7 @@ export class SuppressionList {
   private readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     private readonly onProblem: (what: string, detail: Record<string, unknown>) => void,
   ) {

@@ -4,6 +4,9 @@
  * "routed" mark out, in ONE MULTI. The mark deletes the batch's route entries, so a route job run
  * again (retried after the router died before finishing it) finds none and adds nothing: what
  * the first run added is all there is. A failure (Redis) throws, and BullMQ retries the job.
+ * When some delivery jobs belong to other shards than the batch (EVENTRELAY_SHARDS > 1), one MULTI
+ * cannot span them: the batch's holds are set first, the jobs added on their shards, and the mark
+ * written last with the profile jobs (CallBatches, "three steps"), each step safe to repeat.
  */
 import type { Job, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
@@ -21,6 +24,8 @@ import {
 import { execAll, queueJobAdd, type Logger } from '@eventrelay/runtime';
 import type { CallBatches } from '@eventrelay/stores';
 import { planRoute, type RoutePlan } from '../domain/plan-route.js';
+
+type PlannedDelivery = RoutePlan['deliveries'][number];
 import type { Suppression } from '../domain/suppression.js';
 import type { RouterMetrics } from '../metrics.js';
 
@@ -30,11 +35,13 @@ export interface RouteDeps {
     count(): Promise<number>;
     lookup(entries: readonly RouteEntry[]): Promise<ReadonlyMap<string, Suppression>>;
   };
-  readonly batches: Pick<CallBatches, 'routeEntries' | 'queuePlan'>;
+  /** The batches of the route shard this processor serves. */
+  readonly batches: Pick<CallBatches, 'routeEntries' | 'queuePlan' | 'hold' | 'queueFinish' | 'prefix'>;
   /** A MULTI on the connection of the queues below (runtime transactionsOn). */
   readonly transaction: () => ChainableCommander;
-  readonly deliverQueue: Queue<DeliverJob>;
-  /** The audiences service's feed; absent when profiles are off (ROUTER_FEED_PROFILES=false). */
+  /** The deliver queue of a destination's shard. */
+  readonly deliverQueueOf: (destinationId: string) => Queue<DeliverJob>;
+  /** The audiences service's feed on this route shard; absent when profiles are off (ROUTER_FEED_PROFILES=false). */
   readonly profileQueue?: Queue<ProfileJob>;
   readonly metrics: RouterMetrics;
   readonly logger: Logger;
@@ -64,23 +71,57 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     }
     const suppressions = suppressed > 0 ? await deps.suppressions.lookup(entries) : NONE_SUPPRESSED;
     const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), suppressions);
-    const tx = deps.transaction();
-    deps.batches.queuePlan(
-      tx,
-      batchId,
-      plan.deliveries.map((d) => d.destinationId),
-    );
-    for (const d of plan.deliveries)
-      queueJobAdd(
+    if (plan.deliveries.every((d) => deps.deliverQueueOf(d.destinationId).opts.prefix === deps.batches.prefix)) {
+      const tx = deps.transaction();
+      deps.batches.queuePlan(
         tx,
-        deps.deliverQueue,
-        { destinationId: d.destinationId, batch: { id: batchId, parts: d.parts } },
-        batchDeliveryJobId(d.destinationId, batchId),
+        batchId,
+        plan.deliveries.map((d) => d.destinationId),
       );
-    queueProfiles(tx, plan, batchId);
-    await execAll(tx);
+      for (const d of plan.deliveries) queueDelivery(tx, batchId, d);
+      queueProfiles(tx, plan, batchId);
+      await execAll(tx);
+    } else await routeAcrossShards(batchId, plan);
     account(job, batchId, entries, plan, started);
   };
+
+  function queueDelivery(tx: ChainableCommander, batchId: string, d: PlannedDelivery): void {
+    queueJobAdd(
+      tx,
+      deps.deliverQueueOf(d.destinationId),
+      { destinationId: d.destinationId, batch: { id: batchId, parts: d.parts } },
+      batchDeliveryJobId(d.destinationId, batchId),
+    );
+  }
+
+  /** The three steps (module comment); the plan kept by the first run is the one carried out. */
+  async function routeAcrossShards(batchId: string, plan: RoutePlan): Promise<void> {
+    const planned = JSON.stringify(plan.deliveries);
+    const kept = await deps.batches.hold(
+      batchId,
+      planned,
+      plan.deliveries.map((d) => d.destinationId),
+    );
+    // Routed meanwhile by another run, and its calls since released: nothing is left to do.
+    if (kept === undefined) return;
+    const deliveries = kept === planned ? plan.deliveries : (JSON.parse(kept) as PlannedDelivery[]);
+    const byQueue = new Map<Queue<DeliverJob>, PlannedDelivery[]>();
+    for (const d of deliveries) {
+      const queue = deps.deliverQueueOf(d.destinationId);
+      byQueue.set(queue, [...(byQueue.get(queue) ?? []), d]);
+    }
+    await Promise.all(
+      [...byQueue.values()].map((group) => {
+        const tx = deps.transaction();
+        for (const d of group) queueDelivery(tx, batchId, d);
+        return execAll(tx);
+      }),
+    );
+    const tx = deps.transaction();
+    deps.batches.queueFinish(tx, batchId);
+    queueProfiles(tx, plan, batchId);
+    await execAll(tx);
+  }
 
   // Profiles apply each messageId once (the profile remembers the latest ones), so a profile job
   // added again after its first run was removed changes nothing.
@@ -98,10 +139,11 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     // No batch read to pair a count with: the lookup itself (one round trip) reads after the job
     // was taken, which keeps the ordering argument above.
     const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), await deps.suppressions.lookup(entries));
+    // Legacy jobs predate shards: with one shard these adds are one MULTI, as before.
     const tx = deps.transaction();
     for (const d of plan.deliveries) {
       const calls = d.parts.flatMap((p) => p.indexes.map((i) => ({ sourceId: legacy.sourceId, call: legacy.calls[i]! })));
-      queueJobAdd(tx, deps.deliverQueue, { destinationId: d.destinationId, calls }, batchDeliveryJobId(d.destinationId, legacy.requestId));
+      queueJobAdd(tx, deps.deliverQueueOf(d.destinationId), { destinationId: d.destinationId, calls }, batchDeliveryJobId(d.destinationId, legacy.requestId));
     }
     queueProfiles(tx, plan, legacy.requestId);
     await execAll(tx);

@@ -15,7 +15,7 @@
  */
 import { DelayedError, type Job } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
-import type { DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
+import type { BatchRef, DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
 import type { AuditLog, CallBatches, DeadLetterStore, RetryBacklog, StatsCounters } from '@eventrelay/stores';
@@ -33,7 +33,8 @@ import type { DeliveryMetrics } from '../metrics.js';
 export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
   readonly gate: DestinationGate;
-  readonly batches: Pick<CallBatches, 'readCalls' | 'queueRelease'>;
+  /** The batches of the route shard a job's batch is on. */
+  readonly batchesOf: (batch: BatchRef) => Pick<CallBatches, 'readCalls' | 'queueRelease' | 'prefix'>;
   /** Deletion tombstones: the calls of erased users are dropped before sending (docs/spec.md §6). */
   readonly tombstones: Tombstones;
   /** The deletion receipts: what became of each delete notice, per regulation and destination. */
@@ -89,7 +90,10 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (!('batch' in data)) return { ...(await withoutErased(deps.tombstones, data.calls)), missing: 0 };
     // The tombstone count is read in parallel with the batch: while nobody was erased, the hot
     // path gains one command and no round trip.
-    const [calls, tombstones] = await Promise.all([deps.batches.readCalls(data.destinationId, data.batch), deps.tombstones.count()]);
+    const [calls, tombstones] = await Promise.all([
+      deps.batchesOf(data.batch).readCalls(data.destinationId, data.batch),
+      deps.tombstones.count(),
+    ]);
     if (calls === undefined) return undefined;
     const items: DeliveryItem[] = [];
     let missing = 0;
@@ -154,10 +158,20 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       // from its data, which must then no longer count the calls given back here.
       queueJobRewrite(tx, job, { ...data, counted: 0 }, due);
     }
-    if ('batch' in data) deps.batches.queueRelease(tx, data.batch.id, data.destinationId);
+    // The hold on a batch of another shard (EVENTRELAY_SHARDS > 1) ends after the commit, in a
+    // command of its own: should the process die in between, the batch stays until its TTL.
+    const batches = 'batch' in data ? deps.batchesOf(data.batch) : undefined;
+    const releaseApart = batches !== undefined && batches.prefix !== job.prefix;
+    if ('batch' in data && batches && !releaseApart) batches.queueRelease(tx, data.batch.id, data.destinationId);
     // Last on the MULTI: the answers read below are at the positions of what came before.
-    const replays = 'calls' in data && queueReplayOutcomes(deps.replays, tx, replayed);
-    const answers = letters.length > 0 || pending.length > 0 || counted > 0 || 'batch' in data || replays ? await execAll(tx) : [];
+    const replays = 'calls' in data && queueReplayOutcomes(deps.replays, tx, data.destinationId, replayed);
+    const commits = letters.length > 0 || pending.length > 0 || counted > 0 || ('batch' in data && !releaseApart) || replays;
+    const answers = commits ? await execAll(tx) : [];
+    if ('batch' in data && batches && releaseApart) {
+      const release = deps.transaction();
+      batches.queueRelease(release, data.batch.id, data.destinationId);
+      await execAll(release);
+    }
     if (next) job.data = next;
     if (letters.length > 0) await caps.noteEvictions(data.destinationId, answers.slice(0, letters.length));
     if (backlogChanges) await caps.noteRetryBacklog(data.destinationId, answers[letters.length], capped);

@@ -13,7 +13,12 @@ export type ReplayProgress = Pick<ReplayProgressStore, 'queueSettle'>;
 export type ReplayOutcomes = Partial<Record<ReplayOutcome, readonly DeliveryItem[]>>;
 
 /** Queues the outcomes of the replayed items among `outcomes`; returns whether any was queued. */
-export function queueReplayOutcomes(progress: ReplayProgress, tx: ChainableCommander, outcomes: ReplayOutcomes): boolean {
+export function queueReplayOutcomes(
+  progress: ReplayProgress,
+  tx: ChainableCommander,
+  destinationId: string,
+  outcomes: ReplayOutcomes,
+): boolean {
   let queued = false;
   for (const [outcome, items] of Object.entries(outcomes) as [ReplayOutcome, readonly DeliveryItem[]][]) {
     const byReplay = new Map<string, { sourceId: string; messageId: string }[]>();
@@ -24,7 +29,7 @@ export function queueReplayOutcomes(progress: ReplayProgress, tx: ChainableComma
       calls.push({ sourceId: item.sourceId, messageId: item.call.messageId });
     }
     for (const [replayId, calls] of byReplay) {
-      progress.queueSettle(tx, replayId, outcome, calls);
+      progress.queueSettle(tx, destinationId, replayId, outcome, calls);
       queued = true;
     }
   }

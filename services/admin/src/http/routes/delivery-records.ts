@@ -86,7 +86,7 @@ export function deliveryRecordRoutes({ deps, ctx, read, logCursor, cursorProblem
         const id = param(req, 'id');
         await read((s) => existingDestination(s, id));
         const replayId = param(req, 'replayId');
-        const progress = await deps.replays.read(replayId);
+        const progress = await deps.replays.read(id, replayId);
         if (!progress || progress.destinationId !== id)
           throw new RequestError('not_found', `no replay "${replayId}" of destination "${id}"`);
         return ok(progress);
