@@ -156,6 +156,11 @@ describe('eventrelay on a Redis Cluster (3 primaries + 3 replicas, 6 shards)', (
     // Every primary holds eventrelay keys: the work is spread, not on the node of one hash tag.
     const counts = await cluster.eachPrimary(async (client) => (await client.scan('0', 'MATCH', '{er-cluster*', 'COUNT', 10_000))[1].length);
     expect(counts.every((n) => n > 0)).toBe(true);
+    // The queue gauges, read from every shard: one series per shard of the sharded queues.
+    const metrics = await (await fetch(`${stack.url('router')}/metrics`)).text();
+    for (let shard = 0; shard < SHARDS; shard++)
+      expect(metrics).toMatch(new RegExp(`eventrelay_queue_jobs\\{queue="deliver",shard="${shard}",state="waiting"[^}]*\\} 0\\n`));
+    expect(metrics).toMatch(/eventrelay_queue_jobs\{queue="regulation",shard="",state="waiting"[^}]*\} 0\n/);
   }, 60_000);
 
   it('serves the delivery log, dead letters and a replay through the admin API', async () => {
