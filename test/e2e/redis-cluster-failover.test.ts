@@ -97,7 +97,10 @@ async function failOverUnderLoad(run: string, replicasPerPrimary: number, env: R
         sent++;
         const status = await fetch(`${stack.url('ingest')}/v1/batch`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${writeKey(sourceId)}:`).toString('base64')}` },
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Basic ${Buffer.from(`${writeKey(sourceId)}:`).toString('base64')}`,
+          },
           body: JSON.stringify({ batch }),
         }).then(
           (res) => res.status,
@@ -126,7 +129,9 @@ async function failOverUnderLoad(run: string, replicasPerPrimary: number, env: R
     const missing = () => {
       const lost: string[] = [];
       for (const d of DESTINATIONS) {
-        const delivered = new Set(receiver.requests.filter((r) => r.path === `/${d}`).map((r) => String(r.headers['x-eventrelay-message-id'])));
+        const delivered = new Set(
+          receiver.requests.filter((r) => r.path === `/${d}`).map((r) => String(r.headers['x-eventrelay-message-id'])),
+        );
         for (const id of acknowledged) if (!delivered.has(id)) lost.push(`${d}:${id}`);
       }
       return lost;

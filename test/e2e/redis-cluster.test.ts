@@ -121,9 +121,7 @@ describe('eventrelay on a Redis Cluster (3 primaries + 3 replicas, 6 shards)', (
 
   it('spreads the shards over every primary: two each', async () => {
     const keys = keyspace(PREFIX, SHARDS);
-    const owners = await Promise.all(
-      keys.prefixes.map(async (p) => (await cluster.primaryOfSlot(keySlot(`${p}:deliver:wait`))).port),
-    );
+    const owners = await Promise.all(keys.prefixes.map(async (p) => (await cluster.primaryOfSlot(keySlot(`${p}:deliver:wait`))).port));
     const perPrimary = new Map<number, number>();
     for (const port of owners) perPrimary.set(port, (perPrimary.get(port) ?? 0) + 1);
     expect([...perPrimary.values()]).toEqual([2, 2, 2]);
@@ -131,7 +129,11 @@ describe('eventrelay on a Redis Cluster (3 primaries + 3 replicas, 6 shards)', (
 
   it('delivers every call of a real SDK once, signed, to each destination of its source', async () => {
     const clients = SOURCES.map(
-      (sourceId) => [sourceId, new Analytics({ writeKey: writeKey(sourceId), host: stack.url('ingest'), flushAt: 20, flushInterval: 50, maxRetries: 5 })] as const,
+      (sourceId) =>
+        [
+          sourceId,
+          new Analytics({ writeKey: writeKey(sourceId), host: stack.url('ingest'), flushAt: 20, flushInterval: 50, maxRetries: 5 }),
+        ] as const,
     );
     for (const [sourceId, analytics] of clients) {
       const ids: string[] = [];
@@ -154,7 +156,9 @@ describe('eventrelay on a Redis Cluster (3 primaries + 3 replicas, 6 shards)', (
     const body = JSON.parse(receiver.requests[0]!.body.toString()) as Record<string, unknown>;
     expect(body).toMatchObject({ type: 'track', event: 'Cluster Tested' });
     // Every primary holds eventrelay keys: the work is spread, not on the node of one hash tag.
-    const counts = await cluster.eachPrimary(async (client) => (await client.scan('0', 'MATCH', '{er-cluster*', 'COUNT', 10_000))[1].length);
+    const counts = await cluster.eachPrimary(
+      async (client) => (await client.scan('0', 'MATCH', '{er-cluster*', 'COUNT', 10_000))[1].length,
+    );
     expect(counts.every((n) => n > 0)).toBe(true);
     // The queue gauges, read from every shard: one series per shard of the sharded queues.
     const metrics = await (await fetch(`${stack.url('router')}/metrics`)).text();
@@ -220,4 +224,3 @@ describe('eventrelay on a Redis Cluster (3 primaries + 3 replicas, 6 shards)', (
     expect(deliveredTo('dst-1')).not.toContain('suppressed-1');
   }, 90_000);
 });
-

@@ -112,13 +112,28 @@ describe('loadEnvFrom with the common variables', () => {
   });
 
   it.each([
-    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 'b:2', EVENTRELAY_PREFIX: '{x}' }, 'REDIS_CLUSTER_NODES and REDIS_SENTINELS cannot both be set'],
-    [{ REDIS_CLUSTER_NODES: 'a:1' }, 'EVENTRELAY_PREFIX must hold a {hash tag} on a Redis Cluster (REDIS_CLUSTER_NODES), such as {eventrelay}, got "eventrelay"'],
+    [
+      { REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 'b:2', EVENTRELAY_PREFIX: '{x}' },
+      'REDIS_CLUSTER_NODES and REDIS_SENTINELS cannot both be set',
+    ],
+    [
+      { REDIS_CLUSTER_NODES: 'a:1' },
+      'EVENTRELAY_PREFIX must hold a {hash tag} on a Redis Cluster (REDIS_CLUSTER_NODES), such as {eventrelay}, got "eventrelay"',
+    ],
     [{ REDIS_CLUSTER_NODES: 'a:1', EVENTRELAY_PREFIX: '{x}', REDIS_URL: 'redis://a:6379/3' }, 'REDIS_URL must name no database but 0'],
-    [{ EVENTRELAY_SHARDS: '4', EVENTRELAY_CONSUME_SHARDS: '2-5' }, 'EVENTRELAY_CONSUME_SHARDS names shard 5, but EVENTRELAY_SHARDS is 4 (shards 0 to 3)'],
+    [
+      { EVENTRELAY_SHARDS: '4', EVENTRELAY_CONSUME_SHARDS: '2-5' },
+      'EVENTRELAY_CONSUME_SHARDS names shard 5, but EVENTRELAY_SHARDS is 4 (shards 0 to 3)',
+    ],
     [{ EVENTRELAY_CONSUME_SHARDS: '1' }, 'EVENTRELAY_CONSUME_SHARDS names shard 1, but EVENTRELAY_SHARDS is 1 (shards 0 to 0)'],
-    [{ EVENTRELAY_SHARDS: '3', EVENTRELAY_CONSUME_SHARDS: '2-1' }, 'EVENTRELAY_CONSUME_SHARDS has the range "2-1" that ends before it starts'],
-    [{ EVENTRELAY_CONSUME_SHARDS: 'some' }, 'EVENTRELAY_CONSUME_SHARDS must be all, or shard numbers and ranges such as 0,2,4-7, got "some"'],
+    [
+      { EVENTRELAY_SHARDS: '3', EVENTRELAY_CONSUME_SHARDS: '2-1' },
+      'EVENTRELAY_CONSUME_SHARDS has the range "2-1" that ends before it starts',
+    ],
+    [
+      { EVENTRELAY_CONSUME_SHARDS: 'some' },
+      'EVENTRELAY_CONSUME_SHARDS must be all, or shard numbers and ranges such as 0,2,4-7, got "some"',
+    ],
     [{ EVENTRELAY_SHARDS: '0' }, 'EVENTRELAY_SHARDS must be between 1 and 256, got 0'],
   ])('refuses %j, naming the variables', (source, message) => {
     expect(loadError(commonEnv, source).message).toContain(message);

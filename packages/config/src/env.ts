@@ -191,7 +191,8 @@ function hostPortList(opts: { describe: string }): EnvVar<readonly SentinelAddre
 function commonProblems(env: Record<string, unknown>): string[] {
   const problems: string[] = [];
   const cluster = env['REDIS_CLUSTER_NODES'] as readonly SentinelAddress[] | undefined;
-  if (cluster && env['REDIS_SENTINELS']) problems.push('REDIS_CLUSTER_NODES and REDIS_SENTINELS cannot both be set: a Redis Cluster fails over on its own');
+  if (cluster && env['REDIS_SENTINELS'])
+    problems.push('REDIS_CLUSTER_NODES and REDIS_SENTINELS cannot both be set: a Redis Cluster fails over on its own');
   if (cluster && !/\{[^}]+\}/.test(String(env['EVENTRELAY_PREFIX'])))
     problems.push(
       `EVENTRELAY_PREFIX must hold a {hash tag} on a Redis Cluster (REDIS_CLUSTER_NODES), such as {eventrelay}, got "${String(env['EVENTRELAY_PREFIX'])}"`,

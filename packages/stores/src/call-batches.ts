@@ -307,13 +307,8 @@ export class CallBatches {
    * batch was routed before.
    */
   async hold(batchId: string, plan: string, destinationIds: readonly string[]): Promise<string | undefined> {
-    const kept = (await (this.redis as unknown as { holdBatch(...args: string[]): Promise<string | null> }).holdBatch(
-      '1',
-      this.key(batchId),
-      plan,
-      ...destinationIds,
-    )) as string | null;
-    return kept ?? undefined;
+    const script = this.redis as unknown as { holdBatch(...args: string[]): Promise<string | null> };
+    return (await script.holdBatch('1', this.key(batchId), plan, ...destinationIds)) ?? undefined;
   }
 
   /** Queues on `tx` the last routing step: the route entries and the plan are deleted. */

@@ -111,7 +111,14 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     onError: (err: Error) => logger.warn({ err: err.message }, `${name}_worker.error`),
   });
   // One profile worker per route shard consumed: the router feeds each shard's profile queue.
-  const profileProcessor = createProfileProcessor({ profiles, sync, audiencesOf: (sourceId) => config.audiencesOf(sourceId), metrics, logger, clock });
+  const profileProcessor = createProfileProcessor({
+    profiles,
+    sync,
+    audiencesOf: (sourceId) => config.audiencesOf(sourceId),
+    metrics,
+    logger,
+    clock,
+  });
   const profileWorkers = consumedShards(env).map((shard) =>
     openWorker('profile', connection, keys.prefixes[shard]!, profileProcessor, workerOptions('profile', env.AUDIENCES_CONCURRENCY)),
   );

@@ -7,7 +7,15 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { batchDeliveryJobId, keyspace, queueCatalog, type DeliverJob, type Destination, type Keyspace, type RouteJob } from '@eventrelay/config';
+import {
+  batchDeliveryJobId,
+  keyspace,
+  queueCatalog,
+  type DeliverJob,
+  type Destination,
+  type Keyspace,
+  type RouteJob,
+} from '@eventrelay/config';
 import { createMetricsRegistry, execAll, queueJobAdd, transactionsOn } from '@eventrelay/runtime';
 import { CallBatches } from '@eventrelay/stores';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '@eventrelay/testkit';
@@ -94,7 +102,8 @@ it('adds each destination’s job on its own shard and marks the batch routed, h
   expect(batch['r']).toBeUndefined();
   expect(batch['p']).toBeUndefined();
   expect(batch['h']).toBe('3');
-  for (const d of destinations) expect(await batches.readCalls(d.id, { id: 'b1', parts: [{ sourceId: SOURCE, part: 0, indexes: [0, 1, 2] }] })).toHaveLength(3);
+  for (const d of destinations)
+    expect(await batches.readCalls(d.id, { id: 'b1', parts: [{ sourceId: SOURCE, part: 0, indexes: [0, 1, 2] }] })).toHaveLength(3);
   // Routed: a retry finds no route entries and adds nothing.
   await processor(batches, destinations)(routeJob('b1'));
   expect(await jobsByShard()).toHaveLength(3);

@@ -116,36 +116,36 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   // A batch lives on the route shard of its sources (ingest writes each shard's flush apart).
   const batches = keys.prefixes.map((prefix) => new CallBatches(connection, prefix));
   const processor = createDeliverProcessor({
-      destinations,
-      gate,
-      // Batches, dead letters and job data are written in one MULTI per job run: one connection.
-      batchesOf: (batch) => batches[keys.routeShardOf(batch.parts[0]?.sourceId ?? '')]!,
-      tombstones: new ErasureTombstones(connection, env.EVENTRELAY_PREFIX),
-      receipts: new DeletionReceipts(connection, env.EVENTRELAY_PREFIX),
-      replays: new ReplayProgressStore(connection, keys),
-      deadLetters: new DeadLetterStore(connection, keys, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
-      deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
-      // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.
-      audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER),
-      retryBacklog,
-      retryMax: env.DELIVERY_RETRY_MAX_PER_DESTINATION,
-      transaction: () => connection.multi(),
-      stopping: () => stopping,
-      sender,
-      record: (a) => attemptLog.record(a),
-      detail: env.DELIVERY_LOG_DETAIL,
-      policy,
-      clock,
-      random,
-      metrics: createDeliveryMetrics(
-        registry,
-        () => gate.openRequests(),
-        () => retryBacklogView.all(),
-      ),
-      stats,
-      logger,
-      putBack: (job, at, token) => putJobBack(connection, job, at, token),
-    });
+    destinations,
+    gate,
+    // Batches, dead letters and job data are written in one MULTI per job run: one connection.
+    batchesOf: (batch) => batches[keys.routeShardOf(batch.parts[0]?.sourceId ?? '')]!,
+    tombstones: new ErasureTombstones(connection, env.EVENTRELAY_PREFIX),
+    receipts: new DeletionReceipts(connection, env.EVENTRELAY_PREFIX),
+    replays: new ReplayProgressStore(connection, keys),
+    deadLetters: new DeadLetterStore(connection, keys, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
+    deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
+    // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.
+    audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER),
+    retryBacklog,
+    retryMax: env.DELIVERY_RETRY_MAX_PER_DESTINATION,
+    transaction: () => connection.multi(),
+    stopping: () => stopping,
+    sender,
+    record: (a) => attemptLog.record(a),
+    detail: env.DELIVERY_LOG_DETAIL,
+    policy,
+    clock,
+    random,
+    metrics: createDeliveryMetrics(
+      registry,
+      () => gate.openRequests(),
+      () => retryBacklogView.all(),
+    ),
+    stats,
+    logger,
+    putBack: (job, at, token) => putJobBack(connection, job, at, token),
+  });
   const onFailed = createFailedJobHandler({
     retryBacklog,
     transaction: () => connection.multi(),

@@ -123,7 +123,10 @@ describe('attempt detail and replay progress', () => {
     });
     await p.deliverQueue.add('deliver', job('m-ok'), { jobId: 'replay-ok-1' });
     await p.deliverQueue.add('deliver', job('m-bad'), { jobId: 'replay-bad-1' });
-    await eventually(async () => expect(await progress.read('dest-p', 'rpl_t')).toMatchObject({ delivered: 1, deadLettered: 1, pending: 0 }), 5000);
+    await eventually(
+      async () => expect(await progress.read('dest-p', 'rpl_t')).toMatchObject({ delivered: 1, deadLettered: 1, pending: 0 }),
+      5000,
+    );
     // As a worker that died after sending and before completing: the same calls run again.
     await p.deliverQueue.add('deliver', job('m-ok'), { jobId: 'replay-ok-2' });
     await p.deliverQueue.add('deliver', job('m-bad'), { jobId: 'replay-bad-2' });

@@ -143,7 +143,12 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     const tx = deps.transaction();
     for (const d of plan.deliveries) {
       const calls = d.parts.flatMap((p) => p.indexes.map((i) => ({ sourceId: legacy.sourceId, call: legacy.calls[i]! })));
-      queueJobAdd(tx, deps.deliverQueueOf(d.destinationId), { destinationId: d.destinationId, calls }, batchDeliveryJobId(d.destinationId, legacy.requestId));
+      queueJobAdd(
+        tx,
+        deps.deliverQueueOf(d.destinationId),
+        { destinationId: d.destinationId, calls },
+        batchDeliveryJobId(d.destinationId, legacy.requestId),
+      );
     }
     queueProfiles(tx, plan, legacy.requestId);
     await execAll(tx);
