@@ -9,6 +9,6 @@ export type { ShutdownStep } from './shutdown.js';
 export { runServiceMain } from './service-main.js';
 export { serveHttp, type RunningHttpService } from './http-service.js';
 export { runWorkerProcess, type RunningWorkerProcess } from './worker-process.js';
-export { infoOfPrimaries, openQueue, openShardedQueue, queueJobAdd, replicaWaitOn, transactionsOn } from './queues.js';
+export { infoOfPrimaries, openQueue, openShardedQueue, pipelinesOn, queueJobAdd, replicaWaitOn, transactionsOn } from './queues.js';
 export { openWorker } from './workers.js';
 export { putJobBack, queueJobDataWrite, queueJobRewrite, readJobData, readQueues } from './queue-metrics.js';

@@ -39,6 +39,12 @@ export async function transactionsOn(queue: Queue): Promise<() => ChainableComma
   return () => client.multi();
 }
 
+/** Like transactionsOn, with pipelines: job adds that need no MULTI around them. */
+export async function pipelinesOn(queue: Queue): Promise<() => ChainableCommander> {
+  const client = (await queue.getBackend().client) as unknown as RedisClient;
+  return () => client.pipeline();
+}
+
 /**
  * Redis WAIT on the queue's connection, the one transactionsOn's MULTIs write on: resolves with how
  * many replicas hold everything that connection wrote so far (at most `timeoutMs` later). WAIT

@@ -11,12 +11,20 @@
  *   "x"                  the calls of stored requests that are not to be routed (duplicates)
  *   "h"                  how many destinations still need the calls, once routed
  *   "d:<destinationId>"  present while that destination's first round has not finished
+ *   "p"                  the routing plan, when the batch was routed in two steps (below)
  * The route job (same id) is added in the MULTI that writes the batch. The router reads only "r"
  * and "x", and in one step deletes them and names the destinations that hold the batch; each
  * destination's delivery job reads the sources' fields holding its calls, and after its first round
  * (calls to retry move into the job itself) releases its hold; the last release deletes the
  * batch. Deleting "r" is what makes routing a batch twice harmless, and the per-destination field
  * what makes a release count once.
+ * When the delivery jobs go to other shards than the batch (EVENTRELAY_SHARDS > 1), no MULTI can
+ * hold the mark and the job adds together, so routing takes two steps: HOLD marks the batch routed
+ * as PLAN does and also keeps the plan in "p" (in a MULTI with the profile jobs, which live on the
+ * batch's shard), then the jobs are added on their shards. "p" stays until the batch is deleted: a
+ * route job run again (the router died between the steps) finds no route entries but the kept
+ * plan, and adds the same jobs again: one still queued is not added twice (same job id), one whose
+ * first round ran finds its hold gone and does nothing.
  */
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '@eventrelay/runtime';
@@ -117,26 +125,21 @@ redis.call('HSET', KEYS[1], unpack(args))
 return 1
 `;
 
-// KEYS: batch. ARGV: the plan (JSON), then the destinations that get calls of it. Sets the holds
-// and keeps the plan, once; returns the plan kept (this one or an earlier run's), or false when the
-// batch was routed (or never stored). The route entries stay until FINISH.
+// KEYS: batch. ARGV: the plan (JSON), then the destinations that get calls of it. Like PLAN, and
+// keeps the plan; returns the plan kept (this one, or an earlier run's), or false when the batch was
+// routed without one (or never stored).
 const HOLD = `
-if redis.call('HEXISTS', KEYS[1], 'r') == 0 then return false end
 local kept = redis.call('HGET', KEYS[1], 'p')
 if kept then return kept end
+if redis.call('HDEL', KEYS[1], 'r') == 0 then return false end
 local args = {'p', ARGV[1], 'h', #ARGV - 1}
 for i = 2, #ARGV do
   args[#args + 1] = 'd:' .. ARGV[i]
   args[#args + 1] = '1'
 end
+redis.call('HDEL', KEYS[1], 'x')
 redis.call('HSET', KEYS[1], unpack(args))
 return ARGV[1]
-`;
-
-// KEYS: batch. Marks a held batch routed (the last of the three steps).
-const FINISH = `
-redis.call('HDEL', KEYS[1], 'r', 'x', 'p')
-return 1
 `;
 
 // KEYS: batch. ARGV: destination. Ends that destination's hold, once; the last hold deletes the
@@ -151,7 +154,7 @@ return 1
 interface QueuedBatchCommands {
   intakeBatch(numKeys: number, ...args: (string | number)[]): ChainableCommander;
   planBatch(numKeys: number, ...args: string[]): ChainableCommander;
-  finishBatch(numKeys: number, ...args: string[]): ChainableCommander;
+  holdBatch(numKeys: number, ...args: string[]): ChainableCommander;
   releaseBatch(numKeys: number, ...args: string[]): ChainableCommander;
 }
 
@@ -218,7 +221,6 @@ export class CallBatches {
     defineScript(redis, 'intakeBatch', INTAKE);
     defineScript(redis, 'planBatch', PLAN);
     defineScript(redis, 'holdBatch', HOLD);
-    defineScript(redis, 'finishBatch', FINISH);
     defineScript(redis, 'releaseBatch', RELEASE);
   }
 
@@ -273,8 +275,17 @@ export class CallBatches {
    * was routed before (or nothing of it was stored).
    */
   async routeEntries(batchId: string): Promise<RouteEntry[] | undefined> {
-    const [text, excluded] = await this.redis.hmget(this.key(batchId), 'r', 'x');
-    return routable(text, excluded);
+    return (await this.routeState(batchId)).entries;
+  }
+
+  /**
+   * What routing the batch needs: its route entries while it is not routed; once routed in two
+   * steps (HOLD), the plan kept (JSON) while the batch lives.
+   */
+  async routeState(batchId: string): Promise<{ entries?: RouteEntry[]; kept?: string }> {
+    const [text, excluded, kept] = await this.redis.hmget(this.key(batchId), 'r', 'x', 'p');
+    const entries = routable(text, excluded);
+    return { ...(entries ? { entries } : {}), ...(kept ? { kept } : {}) };
   }
 
   /**
@@ -302,18 +313,12 @@ export class CallBatches {
   }
 
   /**
-   * The first of the three routing steps (above): sets the holds of `destinationIds` and keeps
-   * `plan`; resolves with the plan kept (an earlier run's, when there was one), or undefined when the
-   * batch was routed before.
+   * Queues on `tx` the first of the two routing steps (above): the batch marked routed, the holds
+   * of `destinationIds` set and `plan` kept. Its answer is the plan kept (an earlier run's, when
+   * there was one), or null when the batch was routed before without one.
    */
-  async hold(batchId: string, plan: string, destinationIds: readonly string[]): Promise<string | undefined> {
-    const script = this.redis as unknown as { holdBatch(...args: string[]): Promise<string | null> };
-    return (await script.holdBatch('1', this.key(batchId), plan, ...destinationIds)) ?? undefined;
-  }
-
-  /** Queues on `tx` the last routing step: the route entries and the plan are deleted. */
-  queueFinish(tx: ChainableCommander, batchId: string): void {
-    (tx as unknown as QueuedBatchCommands).finishBatch(1, this.key(batchId));
+  queueHold(tx: ChainableCommander, batchId: string, plan: string, destinationIds: readonly string[]): void {
+    (tx as unknown as QueuedBatchCommands).holdBatch(1, this.key(batchId), plan, ...destinationIds);
   }
 
   /**
@@ -336,6 +341,12 @@ export class CallBatches {
   /** Queues on `tx` the end of `destinationId`'s hold on the batch. */
   queueRelease(tx: ChainableCommander, batchId: string, destinationId: string): void {
     (tx as unknown as QueuedBatchCommands).releaseBatch(1, this.key(batchId), destinationId);
+  }
+
+  /** Ends `destinationId`'s hold on the batch now: one script, for a batch on another shard than the job. */
+  async release(batchId: string, destinationId: string): Promise<void> {
+    const script = this.redis as unknown as { releaseBatch(...args: string[]): Promise<unknown> };
+    await script.releaseBatch('1', this.key(batchId), destinationId);
   }
 }
 

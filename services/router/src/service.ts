@@ -8,6 +8,7 @@ import {
   createRedis,
   openShardedQueue,
   openWorker,
+  pipelinesOn,
   runWorkerProcess,
   transactionsOn,
   type Logger,
@@ -50,6 +51,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
   const metrics = createRouterMetrics(registry);
   // Known once BullMQ has set the connection up (prepare, below), before the worker takes a job.
   let transaction: (() => ChainableCommander) | undefined;
+  let pipeline: (() => ChainableCommander) | undefined;
   // One worker per route shard consumed; the batch's mark and the jobs it becomes go in one MULTI
   // (or, across shards, in steps), so the batches live on `connection` too.
   const workers = consumedShards(env).map((shard) => {
@@ -63,6 +65,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
         suppressions,
         batches: new CallBatches(connection, keys.prefixes[shard] as string),
         transaction: () => transaction!(),
+        pipeline: () => pipeline!(),
         deliverQueueOf: (destinationId) => deliverQueues[keys.deliverShardOf(destinationId)]!,
         ...(profileQueue ? { profileQueue } : {}),
         metrics,
@@ -95,6 +98,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       await applyConfigFile(store, configFile, logger);
       await destinations.start();
       transaction = await transactionsOn(deliverQueues[0]!);
+      pipeline = await pipelinesOn(deliverQueues[0]!);
     },
     async release() {
       destinations.stop();

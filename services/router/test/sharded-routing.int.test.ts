@@ -1,8 +1,8 @@
 /**
- * Routing across shards (EVENTRELAY_SHARDS > 1) on the shared Redis: the batch's holds are set and
- * its plan kept, the delivery jobs added on their destinations' shards, and the batch marked routed
- * last. A router that dies between the steps leaves the route entries, and the retry carries out
- * the plan the first run kept, adding each job once.
+ * Routing across shards (EVENTRELAY_SHARDS > 1) on the shared Redis: the batch is marked routed,
+ * its holds set and its plan kept, then the delivery jobs are added on their destinations' shards.
+ * A router that dies between the two steps is retried into the plan the first run kept, adding
+ * each job once.
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -16,7 +16,7 @@ import {
   type Keyspace,
   type RouteJob,
 } from '@eventrelay/config';
-import { createMetricsRegistry, execAll, queueJobAdd, transactionsOn } from '@eventrelay/runtime';
+import { createMetricsRegistry, execAll, pipelinesOn, queueJobAdd, transactionsOn } from '@eventrelay/runtime';
 import { CallBatches } from '@eventrelay/stores';
 import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '@eventrelay/testkit';
 import { createRouteProcessor } from '../src/jobs/route';
@@ -31,6 +31,7 @@ let deliverQueues: Queue<DeliverJob>[];
 let routeQueue: Queue<RouteJob>;
 /** MULTIs on which BullMQ can add jobs (what the router's own come from). */
 let transaction: () => ReturnType<Redis['multi']>;
+let pipeline: () => ReturnType<Redis['pipeline']>;
 
 /** Destination ids on three different shards than one another. */
 function destinationsOnDistinctShards(): Destination[] {
@@ -48,6 +49,7 @@ beforeEach(async () => {
   deliverQueues = keys.prefixes.map((prefix) => new Queue<DeliverJob>(queueCatalog.deliver.name, { connection: redis, prefix }));
   routeQueue = new Queue<RouteJob>(queueCatalog.route.name, { connection: redis, prefix: keys.sourcePrefix(SOURCE) });
   transaction = await transactionsOn(routeQueue);
+  pipeline = await pipelinesOn(routeQueue);
 });
 
 afterEach(async () => {
@@ -68,12 +70,13 @@ async function storeBatch(batches: CallBatches, batchId: string, count: number):
   await execAll(tx);
 }
 
-function processor(batches: Parameters<typeof createRouteProcessor>[0]['batches'], destinations: readonly Destination[]) {
+function processor(destinations: readonly Destination[], adds: () => ReturnType<Redis['pipeline']> = () => pipeline()) {
   return createRouteProcessor({
     destinations: { forSource: () => destinations },
     suppressions: { count: () => Promise.resolve(0), lookup: () => Promise.resolve(new Map()) },
-    batches,
+    batches: new CallBatches(redis, keys.sourcePrefix(SOURCE)),
     transaction: () => transaction(),
+    pipeline: adds,
     deliverQueueOf: (destinationId) => deliverQueues[keys.deliverShardOf(destinationId)]!,
     metrics: createRouterMetrics(createMetricsRegistry('router')),
     logger: pino({ level: 'silent' }),
@@ -95,32 +98,34 @@ it('adds each destination’s job on its own shard and marks the batch routed, h
   const batches = new CallBatches(redis, keys.sourcePrefix(SOURCE));
   const destinations = destinationsOnDistinctShards();
   await storeBatch(batches, 'b1', 3);
-  await processor(batches, destinations)(routeJob('b1'));
+  await processor(destinations)(routeJob('b1'));
 
   expect(await jobsByShard()).toEqual(destinations.map((d) => `${keys.deliverShardOf(d.id)}/${batchDeliveryJobId(d.id, 'b1')}`).sort());
   const batch = await redis.hgetall(batches.key('b1'));
   expect(batch['r']).toBeUndefined();
-  expect(batch['p']).toBeUndefined();
+  expect(JSON.parse(batch['p'] ?? '[]')).toHaveLength(3);
   expect(batch['h']).toBe('3');
   for (const d of destinations)
     expect(await batches.readCalls(d.id, { id: 'b1', parts: [{ sourceId: SOURCE, part: 0, indexes: [0, 1, 2] }] })).toHaveLength(3);
-  // Routed: a retry finds no route entries and adds nothing.
-  await processor(batches, destinations)(routeJob('b1'));
+  // Routed: a retry finds no route entries, and the kept plan's jobs are all still queued.
+  await processor(destinations)(routeJob('b1'));
   expect(await jobsByShard()).toHaveLength(3);
 });
 
-it('carries out the kept plan once when the router died between the steps, even if the config changed meanwhile', async () => {
+it('carries out the kept plan when the router died between the steps, even if the config changed meanwhile, adding each job once', async () => {
   const batches = new CallBatches(redis, keys.sourcePrefix(SOURCE));
   const destinations = destinationsOnDistinctShards();
   await storeBatch(batches, 'b2', 2);
-  // The first run dies after the holds were set and the jobs added, before the batch is marked routed.
-  const dying = Object.assign(Object.create(batches) as CallBatches, {
-    queueFinish: () => {
-      throw new Error('killed');
-    },
-  });
-  await expect(processor(dying, destinations)(routeJob('b2'))).rejects.toThrow('killed');
-  expect(await redis.hexists(batches.key('b2'), 'r')).toBe(1);
+  // The first run dies after the batch was marked routed and held, before any job was added.
+  const dying = () => {
+    throw new Error('killed');
+  };
+  await expect(processor(destinations, dying)(routeJob('b2'))).rejects.toThrow('killed');
+  expect(await redis.hexists(batches.key('b2'), 'r')).toBe(0);
+  expect(await jobsByShard()).toEqual([]);
+  // The retry sees a config with one destination fewer: it still carries out the first run's plan.
+  await processor(destinations.slice(1))(routeJob('b2'));
+  expect(await jobsByShard()).toEqual(destinations.map((d) => `${keys.deliverShardOf(d.id)}/${batchDeliveryJobId(d.id, 'b2')}`).sort());
   // One destination's first round ran meanwhile: its job completed (removed) and its hold ended.
   const [first] = destinations;
   const firstQueue = deliverQueues[keys.deliverShardOf(first!.id)]!;
@@ -129,12 +134,12 @@ it('carries out the kept plan once when the router died between the steps, even 
   batches.queueRelease(release, 'b2', first!.id);
   await execAll(release);
 
-  // The retry sees a config with one destination fewer: it still carries out the first run's plan.
-  await processor(batches, destinations.slice(1))(routeJob('b2'));
+  // Run again: the finished destination's job is added again, the others' are still queued.
+  await processor(destinations)(routeJob('b2'));
   expect(await jobsByShard()).toEqual(destinations.map((d) => `${keys.deliverShardOf(d.id)}/${batchDeliveryJobId(d.id, 'b2')}`).sort());
   // The job added again for the destination that finished finds its hold gone and does nothing.
   const ref = { id: 'b2', parts: [{ sourceId: SOURCE, part: 0, indexes: [0, 1] }] };
   expect(await batches.readCalls(first!.id, ref)).toBeUndefined();
   for (const d of destinations.slice(1)) expect(await batches.readCalls(d.id, ref)).toHaveLength(2);
-  expect(await redis.hmget(batches.key('b2'), 'r', 'p', 'h')).toEqual([null, null, '2']);
+  expect(await redis.hmget(batches.key('b2'), 'r', 'h')).toEqual([null, '2']);
 });

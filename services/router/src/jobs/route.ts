@@ -5,8 +5,9 @@
  * again (retried after the router died before finishing it) finds none and adds nothing: what
  * the first run added is all there is. A failure (Redis) throws, and BullMQ retries the job.
  * When some delivery jobs belong to other shards than the batch (EVENTRELAY_SHARDS > 1), one MULTI
- * cannot span them: the batch's holds are set first, the jobs added on their shards, and the mark
- * written last with the profile jobs (CallBatches, "three steps"), each step safe to repeat.
+ * cannot span them: the mark (which also keeps the plan) and the profile jobs go first, the jobs on
+ * their shards next (CallBatches, "two steps"); a run after a crash in between finds the kept plan
+ * and adds its jobs again, which changes nothing for those already there.
  */
 import type { Job, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
@@ -36,9 +37,11 @@ export interface RouteDeps {
     lookup(entries: readonly RouteEntry[]): Promise<ReadonlyMap<string, Suppression>>;
   };
   /** The batches of the route shard this processor serves. */
-  readonly batches: Pick<CallBatches, 'routeEntries' | 'queuePlan' | 'hold' | 'queueFinish' | 'prefix'>;
+  readonly batches: Pick<CallBatches, 'routeState' | 'queuePlan' | 'queueHold' | 'prefix'>;
   /** A MULTI on the connection of the queues below (runtime transactionsOn). */
   readonly transaction: () => ChainableCommander;
+  /** A pipeline on that connection, for job adds that need no MULTI around them (runtime pipelinesOn). */
+  readonly pipeline: () => ChainableCommander;
   /** The deliver queue of a destination's shard. */
   readonly deliverQueueOf: (destinationId: string) => Queue<DeliverJob>;
   /** The audiences service's feed on this route shard; absent when profiles are off (ROUTER_FEED_PROFILES=false). */
@@ -63,10 +66,16 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     // a client read `finished` is stored, with its route job, after that; this job was taken after
     // it was added, so both reads below are sent after the suppression was written, and one Redis
     // applies commands in order. While nobody is suppressed the count is 0 and no lookup is made.
-    const [entries, suppressed] = await Promise.all([deps.batches.routeEntries(batchId), deps.suppressions.count()]);
+    const [{ entries, kept }, suppressed] = await Promise.all([deps.batches.routeState(batchId), deps.suppressions.count()]);
     if (entries === undefined) {
       // Routed before (this is a retry after a crash), or every call of the flush was a duplicate.
-      deps.logger.info({ batchId, calls: 0, deliveries: 0, attempt: job.attemptsMade + 1, ms: deps.clock() - started }, 'call.routed');
+      // Routed in two steps, the second may not have run: its job adds are made again.
+      const deliveries = kept === undefined ? [] : (JSON.parse(kept) as PlannedDelivery[]);
+      await addOnShards(batchId, deliveries);
+      deps.logger.info(
+        { batchId, calls: 0, deliveries: 0, jobsAddedAgain: deliveries.length, attempt: job.attemptsMade + 1, ms: deps.clock() - started },
+        'call.routed',
+      );
       return;
     }
     const suppressions = suppressed > 0 ? await deps.suppressions.lookup(entries) : NONE_SUPPRESSED;
@@ -94,17 +103,28 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     );
   }
 
-  /** The three steps (module comment); the plan kept by the first run is the one carried out. */
+  /** The two steps (module comment); the plan kept by the first run is the one carried out. */
   async function routeAcrossShards(batchId: string, plan: RoutePlan): Promise<void> {
     const planned = JSON.stringify(plan.deliveries);
-    const kept = await deps.batches.hold(
+    const tx = deps.transaction();
+    deps.batches.queueHold(
+      tx,
       batchId,
       planned,
       plan.deliveries.map((d) => d.destinationId),
     );
-    // Routed meanwhile by another run, and its calls since released: nothing is left to do.
-    if (kept === undefined) return;
-    const deliveries = kept === planned ? plan.deliveries : (JSON.parse(kept) as PlannedDelivery[]);
+    queueProfiles(tx, plan, batchId);
+    const [kept] = (await execAll(tx)) as [string | null];
+    // Routed meanwhile by another run without a plan: nothing is left to do.
+    if (kept === null) return;
+    await addOnShards(batchId, kept === planned ? plan.deliveries : (JSON.parse(kept) as PlannedDelivery[]));
+  }
+
+  /**
+   * The delivery jobs, one pipeline per deliver shard: no MULTI is needed, since each add stands
+   * alone (a job with its id still queued is not added again).
+   */
+  async function addOnShards(batchId: string, deliveries: readonly PlannedDelivery[]): Promise<void> {
     const byQueue = new Map<Queue<DeliverJob>, PlannedDelivery[]>();
     for (const d of deliveries) {
       const queue = deps.deliverQueueOf(d.destinationId);
@@ -112,15 +132,11 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     }
     await Promise.all(
       [...byQueue.values()].map((group) => {
-        const tx = deps.transaction();
-        for (const d of group) queueDelivery(tx, batchId, d);
-        return execAll(tx);
+        const pipeline = deps.pipeline();
+        for (const d of group) queueDelivery(pipeline, batchId, d);
+        return execAll(pipeline);
       }),
     );
-    const tx = deps.transaction();
-    deps.batches.queueFinish(tx, batchId);
-    queueProfiles(tx, plan, batchId);
-    await execAll(tx);
   }
 
   // Profiles apply each messageId once (the profile remembers the latest ones), so a profile job

@@ -34,7 +34,7 @@ export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
   readonly gate: DestinationGate;
   /** The batches of the route shard a job's batch is on. */
-  readonly batchesOf: (batch: BatchRef) => Pick<CallBatches, 'readCalls' | 'queueRelease' | 'prefix'>;
+  readonly batchesOf: (batch: BatchRef) => Pick<CallBatches, 'readCalls' | 'queueRelease' | 'release' | 'prefix'>;
   /** Deletion tombstones: the calls of erased users are dropped before sending (docs/spec.md §6). */
   readonly tombstones: Tombstones;
   /** The deletion receipts: what became of each delete notice, per regulation and destination. */
@@ -167,11 +167,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const replays = 'calls' in data && queueReplayOutcomes(deps.replays, tx, data.destinationId, replayed);
     const commits = letters.length > 0 || pending.length > 0 || counted > 0 || ('batch' in data && !releaseApart) || replays;
     const answers = commits ? await execAll(tx) : [];
-    if ('batch' in data && batches && releaseApart) {
-      const release = deps.transaction();
-      batches.queueRelease(release, data.batch.id, data.destinationId);
-      await execAll(release);
-    }
+    if ('batch' in data && batches && releaseApart) await batches.release(data.batch.id, data.destinationId);
     if (next) job.data = next;
     if (letters.length > 0) await caps.noteEvictions(data.destinationId, answers.slice(0, letters.length));
     if (backlogChanges) await caps.noteRetryBacklog(data.destinationId, answers[letters.length], capped);
