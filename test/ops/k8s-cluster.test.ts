@@ -245,10 +245,7 @@ describe('k8s/overlays/cluster', () => {
     }
   });
 
-  // Until the processes' env specs know REDIS_CLUSTER_NODES and EVENTRELAY_SHARDS (the cluster
-  // client), loadEnv cannot read them: this test is skipped, and shows as skipped, until then.
-  const specsKnowCluster = NAMES.every((name) => CLUSTER_VARIABLES.every((v) => v in info(name).spec));
-  (specsKnowCluster ? it : it.skip)('loads in every process: the nodes and the shards as the process reads them', () => {
+  it('loads in every process: the nodes and the shards as the process reads them', () => {
     for (const name of NAMES) {
       const loaded = loadFor(name, r.environment(r.container(name), name));
       expect({ process: name, nodes: seeds(loaded['REDIS_CLUSTER_NODES']) }).toEqual({
