@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import type { RedisClient } from '@eventrelay/runtime';
 import {
   ConfigError,
+  keyspace,
   parseConfigText,
   planConfigFile,
   planUpsert,
@@ -19,6 +20,7 @@ import {
   type ConfigPlan,
   type ConfigSnapshot,
   type Destination,
+  type Keyspace,
   type Source,
   type ValidConfig,
 } from '@eventrelay/config';
@@ -65,6 +67,11 @@ return redis.call('INCR', KEYS[1])
 export interface ConfigStoreOptions {
   /** Audit entries kept; older ones are trimmed. */
   readonly auditMax?: number;
+  /**
+   * Where the records of sources and destinations live (EVENTRELAY_SHARDS): a deleted one's debug
+   * events, attempt log and dead letters go with it. The prefix alone (one shard) by default.
+   */
+  readonly keys?: Keyspace;
 }
 
 /** How often a write is planned again after losing a race with another writer, before giving up. */
@@ -74,6 +81,7 @@ export class ConfigStore {
   private readonly keys: ReturnType<typeof configKeys>;
   private readonly auditKeys: { list: string; seq: string };
   private readonly auditMax: number;
+  private readonly keyspace: Keyspace;
   /** Writes from this process go one at a time, so they only race writers in other processes. */
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -85,6 +93,7 @@ export class ConfigStore {
     this.keys = configKeys(prefix);
     this.auditKeys = cappedLogKeys(auditLogKey(prefix));
     this.auditMax = options.auditMax ?? 10_000;
+    this.keyspace = options.keys ?? keyspace(prefix);
   }
 
   async version(): Promise<number> {
@@ -166,7 +175,14 @@ export class ConfigStore {
     // Unmappings first: a write key may move from one source to another in the same commit.
     const unmap: string[] = [];
     const ops: string[] = [];
-    const records = deliveryKeys(this.prefix);
+    const records = deliveryKeys(this.keyspace);
+    // A deleted source's or destination's records: in the commit when they share its slot (one
+    // shard), else deleted right after it (a shard's slot is elsewhere on a cluster).
+    const after: string[] = [];
+    const drop = (key: string) => {
+      if (key.startsWith(`${this.prefix}:`)) ops.push('DEL', index(key), '-', '-');
+      else after.push(key);
+    };
     for (const change of changes) {
       switch (change.kind) {
         case 'put-source':
@@ -177,8 +193,9 @@ export class ConfigStore {
         case 'delete-source': {
           unmap.push('HDEL', index(this.keys.sourcesByWriteKey), change.source.writeKey, '-');
           ops.push('HDEL', index(this.keys.sources), change.source.id, '-');
-          const events = cappedLogKeys(sourceEventsKey(this.prefix, change.source.id));
-          ops.push('DEL', index(events.list), '-', '-', 'DEL', index(events.seq), '-', '-');
+          const events = cappedLogKeys(sourceEventsKey(this.keyspace, change.source.id));
+          drop(events.list);
+          drop(events.seq);
           break;
         }
         case 'put-destination':
@@ -194,7 +211,7 @@ export class ConfigStore {
             records.deadData(change.id),
             records.deadByMessage(change.id),
           ])
-            ops.push('DEL', index(key), '-', '-');
+            drop(key);
           break;
         }
         case 'put-audience':
@@ -220,7 +237,10 @@ export class ConfigStore {
       ...unmap,
       ...ops,
     );
-    return Number(result) < 0 ? undefined : Number(result);
+    if (Number(result) < 0) return undefined;
+    // Should the process die before these, the records stay behind the deleted source or destination.
+    for (const key of after) await this.redis.del(key);
+    return Number(result);
   }
 }
 

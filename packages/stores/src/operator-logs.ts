@@ -4,15 +4,16 @@
  * capped logs (capped-log.ts) under the key prefix.
  */
 import type { RedisClient } from '@eventrelay/runtime';
-import type { AuditEntry, DebugEvent } from '@eventrelay/config';
+import { keyspace, type AuditEntry, type DebugEvent, type Keyspace } from '@eventrelay/config';
 import { BatchedCappedLog, pushCapped, readCapped, type CappedPage } from './capped-log.js';
 
 export function auditLogKey(prefix: string): string {
   return `${prefix}:audit`;
 }
 
-export function sourceEventsKey(prefix: string, sourceId: string): string {
-  return `${prefix}:debug:${sourceId}`;
+/** A source's debug events live on its route shard, beside its intake (EVENTRELAY_SHARDS). */
+export function sourceEventsKey(where: string | Keyspace, sourceId: string): string {
+  return `${(typeof where === 'string' ? keyspace(where) : where).sourcePrefix(sourceId)}:debug:${sourceId}`;
 }
 
 export class AuditLog {
@@ -53,7 +54,7 @@ export class SourceEvents {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly prefix: string,
+    private readonly prefix: string | Keyspace,
     options: SourceEventsOptions,
   ) {
     const prepare = options.prepare ?? ((e: DebugEvent) => e);

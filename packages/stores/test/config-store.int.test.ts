@@ -3,7 +3,7 @@
  * what deleting erases, and the config-file upsert that keeps stored secrets.
  */
 import { Redis } from 'ioredis';
-import type { Destination, Source } from '@eventrelay/config';
+import { keyspace, type Destination, type Source } from '@eventrelay/config';
 import { ConfigStore, configKeys } from '../src/config-store';
 import { DeadLetterStore, deliveryKeys } from '../src/delivery-records';
 import { readCapped } from '../src/capped-log';
@@ -29,7 +29,10 @@ describe('ConfigStore', () => {
     prefix = uniquePrefix('store');
     store = new ConfigStore(redis, prefix, { auditMax: 3 });
   });
+  /** What a test put beside the prefix, removed after it. */
+  const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
     await deletePrefix(SHARED_REDIS_URL, prefix);
     redis.disconnect();
   });
@@ -91,6 +94,28 @@ describe('ConfigStore', () => {
     ]);
     const left = await redis.keys(`${prefix}:*`);
     expect(left.sort()).toEqual([configKeys(prefix).version].sort());
+  });
+
+  it('erases the records of a deleted destination or source on their shards too, right after the commit', async () => {
+    const keys = keyspace(prefix, 4);
+    cleanups.push(async () => {
+      for (const shard of keys.prefixes) await deletePrefix(SHARED_REDIS_URL, shard);
+    });
+    const sharded = new ConfigStore(redis, prefix, { keys });
+    await sharded.apply({ sources: [source('a', 'key-1-0000')], destinations: [hooks('d')], audiences: [] });
+    const records = deliveryKeys(keys);
+    expect(records.attempts('d').startsWith(keys.destinationPrefix('d'))).toBe(true);
+    await redis.lpush(records.attempts('d'), '{}');
+    await redis.set(`${records.attempts('d')}:seq`, 1);
+    await redis.lpush(sourceEventsKey(keys, 'a'), '{}');
+    await redis.hset(records.deadData('d'), 'd-1', '{}');
+    const snapshot = await sharded.snapshot();
+    await sharded.commit(snapshot.version, [
+      { kind: 'delete-destination', id: 'd' },
+      { kind: 'delete-source', source: snapshot.sources.get('a')! },
+    ]);
+    expect(await redis.keys(`${prefix}:*`)).toEqual([configKeys(prefix).version]);
+    for (const shard of keys.prefixes) expect(await redis.keys(`${shard}:*`)).toEqual([]);
   });
 
   it('appends audit entries with the change and keeps only the newest auditMax', async () => {

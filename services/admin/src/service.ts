@@ -77,7 +77,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
   let handler: RequestListener;
   try {
     await waitForRedis([redis], () => logger.info('redis.waiting'));
-    const store = new ConfigStore(redis, prefix, { auditMax: env.ADMIN_AUDIT_MAX });
+    const store = new ConfigStore(redis, prefix, { auditMax: env.ADMIN_AUDIT_MAX, keys });
     await applyConfigFile(store, configFile, logger, clock);
     // The logs' caps are kept by their writers (webhook-delivery, ingest); this process only reads
     // them, and removes dead letters on replay.
@@ -100,7 +100,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
       ),
       info: { version: PACKAGE_VERSION, intakeUrl: env.ADMIN_INTAKE_URL },
       audit: new AuditLog(redis, prefix, env.ADMIN_AUDIT_MAX),
-      events: new SourceEvents(redis, prefix, { max: Number.MAX_SAFE_INTEGER }),
+      events: new SourceEvents(redis, keys, { max: Number.MAX_SAFE_INTEGER }),
       audienceStatus: new AudienceStatus(redis, prefix),
       regulations: new RegulationStore(redis, prefix),
       receipts: new DeletionReceipts(redis, prefix),

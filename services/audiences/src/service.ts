@@ -66,7 +66,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
   const keys = keyspace(prefix, env.EVENTRELAY_SHARDS);
   const deliverQueues = openShardedQueue('deliver', connection, keys, queueError('deliver'));
   const audienceQueue = openQueue('audience', connection, prefix, queueError('audience'));
-  const store = new ConfigStore(control, prefix);
+  const store = new ConfigStore(control, prefix, { keys });
   const metrics = createAudiencesMetrics(registry);
   const profiles = new ProfileStore(
     control,
@@ -154,7 +154,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       profiles,
       membership,
       // Only erases; the caps are kept by ingest, which writes the rings.
-      events: new SourceEvents(control, prefix, { max: Number.MAX_SAFE_INTEGER }),
+      events: new SourceEvents(control, keys, { max: Number.MAX_SAFE_INTEGER }),
       tombstones,
       receipts: new DeletionReceipts(control, prefix),
       purgeDeadLetters: (destinationId, sourceIds, userIds) => purgeUserDeadLetters(control, keys, destinationId, sourceIds, userIds),

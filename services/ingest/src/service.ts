@@ -57,7 +57,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   const writes = durable ? createRedis(env, 'hot-path', 'ingest-writes', registry) : hot;
   const keys = keyspace(env.EVENTRELAY_PREFIX, env.EVENTRELAY_SHARDS);
   const queues = openShardedQueue('route', writes, keys, (err) => logger.warn({ err: err.message }, 'route_queue.error'));
-  const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX), clock);
+  const directory = new SourceDirectory(new ConfigStore(hot, env.EVENTRELAY_PREFIX, { keys }), clock);
   // The route queue's depth summed over its shards: a stalled router shows in any of them.
   const depthGuard = new QueueDepthGuard(
     { getWaitingCount: async () => (await Promise.all(queues.map((q) => q.getWaitingCount()))).reduce((a, b) => a + b, 0) },
@@ -68,7 +68,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   const replicaGuard = durable ? new ReplicaGuard(info, env.INGEST_DURABLE_REPLICAS) : undefined;
   const debugEvents =
     env.INGEST_DEBUG_EVENTS > 0
-      ? new SourceEvents(hot, env.EVENTRELAY_PREFIX, {
+      ? new SourceEvents(hot, keys, {
           max: env.INGEST_DEBUG_EVENTS,
           prepare: redactSecrets,
           onError: (err) => logger.warn({ err }, 'debug_events.write_failed'),
@@ -92,7 +92,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
   let handler: RequestListener;
   try {
     await waitForRedis(durable ? [control, hot, writes] : [control, hot], () => logger.info('redis.waiting'));
-    await applyConfigFile(new ConfigStore(control, env.EVENTRELAY_PREFIX), configFile, logger);
+    await applyConfigFile(new ConfigStore(control, env.EVENTRELAY_PREFIX, { keys }), configFile, logger);
     await directory.start();
     depthGuard.start();
     await memoryGuard.start();

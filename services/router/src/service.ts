@@ -45,7 +45,7 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
     env.ROUTER_FEED_PROFILES === 'true'
       ? openShardedQueue('profile', connection, keys, (err) => logger.warn({ err: err.message }, 'profile_queue.error'))
       : undefined;
-  const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
+  const store = new ConfigStore(control, env.EVENTRELAY_PREFIX, { keys });
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
   const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX, (what, detail) => logger.warn(detail, what));
   const metrics = createRouterMetrics(registry);

@@ -78,7 +78,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   const control = createRedis(env, 'control', 'delivery-control', registry);
   const connection = createRedis(env, 'worker', 'delivery-worker', registry);
   const keys = keyspace(env.EVENTRELAY_PREFIX, env.EVENTRELAY_SHARDS);
-  const store = new ConfigStore(control, env.EVENTRELAY_PREFIX);
+  const store = new ConfigStore(control, env.EVENTRELAY_PREFIX, { keys });
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
   const attemptLog = new AttemptLog(connection, keys, {
     maxPerDestination: env.DELIVERY_LOG_MAX_PER_DESTINATION,
