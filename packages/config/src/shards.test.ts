@@ -53,6 +53,14 @@ describe('keyspace', () => {
     for (const n of counts) expect(Math.abs(n - 1000)).toBeLessThan(150);
   });
 
+  it('spreads ids that differ only in a counter evenly over the thirds of the shards (the primaries of a 3-primary cluster)', () => {
+    const k = keyspace('{x}', 12);
+    const perThird = [0, 0, 0];
+    for (let i = 0; i < 240; i++)
+      for (const id of [`src-${i}`, `dest-${i}`]) perThird[Math.floor((k.routeShardOf(id) * 3) / 12)]!++;
+    for (const n of perThird) expect(Math.abs(n - 160)).toBeLessThan(20);
+  });
+
   it('refuses a shard count that is not a whole number of at least 1', () => {
     expect(() => keyspace('x', 0)).toThrow(RangeError);
     expect(() => keyspace('x', 1.5)).toThrow(RangeError);

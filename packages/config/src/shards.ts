@@ -21,6 +21,22 @@ function crc16(text: string): number {
   return crc;
 }
 
+/**
+ * A well-mixed 32-bit hash of an id (FNV-1a, then MurmurHash3's finalizer), for placing ids on
+ * shards. Not crc16: it is linear, and ids that differ in a counter (src-1, src-2, …) fell unevenly
+ * on shards by it (38% of 480 such ids on one of three primaries, where 33% was due).
+ */
+function spread(id: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(id, 'utf8')) h = Math.imul(h ^ byte, 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 /** The hash tag of a key as Redis Cluster reads it: the text inside the first non-empty {…}, else undefined. */
 function hashTag(key: string): string | undefined {
   const open = key.indexOf('{');
@@ -72,8 +88,7 @@ export function keyspace(home: string, shards = 1): Keyspace {
       : Array.from({ length: shards }, (_, i) =>
           tag === undefined ? `{${shardTag(home, i, shards)}}` : home.replace(`{${tag}}`, `{${shardTag(tag, i, shards)}}`),
         );
-  // crc16 spreads ids evenly enough and costs a few ns; the slot space is only borrowed for it.
-  const shardOf = shards === 1 ? () => 0 : (id: string) => crc16(id) % shards;
+  const shardOf = shards === 1 ? () => 0 : (id: string) => spread(id) % shards;
   return Object.freeze({
     home,
     shards,
