@@ -5,12 +5,15 @@
  * sends them, and drops those received at or before the erasure. One sorted set,
  * `<prefix>:reg:erased`: member = 22 base64url characters of sha256(sourceId "\n" userId), score =
  * the erasure time (epoch ms). The member is a digest because the tombstone outlives the rest of
- * the user's data by design: it must not be a copy of the user id.
+ * the user's data by design: it must not be a copy of the user id. With shards, the count is also
+ * copied to every shard (ShardCounts), so a delivery job reads it on its own shard.
  */
 import { hash } from 'node:crypto';
+import { keyspace, type Keyspace } from '@eventrelay/config';
 import type { RedisClient } from '@eventrelay/runtime';
 import { BATCH_TTL_S } from './call-batches.js';
 import { profileKeys } from './profile-keys.js';
+import { ShardCounts } from './shard-counts.js';
 
 /**
  * How long a tombstone can still matter: the longest a call received before the erasure can wait in
@@ -30,12 +33,16 @@ interface ErasureSubject {
 
 export class ErasureTombstones {
   private readonly key: string;
+  private readonly copies: ShardCounts;
 
   constructor(
     private readonly redis: RedisClient,
-    prefix: string,
+    /** EVENTRELAY_PREFIX, or its shards (the count is then copied to each). */
+    where: string | Keyspace,
   ) {
-    this.key = profileKeys(prefix).erased;
+    const keys = typeof where === 'string' ? keyspace(where) : where;
+    this.key = profileKeys(keys.home).erased;
+    this.copies = new ShardCounts(redis, keys, 'erased');
   }
 
   /** Records that the users were erased from the sources at `at`; a later erasure of the same pair wins. */
@@ -43,11 +50,16 @@ export class ErasureTombstones {
     const args: (string | number)[] = [];
     for (const sourceId of sourceIds) for (const userId of userIds) args.push(at, member(sourceId, userId));
     for (let i = 0; i < args.length; i += 2 * CHUNK) await this.redis.zadd(this.key, 'GT', ...args.slice(i, i + 2 * CHUNK));
+    // Before the regulation goes on: a delivery job reading its shard's copy afterwards sees them.
+    await this.copies.publish((tx) => tx.zcard(this.key));
   }
 
-  /** How many tombstones there are: 0 means no call needs to be looked up. */
-  async count(): Promise<number> {
-    return this.redis.zcard(this.key);
+  /**
+   * How many tombstones there are: 0 means no call needs to be looked up. `shard`: the prefix of
+   * the shard the reader's job is on, whose copy it reads (with shards).
+   */
+  async count(shard?: string): Promise<number> {
+    return this.copies.copied && shard !== undefined ? this.copies.read(shard) : this.redis.zcard(this.key);
   }
 
   /** For each subject, when it was erased, or undefined. */
@@ -59,7 +71,9 @@ export class ErasureTombstones {
 
   /** Removes the tombstones that can no longer matter at `now`; returns how many. */
   async prune(now: number): Promise<number> {
-    return this.redis.zremrangebyscore(this.key, '-inf', `(${now - TOMBSTONE_MS}`);
+    const pruned = await this.redis.zremrangebyscore(this.key, '-inf', `(${now - TOMBSTONE_MS}`);
+    if (pruned > 0) await this.copies.publish((tx) => tx.zcard(this.key));
+    return pruned;
   }
 }
 

@@ -12,6 +12,7 @@ export { profileKeys } from './profile-keys.js';
 export { RegulationStore } from './regulation-store.js';
 export { purgeUserDeadLetters } from './user-purge.js';
 export { ErasureTombstones } from './erasures.js';
+export { ShardCounts } from './shard-counts.js';
 export { DeletionReceipts, type NoticeOutcome } from './deletion-receipts.js';
 export { StatsCounters } from './stats-counters.js';
 export { ReplayProgressStore, type ReplayOutcome } from './replay-progress.js';

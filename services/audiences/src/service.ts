@@ -84,7 +84,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     (destinationId) => deliverQueues[keys.deliverShardOf(destinationId)]!,
     env.AUDIENCES_DEDUPE_WINDOW_S * 1000,
   );
-  const tombstones = new ErasureTombstones(control, prefix);
+  const tombstones = new ErasureTombstones(control, keys);
 
   // A new or redefined audience gets a backfill job; its id names the definition, so every
   // process that notices the change queues the same job once.
@@ -149,7 +149,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     prefix,
     createRegulationProcessor({
       regulations: new RegulationStore(control, prefix),
-      suppressions: new SuppressionWriter(control, prefix),
+      suppressions: new SuppressionWriter(control, keys),
       deliveries,
       profiles,
       membership,

@@ -47,7 +47,6 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       : undefined;
   const store = new ConfigStore(control, env.EVENTRELAY_PREFIX, { keys });
   const destinations = new DestinationDirectory(store, 1000, (err) => logger.warn({ err: String(err) }, 'config.refresh_failed'));
-  const suppressions = new SuppressionList(control, env.EVENTRELAY_PREFIX, (what, detail) => logger.warn(detail, what));
   const metrics = createRouterMetrics(registry);
   // Known once BullMQ has set the connection up (prepare, below), before the worker takes a job.
   let transaction: (() => ChainableCommander) | undefined;
@@ -62,7 +61,8 @@ export async function startRouter(env: RouterEnv, deps: RouterDeps): Promise<Run
       keys.prefixes[shard] as string,
       createRouteProcessor({
         destinations,
-        suppressions,
+        // The count of suppressed users is read on this shard (its copy), the users themselves at home.
+        suppressions: new SuppressionList(control, keys, keys.prefixes[shard] as string, (what, detail) => logger.warn(detail, what)),
         batches: new CallBatches(connection, keys.prefixes[shard] as string),
         transaction: () => transaction!(),
         pipeline: () => pipeline!(),

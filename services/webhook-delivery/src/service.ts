@@ -120,7 +120,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     gate,
     // Batches, dead letters and job data are written in one MULTI per job run: one connection.
     batchesOf: (batch) => batches[keys.routeShardOf(batch.parts[0]?.sourceId ?? '')]!,
-    tombstones: new ErasureTombstones(connection, env.EVENTRELAY_PREFIX),
+    tombstones: new ErasureTombstones(connection, keys),
     receipts: new DeletionReceipts(connection, env.EVENTRELAY_PREFIX),
     replays: new ReplayProgressStore(connection, keys),
     deadLetters: new DeadLetterStore(connection, keys, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),

@@ -3,8 +3,9 @@
  * userId → `{}` for every source or `{"sourceIds":[...]}`). A user suppressed before keeps what
  * was suppressed then: the sources are merged, and "every source" wins.
  */
+import { keyspace, type Keyspace } from '@eventrelay/config';
 import type { RedisClient } from '@eventrelay/runtime';
-import { configKeys } from '@eventrelay/stores';
+import { ShardCounts, configKeys } from '@eventrelay/stores';
 
 // KEYS: the hash. ARGV: the new entry's sourceIds as JSON ('' = every source), then userIds.
 const MERGE = `
@@ -33,17 +34,25 @@ return #ARGV - 1
 
 export class SuppressionWriter {
   private readonly key: string;
+  private readonly copies: ShardCounts;
 
   constructor(
     private readonly redis: RedisClient,
-    prefix: string,
+    /** EVENTRELAY_PREFIX, or its shards (the router reads the count's copy on its route shard). */
+    where: string | Keyspace,
   ) {
-    this.key = configKeys(prefix).suppressedUsers;
+    const keys = typeof where === 'string' ? keyspace(where) : where;
+    this.key = configKeys(keys.home).suppressedUsers;
+    this.copies = new ShardCounts(redis, keys, 'suppressed');
   }
 
-  /** `sourceIds` undefined: every source. */
+  /**
+   * `sourceIds` undefined: every source. Resolves once every shard's copy of the count has it, so
+   * the regulation is reported finished only after a route job on any shard would see it.
+   */
   async suppress(userIds: readonly string[], sourceIds: readonly string[] | undefined): Promise<void> {
     if (userIds.length === 0) return;
     await this.redis.eval(MERGE, 1, this.key, sourceIds === undefined ? '' : JSON.stringify(sourceIds), ...userIds);
+    await this.copies.publish((tx) => tx.hlen(this.key));
   }
 }

@@ -4,26 +4,32 @@
  * up with one HMGET. Nothing is cached between jobs: a suppression is in force for every route job
  * that reads after it was written (route.ts says why that is enough), and while nobody is
  * suppressed a route job pays one extra command sent in parallel with its batch read, never an
- * extra round trip.
+ * extra round trip. With shards the count is read from its copy on the route shard (ShardCounts),
+ * so the hot path stays off the home slot's node.
  */
+import type { Keyspace } from '@eventrelay/config';
 import type { RedisClient } from '@eventrelay/runtime';
-import { configKeys } from '@eventrelay/stores';
+import { ShardCounts, configKeys } from '@eventrelay/stores';
 import type { Suppression } from '../domain/suppression.js';
 
 export class SuppressionList {
   private readonly key: string;
+  private readonly copies: ShardCounts;
 
   constructor(
     private readonly redis: RedisClient,
-    prefix: string,
+    keys: Keyspace,
+    /** The prefix of the route shard whose jobs this list serves. */
+    private readonly shard: string,
     private readonly onProblem: (what: string, detail: Record<string, unknown>) => void,
   ) {
-    this.key = configKeys(prefix).suppressedUsers;
+    this.key = configKeys(keys.home).suppressedUsers;
+    this.copies = new ShardCounts(redis, keys, 'suppressed');
   }
 
   /** How many users are suppressed now. */
   async count(): Promise<number> {
-    return this.redis.hlen(this.key);
+    return this.copies.copied ? this.copies.read(this.shard) : this.redis.hlen(this.key);
   }
 
   /** Suppressions of the calls' users (one HMGET; none without a userId). */

@@ -86,13 +86,13 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   }
 
   /** The job's calls; undefined when it is a batch job whose first round was committed before. */
-  async function load(data: DeliverJob): Promise<Loaded | undefined> {
+  async function load(data: DeliverJob, shard: string): Promise<Loaded | undefined> {
     if (!('batch' in data)) return { ...(await withoutErased(deps.tombstones, data.calls)), missing: 0 };
     // The tombstone count is read in parallel with the batch: while nobody was erased, the hot
     // path gains one command and no round trip.
     const [calls, tombstones] = await Promise.all([
       deps.batchesOf(data.batch).readCalls(data.destinationId, data.batch),
-      deps.tombstones.count(),
+      deps.tombstones.count(shard),
     ]);
     if (calls === undefined) return undefined;
     const items: DeliveryItem[] = [];
@@ -199,7 +199,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
     // Every fetch of the job counts in attemptsStarted: those beyond its runs were parks.
     const parks = job.attemptsStarted - 1 - runsBefore;
-    const loaded = await load(data);
+    const loaded = await load(data, job.prefix);
     if (loaded === undefined) {
       logger.info({ ...base, calls: 0, outcome: 'already_done' }, 'delivery.attempted');
       return;
