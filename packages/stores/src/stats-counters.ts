@@ -5,13 +5,15 @@
  *   `<prefix>:stats:1m:<epoch minute>`        kept 2 h (the last hour, at one-minute buckets)
  *   `<prefix>:stats:10m:<epoch 10 minutes>`   kept 25 h (the last day, at ten-minute buckets)
  * with the fields `d:<destinationId>:<delivered|retrying|dead|attempts|failed|lagSum|lagCount|lagMax>`
- * and `s:<sourceId>:<accepted|rejected>`. Every key is under the prefix, so its hash tag keeps the
- * keys of one flush in one Redis Cluster slot.
+ * and `s:<sourceId>:<accepted|rejected>`. With shards (EVENTRELAY_SHARDS) a destination's counts
+ * are in the buckets of its shard and a source's in those of its route shard (`<shard prefix>:stats:…`),
+ * so the counting spreads over a cluster's nodes like the work it counts; readers merge the shards.
  *
- * Writers count in memory and flush at most every `flushMs` as ONE script call (EVALSHA), whatever
- * was counted in between: the cost is per flush, never per call. A crash loses the last flush's
+ * Writers count in memory and flush at most every `flushMs` as ONE script call (EVALSHA) per shard
+ * counted on, whatever was counted in between: the cost is per flush, never per call. A crash loses the last flush's
  * worth of counts: these are for people; the queue and the metrics are what is exact.
  */
+import { keyspace, type Keyspace } from '@eventrelay/config';
 import type { RedisClient } from '@eventrelay/runtime';
 import { defineScript, execAll } from '@eventrelay/runtime';
 
@@ -90,17 +92,21 @@ interface Pending {
 }
 
 export class StatsCounters {
-  private pending = new Map<number, Pending>();
+  /** By shard prefix, then by minute. */
+  private pending = new Map<string, Map<number, Pending>>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly clock: () => number;
   private readonly scripts: StatsCommands;
+  private readonly keys: Keyspace;
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly prefix: string,
+    /** EVENTRELAY_PREFIX, or its shards. */
+    where: string | Keyspace,
     private readonly options: StatsCountersOptions = {},
   ) {
+    this.keys = typeof where === 'string' ? keyspace(where) : where;
     this.clock = options.clock ?? Date.now;
     defineScript(redis, 'addStats', ADD_STATS);
     this.scripts = redis as unknown as StatsCommands;
@@ -112,7 +118,7 @@ export class StatsCounters {
   }
 
   countDestination(destinationId: string, tally: DestinationTally): void {
-    const minute = this.minute();
+    const minute = this.minute(this.keys.destinationPrefix(destinationId));
     const field = (name: string) => `d:${destinationId}:${name}`;
     if (tally.delivered) add(minute.sums, field('delivered'), tally.delivered);
     if (tally.retrying) add(minute.sums, field('retrying'), tally.retrying);
@@ -135,28 +141,32 @@ export class StatsCounters {
   }
 
   countSource(sourceId: string, tally: SourceTally): void {
-    const minute = this.minute();
+    const minute = this.minute(this.keys.sourcePrefix(sourceId));
     if (tally.accepted) add(minute.sums, `s:${sourceId}:accepted`, tally.accepted);
     if (tally.rejected) add(minute.sums, `s:${sourceId}:rejected`, tally.rejected);
   }
 
-  /** Writes what is counted, in one command; resolves when it is in Redis (or the write failed and was reported). */
+  /** Writes what is counted, in one command per shard; resolves when it is in Redis (or the write failed and was reported). */
   flush(): Promise<void> {
     const batch = this.pending;
     this.pending = new Map();
-    const keys: string[] = [];
-    const args: (string | number)[] = [];
-    for (const [minute, counts] of batch) {
-      if (counts.sums.size === 0 && counts.maxima.size === 0) continue;
-      keys.push(statsKey(this.prefix, '1m', minute), statsKey(this.prefix, '10m', Math.floor(minute / 10)));
-      args.push(counts.sums.size, counts.maxima.size);
-      for (const [field, n] of counts.sums) args.push(field, n);
-      for (const [field, n] of counts.maxima) args.push(field, n);
-    }
-    if (keys.length === 0) return this.flushing;
     const ttl = [STATS_RESOLUTIONS['1m'].retentionSeconds, STATS_RESOLUTIONS['10m'].retentionSeconds];
+    const writes: (() => Promise<unknown>)[] = [];
+    for (const [prefix, minutes] of batch) {
+      const keys: string[] = [];
+      const args: (string | number)[] = [];
+      for (const [minute, counts] of minutes) {
+        if (counts.sums.size === 0 && counts.maxima.size === 0) continue;
+        keys.push(statsKey(prefix, '1m', minute), statsKey(prefix, '10m', Math.floor(minute / 10)));
+        args.push(counts.sums.size, counts.maxima.size);
+        for (const [field, n] of counts.sums) args.push(field, n);
+        for (const [field, n] of counts.maxima) args.push(field, n);
+      }
+      if (keys.length > 0) writes.push(() => this.scripts.addStats(keys.length, ...keys, ...ttl, ...args));
+    }
+    if (writes.length === 0) return this.flushing;
     this.flushing = this.flushing.then(() =>
-      this.scripts.addStats(keys.length, ...keys, ...ttl, ...args).then(
+      Promise.all(writes.map((write) => write())).then(
         () => undefined,
         (err: unknown) => this.options.onError?.(err),
       ),
@@ -174,15 +184,24 @@ export class StatsCounters {
    * a bucket nothing was counted in, or that expired), read in one pipeline.
    */
   async read(resolution: StatsResolution, buckets: readonly number[]): Promise<Record<string, string>[]> {
-    const pipeline = this.redis.pipeline();
-    for (const bucket of buckets) pipeline.hgetall(statsKey(this.prefix, resolution, bucket));
-    return (await execAll(pipeline)) as Record<string, string>[];
+    // One pipeline per shard (a pipeline stays within one slot on a cluster); an id's fields are
+    // on one shard only, so the shards' buckets merge without adding.
+    const shards = await Promise.all(
+      this.keys.prefixes.map((prefix) => {
+        const pipeline = this.redis.pipeline();
+        for (const bucket of buckets) pipeline.hgetall(statsKey(prefix, resolution, bucket));
+        return execAll(pipeline) as Promise<Record<string, string>[]>;
+      }),
+    );
+    return buckets.map((_, i) => Object.assign({}, ...shards.map((shard) => shard[i])) as Record<string, string>);
   }
 
-  private minute(): Pending {
+  private minute(prefix: string): Pending {
     const minute = Math.floor(this.clock() / 60_000);
-    let counts = this.pending.get(minute);
-    if (!counts) this.pending.set(minute, (counts = { sums: new Map(), maxima: new Map() }));
+    let minutes = this.pending.get(prefix);
+    if (!minutes) this.pending.set(prefix, (minutes = new Map()));
+    let counts = minutes.get(minute);
+    if (!counts) minutes.set(minute, (counts = { sums: new Map(), maxima: new Map() }));
     return counts;
   }
 }

@@ -4,6 +4,7 @@
  * one Redis command however much it carries (watched with MONITOR, filtered by this test's prefix).
  */
 import { Redis } from 'ioredis';
+import { keyspace } from '@eventrelay/config';
 import { STATS_RESOLUTIONS, StatsCounters } from '../src/stats-counters';
 import { deletePrefix, eventually, SHARED_REDIS_URL, uniquePrefix } from '@eventrelay/testkit';
 
@@ -26,6 +27,25 @@ describe('StatsCounters', () => {
   afterEach(async () => {
     await deletePrefix(SHARED_REDIS_URL, prefix);
     redis.disconnect();
+  });
+
+  it('with shards, counts each destination and source on its own shard and reads them merged', async () => {
+    const keys = keyspace(prefix, 4);
+    try {
+      const stats = new StatsCounters(redis, keys, { clock });
+      const ids = Array.from({ length: 12 }, (_, i) => `dst_${i}`);
+      for (const id of ids) stats.countDestination(id, { delivered: 1 });
+      stats.countSource('src_a', { accepted: 3 });
+      await stats.flush();
+      const [bucket] = await stats.read('1m', [minute(T0)]);
+      expect(bucket).toEqual({ ...Object.fromEntries(ids.map((id) => [`d:${id}:delivered`, '1'])), 's:src_a:accepted': '3' });
+      // Each count is in its id's shard, and nothing is at home.
+      for (const id of ids) expect(await redis.hget(`${keys.destinationPrefix(id)}:stats:1m:${minute(T0)}`, `d:${id}:delivered`)).toBe('1');
+      expect(new Set(ids.map((id) => keys.deliverShardOf(id))).size).toBeGreaterThan(1);
+      expect(await redis.exists(`${prefix}:stats:1m:${minute(T0)}`)).toBe(0);
+    } finally {
+      for (const shard of keys.prefixes) await deletePrefix(SHARED_REDIS_URL, shard);
+    }
   });
 
   it('counts in the buckets of the time counted, one-minute and ten-minute', async () => {

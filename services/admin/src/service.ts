@@ -105,7 +105,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
       regulations: new RegulationStore(redis, prefix),
       receipts: new DeletionReceipts(redis, prefix),
       // Read only: webhook-delivery and ingest count and write.
-      stats: new StatsCounters(redis, prefix),
+      stats: new StatsCounters(redis, keys),
       queueRegulation: async (job) => void (await regulationQueue.add(queueCatalog.regulation.jobName, job, { jobId: job.id })),
       clock,
       newId: (kind) => `${kind}_${randomBytes(8).toString('hex')}`,

@@ -74,7 +74,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
           onError: (err) => logger.warn({ err }, 'debug_events.write_failed'),
         })
       : undefined;
-  const stats = new StatsCounters(hot, env.EVENTRELAY_PREFIX, {
+  const stats = new StatsCounters(hot, keys, {
     clock,
     onError: (err) => logger.warn({ err: String(err) }, 'stats.write_failed'),
   });

@@ -84,7 +84,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     maxPerDestination: env.DELIVERY_LOG_MAX_PER_DESTINATION,
     onError: (err) => logger.warn({ err: String(err) }, 'attempt_log.write_failed'),
   });
-  const stats = new StatsCounters(connection, env.EVENTRELAY_PREFIX, {
+  const stats = new StatsCounters(connection, keys, {
     clock,
     onError: (err) => logger.warn({ err: String(err) }, 'stats.write_failed'),
   });
