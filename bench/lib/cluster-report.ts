@@ -25,7 +25,28 @@ export const FORMULAS = {
   cluster_min: 'min over primaries of 1e6 / cpu_usec_per_call (the busiest primary saturates first: the bound the verdict uses)',
   cluster_even:
     'primaries × 1e6 / Σ over primaries of cpu_usec_per_call (informational: the busiest-primary bound had the work been spread evenly; it differs from one node only by the Redis work per call in all)',
+  dedicated_hosts:
+    "1e6 / (max over primaries of the cluster phase's CPU share × cpu_usec_per_call of the sharded phase): the busiest primary's part of the Redis work a call costs with the shards and cluster mode, measured on one Redis process that had a core to itself, as it would be with each primary on a host of its own",
 } as const;
+
+/**
+ * The ceiling on dedicated hosts (FORMULAS.dedicated_hosts): the Redis work per call of the
+ * sharded phase (every shard, cluster mode on, one process) split over the primaries as the cluster
+ * phase split it, the busiest primary deciding. Null when a figure is missing.
+ */
+export function dedicatedHostsCeiling(
+  oneNodeUsecPerCall: number,
+  shardedUsecPerCall: number,
+  clusterShares: readonly number[],
+  target: number = TARGET.ceilingRatio,
+) {
+  if (!(oneNodeUsecPerCall > 0 && shardedUsecPerCall > 0 && clusterShares.length > 0))
+    return { ceiling: null, ratio: null, busiest_share: null, target, met: false };
+  const busiest = Math.max(...clusterShares);
+  const ceiling = 1e6 / (busiest * shardedUsecPerCall);
+  const ratio = ceiling / (1e6 / oneNodeUsecPerCall);
+  return { ceiling: Math.round(ceiling), ratio: round(ratio, 3), busiest_share: round(busiest, 4), target, met: ratio >= target };
+}
 
 /** Cumulative counters of one node at one moment (a redisSnapshot, or any reading with these fields). */
 export interface Counters {

@@ -1,5 +1,15 @@
 /** The cluster bench's arithmetic: per node figures, evenness, ceilings, command comparison and the spread of keys. */
-import { ceilings, compareCommands, evenSpread, nodeDelta, nodeFigures, shardSpread, sumCalls, type NodeDelta } from './cluster-report';
+import {
+  ceilings,
+  compareCommands,
+  dedicatedHostsCeiling,
+  evenSpread,
+  nodeDelta,
+  nodeFigures,
+  shardSpread,
+  sumCalls,
+  type NodeDelta,
+} from './cluster-report';
 
 const counters = (cpuSeconds: number, calls: Record<string, number>, reads = 0) => ({
   cpuSeconds,
@@ -171,5 +181,26 @@ describe('shardSpread', () => {
   it('reports a source whose keys are on two shards', () => {
     const s = shardSpread('bench', [{ node: 'n', keys: ['{bench.0.1}:dedupe:src-0:a', '{bench.1.1}:dedupe:src-0:b'] }]);
     expect(s.conflicts).toEqual(['source src-0 on 0@n, 1@n']);
+  });
+});
+
+describe('dedicatedHostsCeiling', () => {
+  it('splits the sharded phase’s work per call by the busiest primary’s share', () => {
+    // One node: 60 µs a call (16,667 calls/s). Sharded: 62 µs a call in all; the busiest primary does 34% of it.
+    const c = dedicatedHostsCeiling(60, 62, [0.34, 0.33, 0.33]);
+    expect(c.busiest_share).toBe(0.34);
+    expect(c.ceiling).toBe(Math.round(1e6 / (0.34 * 62)));
+    expect(c.ratio).toBeCloseTo(60 / (0.34 * 62), 3);
+    expect(c.met).toBe(true);
+  });
+
+  it('misses the target when the work per call grows or the spread is uneven', () => {
+    expect(dedicatedHostsCeiling(60, 90, [1 / 3, 1 / 3, 1 / 3]).met).toBe(false);
+    expect(dedicatedHostsCeiling(60, 60, [0.5, 0.25, 0.25]).ratio).toBe(2);
+  });
+
+  it('gives null without figures', () => {
+    expect(dedicatedHostsCeiling(0, 60, [0.5, 0.5]).ceiling).toBeNull();
+    expect(dedicatedHostsCeiling(60, 60, []).ratio).toBeNull();
   });
 });

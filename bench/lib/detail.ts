@@ -24,7 +24,7 @@ export async function redisSnapshot(redis: Redis) {
     cpuSeconds: n('used_cpu_user') + n('used_cpu_sys'),
     usedMemory: n('used_memory'),
     commands,
-    /** Commands sent by clients; the ones Lua scripts run count in `commands` only. */
+    /** Commands run, counted as INFO does: on Redis 7 the ones Lua scripts run are included. */
     totalCommands: n('total_commands_processed'),
     version: infoField(info, 'redis_version') ?? 'unknown',
   };
