@@ -56,8 +56,7 @@ describe('keyspace', () => {
   it('spreads ids that differ only in a counter evenly over the thirds of the shards (the primaries of a 3-primary cluster)', () => {
     const k = keyspace('{x}', 12);
     const perThird = [0, 0, 0];
-    for (let i = 0; i < 240; i++)
-      for (const id of [`src-${i}`, `dest-${i}`]) perThird[Math.floor((k.routeShardOf(id) * 3) / 12)]!++;
+    for (let i = 0; i < 240; i++) for (const id of [`src-${i}`, `dest-${i}`]) perThird[Math.floor((k.routeShardOf(id) * 3) / 12)]!++;
     for (const n of perThird) expect(Math.abs(n - 160)).toBeLessThan(20);
   });
 

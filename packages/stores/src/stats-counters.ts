@@ -199,7 +199,7 @@ export class StatsCounters {
   private minute(prefix: string): Pending {
     const minute = Math.floor(this.clock() / 60_000);
     let minutes = this.pending.get(prefix);
-    if (!minutes) this.pending.set(prefix, (minutes = new Map()));
+    if (!minutes) this.pending.set(prefix, (minutes = new Map<number, Pending>()));
     let counts = minutes.get(minute);
     if (!counts) minutes.set(minute, (counts = { sums: new Map(), maxima: new Map() }));
     return counts;

@@ -133,7 +133,8 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
           }),
       ),
     );
-    const writer = writers.length === 1 ? (writers[0] as IntakeWriter) : new ShardedIntake(writers, (sourceId) => keys.routeShardOf(sourceId));
+    const writer =
+      writers.length === 1 ? (writers[0] as IntakeWriter) : new ShardedIntake(writers, (sourceId) => keys.routeShardOf(sourceId));
     if (replicaGuard?.short)
       logger.warn(
         { replicasOnline: replicaGuard.replicas, INGEST_DURABLE_REPLICAS: env.INGEST_DURABLE_REPLICAS },
