@@ -24,9 +24,9 @@ ensure_prometheus
 
 mkdir -p .eventrelay
 status=0
-log "build (tsc -b, console)";   pnpm -s build || status=1
-log "lint (eslint)";              pnpm -s lint || status=1
-log "generated types up to date"; pnpm -s check:types || status=1
+log "build (tsc -b, console)";   pnpm --silent build || status=1
+log "lint (eslint)";              pnpm --silent lint || status=1
+log "generated types up to date"; pnpm --silent check:types || status=1
 
 log "jest"
 rm -f .eventrelay/jest-results.json

@@ -9,6 +9,6 @@ ensure_node
 ensure_pnpm
 install_deps
 log "building (tsc -b)"
-pnpm -s build
+pnpm --silent build
 # run-local.mjs starts Redis too when none answers at REDIS_URL (through packages/testkit).
 exec node scripts/run-local.mjs
