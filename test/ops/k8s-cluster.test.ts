@@ -10,6 +10,7 @@ import path from 'node:path';
 import { renderKustomization, type Manifest } from '../support/kustomize';
 import {
   Rendered,
+  allowed,
   bytes,
   resolvePort,
   selects,
@@ -17,8 +18,8 @@ import {
   TEST_SECRETS,
   matchesLabels,
   type Container,
-  type LabelSelector,
   type NetworkPolicy,
+  type Pod,
   type Service,
   type Workload,
 } from './k8s-objects';
@@ -59,44 +60,6 @@ function seeds(value: unknown): string[] {
       return `${host}:${port}`;
     });
   throw new Error(`REDIS_CLUSTER_NODES: unexpected value ${JSON.stringify(value)}`);
-}
-
-// ------------------------------------------------------------------------------- NetworkPolicy evaluation
-
-interface Pod {
-  readonly name: string;
-  readonly namespace: string;
-  readonly labels: Record<string, string>;
-}
-
-/** Whether `source` may open a TCP connection to `port` of `target` under these (ingress) policies. */
-function allowed(policies: NetworkPolicy[], target: Pod, source: Pod, port: number): boolean {
-  const selecting = policies.filter(
-    (p) =>
-      (p.metadata.namespace ?? NAMESPACE) === target.namespace &&
-      selects(p.spec.podSelector, target.labels) &&
-      (p.spec.policyTypes ?? ['Ingress']).includes('Ingress'),
-  );
-  if (selecting.length === 0) return true;
-  const namespaceLabels = (ns: string) => ({ 'kubernetes.io/metadata.name': ns });
-  const peerAdmits = (peer: { podSelector?: LabelSelector; namespaceSelector?: LabelSelector; ipBlock?: unknown }) => {
-    if (peer.ipBlock !== undefined) return false; // pod traffic is not matched by ipBlock here
-    const inNamespace = peer.namespaceSelector
-      ? selects(peer.namespaceSelector, namespaceLabels(source.namespace))
-      : source.namespace === target.namespace;
-    return inNamespace && selects(peer.podSelector ?? {}, source.labels);
-  };
-  return selecting.some((p) =>
-    (p.spec.ingress ?? []).some((rule) => {
-      const portOk =
-        (rule.ports ?? []).length === 0 ||
-        (rule.ports ?? []).some((q) => {
-          if (typeof q.port === 'string') throw new Error(`named port ${q.port} in ${p.metadata.name} is not evaluated here`);
-          return (q.protocol ?? 'TCP') === 'TCP' && (q.port === undefined || q.port === port);
-        });
-      return portOk && ((rule.from ?? []).length === 0 || (rule.from ?? []).some(peerAdmits));
-    }),
-  );
 }
 
 describe('k8s/overlays/cluster', () => {
@@ -271,7 +234,7 @@ describe('k8s/overlays/cluster', () => {
     const sources = [...processes, redis, creatorPod, ...others];
     const admittedTo = (target: Pod, port: number) =>
       sources
-        .filter((s) => allowed(policies, target, s, port))
+        .filter((s) => allowed(policies, target, s, port, NAMESPACE))
         .map((s) => s.name)
         .sort();
     expect({ port: 6379, admitted: admittedTo(redis, 6379) }).toEqual({ port: 6379, admitted: [...NAMES, 'create', 'redis'].sort() });
@@ -282,7 +245,9 @@ describe('k8s/overlays/cluster', () => {
     for (const port of [6379, 8080, 8081, 9101]) expect({ port, admitted: admittedTo(creatorPod, port) }).toEqual({ port, admitted: [] });
     for (const p of processes)
       for (const port of [8080, 8081, 9101, 9102, 9103])
-        expect(allowed(policies, p, redis, port)).toBe(allowed(base.all<NetworkPolicy>('NetworkPolicy'), p, redis, port));
+        expect(allowed(policies, p, redis, port, NAMESPACE)).toBe(
+          allowed(base.all<NetworkPolicy>('NetworkPolicy'), p, redis, port, NAMESPACE),
+        );
   });
 
   it('has a PodDisruptionBudget letting one Redis pod of six go at a time, and selecting only Redis pods', () => {

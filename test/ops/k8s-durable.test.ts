@@ -11,14 +11,15 @@ import path from 'node:path';
 import { renderKustomization, type Manifest } from '../support/kustomize';
 import {
   Rendered,
+  allowed,
   resolvePort,
   selects,
   splitImage,
   TEST_SECRETS,
   matchesLabels,
   type Container,
-  type LabelSelector,
   type NetworkPolicy,
+  type Pod,
   type Service,
   type Workload,
 } from './k8s-objects';
@@ -46,44 +47,6 @@ function sentinelConfig(script: string): { lines: string[]; file: string } {
   const m = /printf '%s\\n' \\\n([\s\S]*?)\n\s*>(\S+)\n/.exec(script);
   if (!m) throw new Error(`no printf of the config in:\n${script}`);
   return { lines: [...(m[1] as string).matchAll(/^\s*(['"])(.*)\1 \\$/gm)].map((x) => x[2] as string), file: m[2] as string };
-}
-
-// ------------------------------------------------------------------------------- NetworkPolicy evaluation
-
-interface Pod {
-  readonly name: string;
-  readonly namespace: string;
-  readonly labels: Record<string, string>;
-}
-
-/** Whether `source` may open a TCP connection to `port` of `target` under these (ingress) policies. */
-function allowed(policies: NetworkPolicy[], target: Pod, source: Pod, port: number): boolean {
-  const selecting = policies.filter(
-    (p) =>
-      (p.metadata.namespace ?? NAMESPACE) === target.namespace &&
-      selects(p.spec.podSelector, target.labels) &&
-      (p.spec.policyTypes ?? ['Ingress']).includes('Ingress'),
-  );
-  if (selecting.length === 0) return true;
-  const namespaceLabels = (ns: string) => ({ 'kubernetes.io/metadata.name': ns });
-  const peerAdmits = (peer: { podSelector?: LabelSelector; namespaceSelector?: LabelSelector; ipBlock?: unknown }) => {
-    if (peer.ipBlock !== undefined) return false; // pod traffic is not matched by ipBlock here
-    const inNamespace = peer.namespaceSelector
-      ? selects(peer.namespaceSelector, namespaceLabels(source.namespace))
-      : source.namespace === target.namespace;
-    return inNamespace && selects(peer.podSelector ?? {}, source.labels);
-  };
-  return selecting.some((p) =>
-    (p.spec.ingress ?? []).some((rule) => {
-      const portOk =
-        (rule.ports ?? []).length === 0 ||
-        (rule.ports ?? []).some((q) => {
-          if (typeof q.port === 'string') throw new Error(`named port ${q.port} in ${p.metadata.name} is not evaluated here`);
-          return (q.protocol ?? 'TCP') === 'TCP' && (q.port === undefined || q.port === port);
-        });
-      return portOk && ((rule.from ?? []).length === 0 || (rule.from ?? []).some(peerAdmits));
-    }),
-  );
 }
 
 describe('k8s/overlays/durable', () => {
@@ -239,7 +202,7 @@ describe('k8s/overlays/durable', () => {
     const sources = [...processes, redis, ...others];
     const admittedTo = (target: Pod, port: number) =>
       sources
-        .filter((s) => allowed(policies, target, s, port))
+        .filter((s) => allowed(policies, target, s, port, NAMESPACE))
         .map((s) => s.name)
         .sort();
     const needed = [...NAMES, 'redis'].sort();
@@ -250,7 +213,9 @@ describe('k8s/overlays/durable', () => {
     // The processes' own ports are as in the base: Redis gets nothing more there.
     for (const p of processes)
       for (const port of [8080, 8081, 9101, 9102, 9103])
-        expect(allowed(policies, p, redis, port)).toBe(allowed(base.all<NetworkPolicy>('NetworkPolicy'), p, redis, port));
+        expect(allowed(policies, p, redis, port, NAMESPACE)).toBe(
+          allowed(base.all<NetworkPolicy>('NetworkPolicy'), p, redis, port, NAMESPACE),
+        );
   });
 
   it('has a PodDisruptionBudget letting one Redis pod of three go at a time', () => {

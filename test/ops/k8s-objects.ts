@@ -252,3 +252,43 @@ export function resolvePort(container: Container, port: number | string | undefi
   if (!named) throw new Error(`${where}: ${container.name} has no port named ${String(port)}`);
   return named.containerPort;
 }
+
+/** A pod as NetworkPolicies see it. */
+export interface Pod {
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Record<string, string>;
+}
+
+/**
+ * Whether `source` may open a TCP connection to `port` of `target` under these (ingress) policies;
+ * `namespace`: where a policy that names none lives.
+ */
+export function allowed(policies: NetworkPolicy[], target: Pod, source: Pod, port: number, namespace: string): boolean {
+  const selecting = policies.filter(
+    (p) =>
+      (p.metadata.namespace ?? namespace) === target.namespace &&
+      selects(p.spec.podSelector, target.labels) &&
+      (p.spec.policyTypes ?? ['Ingress']).includes('Ingress'),
+  );
+  if (selecting.length === 0) return true;
+  const namespaceLabels = (ns: string) => ({ 'kubernetes.io/metadata.name': ns });
+  const peerAdmits = (peer: { podSelector?: LabelSelector; namespaceSelector?: LabelSelector; ipBlock?: unknown }) => {
+    if (peer.ipBlock !== undefined) return false; // pod traffic is not matched by ipBlock here
+    const inNamespace = peer.namespaceSelector
+      ? selects(peer.namespaceSelector, namespaceLabels(source.namespace))
+      : source.namespace === target.namespace;
+    return inNamespace && selects(peer.podSelector ?? {}, source.labels);
+  };
+  return selecting.some((p) =>
+    (p.spec.ingress ?? []).some((rule) => {
+      const portOk =
+        (rule.ports ?? []).length === 0 ||
+        (rule.ports ?? []).some((q) => {
+          if (typeof q.port === 'string') throw new Error(`named port ${q.port} in ${p.metadata.name} is not evaluated here`);
+          return (q.protocol ?? 'TCP') === 'TCP' && (q.port === undefined || q.port === port);
+        });
+      return portOk && ((rule.from ?? []).length === 0 || (rule.from ?? []).some(peerAdmits));
+    }),
+  );
+}
