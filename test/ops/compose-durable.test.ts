@@ -11,10 +11,10 @@ import { renderKustomization } from '../support/kustomize';
 import { Rendered, splitImage, type Container, type Workload } from './k8s-objects';
 import { REPO_ROOT as ROOT } from './promql-names';
 import {
+  expectOverrideNeedsPassword,
   NAMES,
   info,
   loadFor,
-  read,
   loadCompose,
   composeEnv,
   namedVolumes,
@@ -80,20 +80,7 @@ describe('docker-compose.durable.yml over docker-compose.yml', () => {
   });
 
   it('has no default secret, and refuses to start without REDIS_PASSWORD', () => {
-    const raw = read('docker-compose.durable.yml');
-    const defaults = [...raw.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)[^}]*\}/g)].map((m) => m[1] as string);
-    expect(defaults.filter((name) => /PASSWORD|TOKEN|SECRET|KEY|AUTH/i.test(name))).toEqual([]);
-    // Every secret-looking variable the override sets is the Redis password that must be given.
-    const override = loadCompose(COMPOSE_VARS, ['docker-compose.durable.yml']);
-    for (const [name, s] of Object.entries(override.services))
-      for (const [key, value] of Object.entries(composeEnv(s, name)))
-        if (/PASSWORD|TOKEN|SECRET|AUTH/i.test(key))
-          expect({ service: name, key, value }).toEqual({ service: name, key, value: TEST_REDIS_PASSWORD });
-    for (const value of [undefined, '']) {
-      expect(() => loadCompose({ ...COMPOSE_VARS, REDIS_PASSWORD: value }, FILES)).toThrow(/REDIS_PASSWORD/);
-      // The override alone requires it too: no service of its own falls back to anything.
-      expect(() => loadCompose({ ...COMPOSE_VARS, REDIS_PASSWORD: value }, ['docker-compose.durable.yml'])).toThrow(/REDIS_PASSWORD/);
-    }
+    expectOverrideNeedsPassword('docker-compose.durable.yml');
   });
 
   it('puts the password in no command line or health check: Redis reads it on stdin, Sentinel from a file it writes', () => {

@@ -305,3 +305,23 @@ export function healthcheckUrl(service: ComposeService): URL {
   if (!m) throw new Error(`no URL in healthcheck ${text}`);
   return new URL(m[0]);
 }
+
+/**
+ * A compose override that needs the Redis password: none of its variables has a secret-looking
+ * default, every secret-looking variable it sets is the password given, and neither it alone nor
+ * with the base loads without REDIS_PASSWORD.
+ */
+export function expectOverrideNeedsPassword(override: string): void {
+  const raw = read(override);
+  const defaults = [...raw.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)[^}]*\}/g)].map((m) => m[1] as string);
+  expect(defaults.filter((name) => /PASSWORD|TOKEN|SECRET|KEY|AUTH/i.test(name))).toEqual([]);
+  for (const [name, s] of Object.entries(loadCompose(COMPOSE_VARS, [override]).services))
+    for (const [key, value] of Object.entries(composeEnv(s, name)))
+      if (/PASSWORD|TOKEN|SECRET|AUTH/i.test(key))
+        expect({ service: name, key, value }).toEqual({ service: name, key, value: TEST_REDIS_PASSWORD });
+  for (const value of [undefined, '']) {
+    expect(() => loadCompose({ ...COMPOSE_VARS, REDIS_PASSWORD: value }, ['docker-compose.yml', override])).toThrow(/REDIS_PASSWORD/);
+    // The override alone requires it too: no service of its own falls back to anything.
+    expect(() => loadCompose({ ...COMPOSE_VARS, REDIS_PASSWORD: value }, [override])).toThrow(/REDIS_PASSWORD/);
+  }
+}
