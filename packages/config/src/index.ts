@@ -25,7 +25,7 @@ export {
   type SentinelAddress,
 } from './env.js';
 export { queueCatalog, type PayloadOf, type QueueKey } from './queues.js';
-export { consumedShards, keySlot, keyspace, type Keyspace } from './shards.js';
+export { asKeyspace, consumedShards, keySlot, keyspace, type Keyspace } from './shards.js';
 export { adminBodyValidator, adminQueryValidator, contractSchemas, schemaProblems, type AdminApiDefinition } from './schemas.js';
 export { checkConfig, parseConfigText, type ValidConfig } from './config-file.js';
 export { RESERVED_WEBHOOK_HEADERS } from './webhook-headers.js';

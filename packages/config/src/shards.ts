@@ -101,6 +101,14 @@ export function keyspace(home: string, shards = 1): Keyspace {
 }
 
 /**
+ * A store's `where`: the keyspace given, or the one shard of a bare prefix (a single Redis, and the
+ * tests that predate shards).
+ */
+export function asKeyspace(where: string | Keyspace): Keyspace {
+  return typeof where === 'string' ? keyspace(where) : where;
+}
+
+/**
  * Parses a list of shard indexes ("0,2,5-7"), or "all", against `count` shards; the message of a
  * bad list says what is wrong.
  */

@@ -34,15 +34,19 @@ export function openShardedQueue<K extends QueueKey>(
  * its MULTIs fail as the connection's commands do).
  */
 export async function transactionsOn(queue: Queue): Promise<() => ChainableCommander> {
-  // BullMQ's own client wraps ioredis; its MULTIs carry what job adds need.
-  const client = (await queue.getBackend().client) as unknown as RedisClient;
+  const client = await clientOf(queue);
   return () => client.multi();
 }
 
 /** Like transactionsOn, with pipelines: job adds that need no MULTI around them. */
 export async function pipelinesOn(queue: Queue): Promise<() => ChainableCommander> {
-  const client = (await queue.getBackend().client) as unknown as RedisClient;
+  const client = await clientOf(queue);
   return () => client.pipeline();
+}
+
+/** The connection BullMQ set up for the queue: its MULTIs and pipelines carry what job adds need. */
+async function clientOf(queue: Queue): Promise<RedisClient> {
+  return (await queue.getBackend().client) as unknown as RedisClient;
 }
 
 /**
@@ -53,7 +57,7 @@ export async function pipelinesOn(queue: Queue): Promise<() => ChainableCommande
 export async function replicaWaitOn(
   queue: Queue,
 ): Promise<(replicas: number, timeoutMs: number, written: Promise<unknown>) => Promise<number>> {
-  const client = (await queue.getBackend().client) as unknown as RedisClient;
+  const client = await clientOf(queue);
   if (!(client instanceof Cluster)) return (replicas, timeoutMs) => client.wait(replicas, timeoutMs);
   // On a cluster the MULTI may wait for the slot map before it is sent, so the WAIT follows its
   // answer (one round trip later), on the connection to the node that serves the queue's slot:

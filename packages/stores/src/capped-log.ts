@@ -7,6 +7,7 @@
 import { Cluster, type ChainableCommander } from 'ioredis';
 import { keySlot } from '@eventrelay/config';
 import type { RedisClient } from '@eventrelay/runtime';
+import { WriteChain } from './write-chain.js';
 
 export function cappedLogKeys(listKey: string): { list: string; seq: string } {
   return { list: listKey, seq: `${listKey}:seq` };
@@ -107,12 +108,14 @@ export class BatchedCappedLog<T> {
   private pending = new Map<string, T[]>();
   private size = 0;
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly writes: WriteChain;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly options: BatchedLogOptions<T>,
-  ) {}
+  ) {
+    this.writes = new WriteChain(options.onError);
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.flush(), this.options.flushMs ?? 100);
@@ -130,7 +133,7 @@ export class BatchedCappedLog<T> {
 
   /** Writes what is buffered; resolves when it is in Redis (or the write failed and was reported). */
   flush(): Promise<void> {
-    if (this.pending.size === 0) return this.flushing;
+    if (this.pending.size === 0) return this.writes.add([]);
     const batch = this.pending;
     this.pending = new Map();
     this.size = 0;
@@ -144,13 +147,7 @@ export class BatchedCappedLog<T> {
       if (!tx) bySlot.set(slot, (tx = this.redis.multi()));
       pushCapped(tx, listKey, entries.map(serialize), this.options.max);
     }
-    this.flushing = this.flushing.then(() =>
-      Promise.all([...bySlot.values()].map((tx) => tx.exec())).then(
-        () => undefined,
-        (err: unknown) => this.options.onError?.(err),
-      ),
-    );
-    return this.flushing;
+    return this.writes.add([...bySlot.values()].map((tx) => () => tx.exec()));
   }
 
   async close(): Promise<void> {

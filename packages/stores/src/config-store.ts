@@ -239,7 +239,7 @@ export class ConfigStore {
     );
     if (Number(result) < 0) return undefined;
     // Should the process die before these, the records stay behind the deleted source or destination.
-    for (const key of after) await this.redis.del(key);
+    await Promise.all(after.map((key) => this.redis.del(key)));
     return Number(result);
   }
 }

@@ -14,7 +14,7 @@ import {
   type DeadLetterFilterOf,
   type DeliveryAttempt,
   type Keyspace,
-  keyspace,
+  asKeyspace,
 } from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
 import { defineScript } from '@eventrelay/runtime';
@@ -24,7 +24,7 @@ import { defineScript } from '@eventrelay/runtime';
  * a job's commit stays one MULTI); `where` is EVENTRELAY_PREFIX alone when there is one shard.
  */
 export function deliveryKeys(where: string | Keyspace) {
-  const keys = typeof where === 'string' ? keyspace(where) : where;
+  const keys = asKeyspace(where);
   const at = (destinationId: string) => keys.destinationPrefix(destinationId);
   return {
     attempts: (destinationId: string) => `${at(destinationId)}:attempts:${destinationId}`,

@@ -9,7 +9,7 @@
  * copied to every shard (ShardCounts), so a delivery job reads it on its own shard.
  */
 import { hash } from 'node:crypto';
-import { keyspace, type Keyspace } from '@eventrelay/config';
+import { asKeyspace, type Keyspace } from '@eventrelay/config';
 import type { RedisClient } from '@eventrelay/runtime';
 import { BATCH_TTL_S } from './call-batches.js';
 import { profileKeys } from './profile-keys.js';
@@ -40,7 +40,7 @@ export class ErasureTombstones {
     /** EVENTRELAY_PREFIX, or its shards (the count is then copied to each). */
     where: string | Keyspace,
   ) {
-    const keys = typeof where === 'string' ? keyspace(where) : where;
+    const keys = asKeyspace(where);
     this.key = profileKeys(keys.home).erased;
     this.copies = new ShardCounts(redis, keys, 'erased');
   }

@@ -4,7 +4,7 @@
  * capped logs (capped-log.ts) under the key prefix.
  */
 import type { RedisClient } from '@eventrelay/runtime';
-import { keyspace, type AuditEntry, type DebugEvent, type Keyspace } from '@eventrelay/config';
+import { asKeyspace, type AuditEntry, type DebugEvent, type Keyspace } from '@eventrelay/config';
 import { BatchedCappedLog, pushCapped, readCapped, type CappedPage } from './capped-log.js';
 
 export function auditLogKey(prefix: string): string {
@@ -13,7 +13,7 @@ export function auditLogKey(prefix: string): string {
 
 /** A source's debug events live on its route shard, beside its intake (EVENTRELAY_SHARDS). */
 export function sourceEventsKey(where: string | Keyspace, sourceId: string): string {
-  return `${(typeof where === 'string' ? keyspace(where) : where).sourcePrefix(sourceId)}:debug:${sourceId}`;
+  return `${asKeyspace(where).sourcePrefix(sourceId)}:debug:${sourceId}`;
 }
 
 export class AuditLog {
@@ -51,12 +51,15 @@ export interface SourceEventsOptions {
  */
 export class SourceEvents {
   private readonly log: BatchedCappedLog<DebugEvent>;
+  /** Resolved once: each source's ring is on its route shard. */
+  private readonly keys: Keyspace;
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly prefix: string | Keyspace,
+    where: string | Keyspace,
     options: SourceEventsOptions,
   ) {
+    this.keys = asKeyspace(where);
     const prepare = options.prepare ?? ((e: DebugEvent) => e);
     this.log = new BatchedCappedLog(redis, {
       max: options.max,
@@ -72,7 +75,7 @@ export class SourceEvents {
   }
 
   record(sourceId: string, event: DebugEvent): void {
-    this.log.append(sourceEventsKey(this.prefix, sourceId), event);
+    this.log.append(sourceEventsKey(this.keys, sourceId), event);
   }
 
   flush(): Promise<void> {
@@ -84,7 +87,7 @@ export class SourceEvents {
   }
 
   page(sourceId: string, options: { limit: number; cursor?: string | undefined }): Promise<CappedPage<DebugEvent>> {
-    return readCapped(this.redis, sourceEventsKey(this.prefix, sourceId), options);
+    return readCapped(this.redis, sourceEventsKey(this.keys, sourceId), options);
   }
 
   /**
@@ -94,7 +97,7 @@ export class SourceEvents {
    */
   async eraseUsers(sourceId: string, userIds: readonly string[]): Promise<number> {
     if (userIds.length === 0) return 0;
-    return Number(await this.redis.eval(ERASE_USERS, 1, sourceEventsKey(this.prefix, sourceId), ...userIds));
+    return Number(await this.redis.eval(ERASE_USERS, 1, sourceEventsKey(this.keys, sourceId), ...userIds));
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '@eventrelay/runtime';
-import { keyspace, type Keyspace } from '@eventrelay/config';
+import { asKeyspace, type Keyspace } from '@eventrelay/config';
 import { defineScript } from '@eventrelay/runtime';
 import type { ReplayProgress } from '@eventrelay/config';
 
@@ -69,7 +69,7 @@ export class ReplayProgressStore {
     /** EVENTRELAY_PREFIX, or its shards: a replay's keys are on its destination's shard. */
     where: string | Keyspace,
   ) {
-    this.keyspace = typeof where === 'string' ? keyspace(where) : where;
+    this.keyspace = asKeyspace(where);
     defineScript(redis, 'planReplayCalls', PLAN);
     defineScript(redis, 'settleReplayCalls', SETTLE);
   }

@@ -13,9 +13,10 @@
  * counted on, whatever was counted in between: the cost is per flush, never per call. A crash loses the last flush's
  * worth of counts: these are for people; the queue and the metrics are what is exact.
  */
-import { keyspace, type Keyspace } from '@eventrelay/config';
+import { asKeyspace, type Keyspace } from '@eventrelay/config';
 import type { RedisClient } from '@eventrelay/runtime';
 import { defineScript, execAll } from '@eventrelay/runtime';
+import { WriteChain } from './write-chain.js';
 
 export type StatsResolution = '1m' | '10m';
 
@@ -95,7 +96,7 @@ export class StatsCounters {
   /** By shard prefix, then by minute. */
   private pending = new Map<string, Map<number, Pending>>();
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly writes: WriteChain;
   private readonly clock: () => number;
   private readonly scripts: StatsCommands;
   private readonly keys: Keyspace;
@@ -106,7 +107,8 @@ export class StatsCounters {
     where: string | Keyspace,
     private readonly options: StatsCountersOptions = {},
   ) {
-    this.keys = typeof where === 'string' ? keyspace(where) : where;
+    this.keys = asKeyspace(where);
+    this.writes = new WriteChain(options.onError);
     this.clock = options.clock ?? Date.now;
     defineScript(redis, 'addStats', ADD_STATS);
     this.scripts = redis as unknown as StatsCommands;
@@ -164,14 +166,7 @@ export class StatsCounters {
       }
       if (keys.length > 0) writes.push(() => this.scripts.addStats(keys.length, ...keys, ...ttl, ...args));
     }
-    if (writes.length === 0) return this.flushing;
-    this.flushing = this.flushing.then(() =>
-      Promise.all(writes.map((write) => write())).then(
-        () => undefined,
-        (err: unknown) => this.options.onError?.(err),
-      ),
-    );
-    return this.flushing;
+    return this.writes.add(writes);
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@
  * userId → `{}` for every source or `{"sourceIds":[...]}`). A user suppressed before keeps what
  * was suppressed then: the sources are merged, and "every source" wins.
  */
-import { keyspace, type Keyspace } from '@eventrelay/config';
+import { asKeyspace, type Keyspace } from '@eventrelay/config';
 import type { RedisClient } from '@eventrelay/runtime';
 import { ShardCounts, configKeys } from '@eventrelay/stores';
 
@@ -41,7 +41,7 @@ export class SuppressionWriter {
     /** EVENTRELAY_PREFIX, or its shards (the router reads the count's copy on its route shard). */
     where: string | Keyspace,
   ) {
-    const keys = typeof where === 'string' ? keyspace(where) : where;
+    const keys = asKeyspace(where);
     this.key = configKeys(keys.home).suppressedUsers;
     this.copies = new ShardCounts(redis, keys, 'suppressed');
   }
