@@ -56,6 +56,7 @@ import {
 import { redisSnapshot } from './lib/detail.js';
 import { ResourceSampler, connectRedis, infoField, runBench } from './lib/proc.js';
 import { BENCH_DIR, envNumber, fmtFixed, fmtInt, machine, round, table, targetsLine, writeResult } from './lib/report.js';
+import { sendBatchesOpenLoop } from './lib/drive.js';
 import { STACK_SERVICES, destinationIdOf, startBenchStack, writeStackConfig } from './lib/stack.js';
 
 const DEFAULT_CALLS = 60_000;
@@ -168,10 +169,11 @@ async function main(): Promise<void> {
   const shardedClient = connectRedis(shardedServer.url);
   cleanups.push(() => Promise.resolve(shardedClient.disconnect()));
   await shardedClient.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
-  for (let i = 0; !/cluster_state:ok/.test(String(await shardedClient.call('CLUSTER', 'INFO'))); i++) {
-    if (i > 300) throw new Error('the one-process cluster did not reach cluster_state:ok within 30 s');
-    await sleep(100);
-  }
+  await waitUntil(
+    async () => /cluster_state:ok/.test(String(await shardedClient.call('CLUSTER', 'INFO'))),
+    30,
+    () => 'the one-process cluster did not reach cluster_state:ok',
+  );
   const sharded = await runPhase(
     {
       name: 'sharded_one_process',
@@ -522,39 +524,23 @@ function printPhase(
   );
 }
 
-/** Batches of 20 track calls, batch i from source i % SOURCES, `perSecond` batches a second (open loop, at most 50 in flight). */
-async function sendBatches(ingestUrl: string, tag: 'warm' | 'load', count: number, perSecond: number): Promise<void> {
-  const t0 = Date.now();
-  const inFlight = new Set<Promise<void>>();
-  for (let i = 0; i < count; i++) {
-    const due = t0 + (i * 1000) / perSecond;
-    if (due > Date.now()) await sleep(due - Date.now());
-    while (inFlight.size >= 50) await Promise.race(inFlight);
-    const source = i % SOURCES;
-    const batch = Array.from({ length: BATCH }, (_, k) => ({
+/** Batches of 20 track calls, batch i from source i % SOURCES, `perSecond` batches a second (open loop). */
+function sendBatches(ingestUrl: string, tag: 'warm' | 'load', count: number, perSecond: number): Promise<void> {
+  return sendBatchesOpenLoop(ingestUrl, count, perSecond, (i) => ({
+    writeKey: writeKeyOf(i % SOURCES),
+    calls: Array.from({ length: BATCH }, (_, k) => ({
       type: 'track',
       messageId: `${tag}-${i}-${k}`,
       userId: `u-${i}-${k}`,
       event: 'Cluster Bench',
       properties: { i, k },
-    }));
-    const sent = fetch(`${ingestUrl}/v1/batch`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${writeKeyOf(source)}:`).toString('base64')}` },
-      body: JSON.stringify({ batch }),
-    }).then(async (res) => {
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`intake answered ${res.status}`);
-    });
-    const tracked = sent.finally(() => inFlight.delete(tracked));
-    inFlight.add(tracked);
-  }
-  await Promise.all(inFlight);
+    })),
+  }));
 }
 
-async function waitUntil(done: () => boolean, timeoutS: number, what: () => string): Promise<void> {
+async function waitUntil(done: () => boolean | Promise<boolean>, timeoutS: number, what: () => string): Promise<void> {
   const deadline = Date.now() + timeoutS * 1000;
-  while (!done()) {
+  while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`not done within ${timeoutS} s: ${what()}`);
     await sleep(100);
   }

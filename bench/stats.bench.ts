@@ -13,6 +13,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { distEntry, sleep, startPrivateRedis, startReceiver } from '@eventrelay/testkit';
+import { sendBatchesOpenLoop } from './lib/drive.js';
 import { connectRedis, runBench } from './lib/proc.js';
 import { BENCH_DIR, envNumber, fmtFixed, fmtInt, machine, round, table, writeResult } from './lib/report.js';
 import { STACK_SERVICES, startBenchStack, writeStackConfig } from './lib/stack.js';
@@ -140,28 +141,12 @@ async function main(): Promise<void> {
   log(`wrote ${written.join(', ')}`);
 }
 
-/** Batches of 20 track calls to the intake, `perSecond` batches a second (open loop, at most 50 in flight). */
-async function sendBatches(ingestUrl: string, count: number, perSecond: number): Promise<void> {
-  const auth = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}`;
-  const t0 = Date.now();
-  const inFlight = new Set<Promise<void>>();
-  for (let i = 0; i < count; i++) {
-    const due = t0 + (i * 1000) / perSecond;
-    if (due > Date.now()) await sleep(due - Date.now());
-    while (inFlight.size >= 50) await Promise.race(inFlight);
-    const batch = Array.from({ length: BATCH }, (_, k) => ({ type: 'track', userId: `u-${i}-${k}`, event: 'Stats Bench' }));
-    const sent = fetch(`${ingestUrl}/v1/batch`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: auth },
-      body: JSON.stringify({ batch }),
-    }).then(async (res) => {
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`intake answered ${res.status}`);
-    });
-    const tracked = sent.finally(() => inFlight.delete(tracked));
-    inFlight.add(tracked);
-  }
-  await Promise.all(inFlight);
+/** Batches of 20 track calls to the intake, `perSecond` batches a second (open loop). */
+function sendBatches(ingestUrl: string, count: number, perSecond: number): Promise<void> {
+  return sendBatchesOpenLoop(ingestUrl, count, perSecond, (i) => ({
+    writeKey: WRITE_KEY,
+    calls: Array.from({ length: BATCH }, (_, k) => ({ type: 'track', userId: `u-${i}-${k}`, event: 'Stats Bench' })),
+  }));
 }
 
 /** Every command clients had Redis run so far (INFO commandstats). */

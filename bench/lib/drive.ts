@@ -114,3 +114,36 @@ export class LoadDriver {
       });
   }
 }
+
+/**
+ * Batches sent on a schedule for the benches that measure at a fixed rate (stats, cluster): batch
+ * i is due i / perSecond seconds after the start whatever the answers (open loop), with at most 50
+ * unanswered; `batchOf(i)` says which write key and calls it carries. Rejects on the first answer
+ * that is not 200: these benches measure a healthy pipeline.
+ */
+export async function sendBatchesOpenLoop(
+  ingestUrl: string,
+  count: number,
+  perSecond: number,
+  batchOf: (i: number) => { readonly writeKey: string; readonly calls: readonly Record<string, unknown>[] },
+): Promise<void> {
+  const t0 = Date.now();
+  const inFlight = new Set<Promise<void>>();
+  for (let i = 0; i < count; i++) {
+    const due = t0 + (i * 1000) / perSecond;
+    if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+    while (inFlight.size >= 50) await Promise.race(inFlight);
+    const { writeKey, calls } = batchOf(i);
+    const sent = fetch(`${ingestUrl}/v1/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}` },
+      body: JSON.stringify({ batch: calls }),
+    }).then(async (res) => {
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`intake answered ${res.status}`);
+    });
+    const tracked = sent.finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+  }
+  await Promise.all(inFlight);
+}
