@@ -11,6 +11,7 @@ import { renderKustomization } from '../support/kustomize';
 import { Rendered, splitImage, type Workload } from './k8s-objects';
 import { REPO_ROOT as ROOT } from './promql-names';
 import {
+  clusterSeeds,
   expectOverrideNeedsPassword,
   NAMES,
   info,
@@ -31,7 +32,6 @@ const FILES = ['docker-compose.yml', 'docker-compose.cluster.yml'];
 const NODES = ['redis', 'redis-2', 'redis-3', 'redis-4', 'redis-5', 'redis-6'];
 const CREATE = 'redis-cluster-create';
 /** The variables of the cluster design; the env specs may not know them yet (see the last tests). */
-const CLUSTER_VARIABLES = ['REDIS_CLUSTER_NODES', 'EVENTRELAY_SHARDS'];
 
 const compose = loadCompose(COMPOSE_VARS, FILES);
 const base = loadCompose();
@@ -47,18 +47,6 @@ const commandOf = (name: string) => {
   return command;
 };
 const scriptOf = (name: string) => commandOf(name)[2] as string;
-/** host:port pairs of a REDIS_CLUSTER_NODES value, whether raw or as a process's loadEnv parsed it. */
-function seeds(value: unknown): string[] {
-  if (typeof value === 'string') return value.split(',');
-  if (Array.isArray(value))
-    return value.map((v: unknown) => {
-      if (typeof v === 'string') return v;
-      const { host, port } = v as { host: string; port: number };
-      return `${host}:${port}`;
-    });
-  throw new Error(`REDIS_CLUSTER_NODES: unexpected value ${JSON.stringify(value)}`);
-}
-/** Whether every process's env spec knows the cluster variables (the client code has landed). */
 
 describe('docker-compose.cluster.yml over docker-compose.yml', () => {
   it('runs six Redis nodes and the create step on the exact image of the base, and nothing else that runs Redis', () => {
@@ -213,7 +201,10 @@ describe('docker-compose.cluster.yml over docker-compose.yml', () => {
   it('gives every eventrelay process the six nodes and 12 shards, and starts it once the cluster is created', () => {
     for (const name of NAMES) {
       const env = envOf(name);
-      expect({ service: name, nodes: seeds(env['REDIS_CLUSTER_NODES']) }).toEqual({ service: name, nodes: NODES.map((n) => `${n}:6379`) });
+      expect({ service: name, nodes: clusterSeeds(env['REDIS_CLUSTER_NODES']) }).toEqual({
+        service: name,
+        nodes: NODES.map((n) => `${n}:6379`),
+      });
       expect({ service: name, shards: env['EVENTRELAY_SHARDS'] }).toEqual({ service: name, shards: '12' });
       // Cluster keys need a {hash tag} in the prefix; Sentinel cannot be combined with Cluster.
       expect({ service: name, prefix: env['EVENTRELAY_PREFIX'] }).toEqual({ service: name, prefix: expect.stringMatching(/\{[^{}]+\}/) });
@@ -224,7 +215,7 @@ describe('docker-compose.cluster.yml over docker-compose.yml', () => {
         create: { condition: 'service_completed_successfully' },
       });
       // Every other variable is one the process reads.
-      const unknown = Object.keys(env).filter((k) => !(k in info(name).spec) && !CLUSTER_VARIABLES.includes(k));
+      const unknown = Object.keys(env).filter((k) => !(k in info(name).spec));
       expect({ service: name, unknown }).toEqual({ service: name, unknown: [] });
     }
   });
@@ -232,7 +223,7 @@ describe('docker-compose.cluster.yml over docker-compose.yml', () => {
   it('loads in every process: the nodes and the shards as the process reads them', () => {
     for (const name of NAMES) {
       const loaded = loadFor(name, envOf(name));
-      expect({ service: name, nodes: seeds(loaded['REDIS_CLUSTER_NODES']) }).toEqual({
+      expect({ service: name, nodes: clusterSeeds(loaded['REDIS_CLUSTER_NODES']) }).toEqual({
         service: name,
         nodes: NODES.map((n) => `${n}:6379`),
       });

@@ -325,3 +325,15 @@ export function expectOverrideNeedsPassword(override: string): void {
     expect(() => loadCompose({ ...COMPOSE_VARS, REDIS_PASSWORD: value }, [override])).toThrow(/REDIS_PASSWORD/);
   }
 }
+
+/** host:port pairs of a REDIS_CLUSTER_NODES value, whether raw or as a process's loadEnv parsed it. */
+export function clusterSeeds(value: unknown): string[] {
+  if (typeof value === 'string') return value.split(',');
+  if (Array.isArray(value))
+    return value.map((v: unknown) => {
+      if (typeof v === 'string') return v;
+      const { host, port } = v as { host: string; port: number };
+      return `${host}:${port}`;
+    });
+  throw new Error(`REDIS_CLUSTER_NODES: unexpected value ${JSON.stringify(value)}`);
+}

@@ -24,7 +24,7 @@ import {
   type Workload,
 } from './k8s-objects';
 import { REPO_ROOT as ROOT } from './promql-names';
-import { NAMES, info, loadFor, isExactImage, stdinConfig } from './deployment';
+import { NAMES, clusterSeeds, info, loadFor, isExactImage, stdinConfig } from './deployment';
 
 const r = new Rendered(renderKustomization(path.join(ROOT, 'k8s/overlays/cluster')));
 const base = new Rendered(renderKustomization(path.join(ROOT, 'k8s/base')));
@@ -49,18 +49,6 @@ const job = r.one<Workload & { spec: { backoffLimit?: number; ttlSecondsAfterFin
 const jobPod = job.spec.template as Workload['spec']['template'] & { spec: { restartPolicy?: string } };
 const creator = jobPod.spec.containers[0] as Container;
 const redisPort = resolvePort(node, 'redis', 'redis');
-
-/** host:port pairs of a REDIS_CLUSTER_NODES value, whether raw or as a process's loadEnv parsed it. */
-function seeds(value: unknown): string[] {
-  if (typeof value === 'string') return value.split(',');
-  if (Array.isArray(value))
-    return value.map((v: unknown) => {
-      if (typeof v === 'string') return v;
-      const { host, port } = v as { host: string; port: number };
-      return `${host}:${port}`;
-    });
-  throw new Error(`REDIS_CLUSTER_NODES: unexpected value ${JSON.stringify(value)}`);
-}
 
 describe('k8s/overlays/cluster', () => {
   it('runs Redis as six pods of one container, on the exact image of the base, started in parallel', () => {
@@ -196,14 +184,14 @@ describe('k8s/overlays/cluster', () => {
     for (const name of NAMES) {
       const c = r.container(name);
       const env = r.environment(c, name);
-      expect({ process: name, nodes: seeds(env['REDIS_CLUSTER_NODES']) }).toEqual({
+      expect({ process: name, nodes: clusterSeeds(env['REDIS_CLUSTER_NODES']) }).toEqual({
         process: name,
         nodes: pods.map((p) => `${dnsName(p.name)}:${redisPort}`),
       });
       expect({ process: name, shards: env['EVENTRELAY_SHARDS'] }).toEqual({ process: name, shards: '12' });
       expect({ process: name, prefix: env['EVENTRELAY_PREFIX'] }).toEqual({ process: name, prefix: expect.stringMatching(/\{[^{}]+\}/) });
       expect({ process: name, sentinels: env['REDIS_SENTINELS'] }).toEqual({ process: name, sentinels: undefined });
-      const unknown = r.variableNames(c).filter((k) => !(k in info(name).spec) && !CLUSTER_VARIABLES.includes(k));
+      const unknown = r.variableNames(c).filter((k) => !(k in info(name).spec));
       expect({ process: name, unknown }).toEqual({ process: name, unknown: [] });
     }
   });
@@ -211,7 +199,7 @@ describe('k8s/overlays/cluster', () => {
   it('loads in every process: the nodes and the shards as the process reads them', () => {
     for (const name of NAMES) {
       const loaded = loadFor(name, r.environment(r.container(name), name));
-      expect({ process: name, nodes: seeds(loaded['REDIS_CLUSTER_NODES']) }).toEqual({
+      expect({ process: name, nodes: clusterSeeds(loaded['REDIS_CLUSTER_NODES']) }).toEqual({
         process: name,
         nodes: pods.map((p) => `${dnsName(p.name)}:${redisPort}`),
       });
