@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { keySlot, keyspace } from '@eventrelay/config';
 import { buildServices, eventually, sleep, startReceiver, startRedisCluster, startStack, type Receiver } from '@eventrelay/testkit';
+import { explainWith, startBatchLoad } from '../support/failover-load';
 
 const SECRET = 'cluster-failover-secret';
 const PREFIX = '{er-failover}';
@@ -68,63 +69,25 @@ async function failOverUnderLoad(run: string, replicasPerPrimary: number, env: R
     configFile,
     env: { REDIS_CLUSTER_NODES: cluster.seeds, EVENTRELAY_SHARDS: String(SHARDS), ...env },
   });
-  const tellWhy = (err: unknown): never => {
-    console.log(
-      stack
-        .processes()
-        .map((p) => `${p.service}:\n${p.output().slice(-3000)}`)
-        .join('\n\n'),
-    );
-    throw err;
-  };
+  const tellWhy = explainWith(() => stack.processes(), 3000);
   try {
     const pids = stack.processes().map((p) => p.pid);
-    const acknowledged = new Set<string>();
-    const answers: Record<number, number> = {};
-    let sent = 0;
-    let running = true;
-    let killedAt = Infinity;
-    let servedAfterKill = 0;
-    const load = (async () => {
-      while (running) {
-        const sourceId = SOURCES[sent % SOURCES.length]!;
-        const batch = Array.from({ length: 10 }, (_, i) => ({
-          type: 'track',
-          userId: `u-${sent}`,
-          event: 'Failover Tested',
-          messageId: `${run}-${sent}-${i}`,
-        }));
-        sent++;
-        const status = await fetch(`${stack.url('ingest')}/v1/batch`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            authorization: `Basic ${Buffer.from(`${writeKey(sourceId)}:`).toString('base64')}`,
-          },
-          body: JSON.stringify({ batch }),
-        }).then(
-          (res) => res.status,
-          () => 0,
-        );
-        answers[status] = (answers[status] ?? 0) + 1;
-        if (status === 200) {
-          for (const c of batch) acknowledged.add(c.messageId);
-          if (Date.now() > killedAt) servedAfterKill++;
-        }
-        await sleep(10);
-      }
-    })();
+    const load = startBatchLoad(stack.url('ingest'), {
+      writeKeyOf: (n) => writeKey(SOURCES[n % SOURCES.length]!),
+      messageIdPrefix: run,
+      pauseMs: 10,
+    });
+    const { acknowledged, answers } = load;
 
     await sleep(2000);
     const victim = await cluster.primaryOfSlot(keySlot(`${keyspace(prefix, SHARDS).prefixes[0]}:route:wait`));
-    killedAt = Date.now();
+    load.markKill();
     await cluster.kill(victim.port);
     await cluster.waitHealthy(30_000);
     expect((await cluster.primaryOfSlot(keySlot(`${keyspace(prefix, SHARDS).prefixes[0]}:route:wait`))).port).not.toBe(victim.port);
     // Served again, on every shard: each source's calls were answered 200 after the failover.
-    await eventually(() => expect(servedAfterKill).toBeGreaterThan(60), 60_000).catch(tellWhy);
-    running = false;
-    await load;
+    await eventually(() => expect(load.servedAfterKill()).toBeGreaterThan(60), 60_000).catch(tellWhy);
+    await load.stop();
 
     const missing = () => {
       const lost: string[] = [];
@@ -152,7 +115,7 @@ async function failOverUnderLoad(run: string, replicasPerPrimary: number, env: R
     // Nobody restarted anything: the same processes ran throughout.
     expect(stack.processes().map((p) => p.pid)).toEqual(pids);
     expect(stack.processes().every((p) => p.running())).toBe(true);
-    return { acknowledged: acknowledged.size, lost, answers, servedAfterKill };
+    return { acknowledged: acknowledged.size, lost, answers, servedAfterKill: load.servedAfterKill() };
   } finally {
     await stack.stop();
     await cluster.stop();

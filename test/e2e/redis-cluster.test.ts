@@ -19,6 +19,7 @@ import {
   type LocalRedisCluster,
   type Receiver,
 } from '@eventrelay/testkit';
+import { explainWith } from '../support/failover-load';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -106,15 +107,7 @@ afterAll(async () => {
 });
 
 /** On a failure, what the processes said last. */
-function tellWhy(err: unknown): never {
-  console.log(
-    stack
-      .processes()
-      .map((p) => `${p.service}:\n${p.output().slice(-3000)}`)
-      .join('\n\n'),
-  );
-  throw err;
-}
+const tellWhy = explainWith(() => stack.processes(), 3000);
 
 describe('eventrelay on a Redis Cluster (3 primaries + 3 replicas, 6 shards)', () => {
   const sent = new Map<string, string[]>();

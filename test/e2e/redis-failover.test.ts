@@ -19,6 +19,7 @@ import {
   type Receiver,
   type ReplicatedRedis,
 } from '@eventrelay/testkit';
+import { explainWith, startBatchLoad } from '../support/failover-load';
 
 const SECRET = 'redis-failover-secret';
 const WRITE_KEY = 'wk_redis_failover_0001';
@@ -74,68 +75,28 @@ it('follows a Sentinel failover on its own and, in durable mode, delivers every 
   try {
     const pids = stack.processes().map((p) => p.pid);
     // On a failure, what the processes said last is the only clue to where they got stuck.
-    const tellWhy = (err: unknown): never => {
-      console.log(
-        stack
-          .processes()
-          .map((p) => `${p.service}:\n${p.output().slice(-4000)}`)
-          .join('\n\n'),
-      );
-      throw err;
-    };
-    const acknowledged = new Set<string>();
-    const answers = new Map<number, number>();
-    let sent = 0;
-    let running = true;
-    let killedAt = Infinity;
-    let servedAfterKill = 0;
-    const load = (async () => {
-      while (running) {
-        const batch = Array.from({ length: 10 }, (_, i) => ({
-          type: 'track',
-          userId: `u-${sent}`,
-          event: 'Failover Tested',
-          messageId: `fo-${sent}-${i}`,
-        }));
-        sent++;
-        const status = await fetch(`${stack.url('ingest')}/v1/batch`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString('base64')}` },
-          body: JSON.stringify({ batch }),
-        }).then(
-          (res) => res.status,
-          () => 0,
-        );
-        answers.set(status, (answers.get(status) ?? 0) + 1);
-        if (status === 200) {
-          for (const c of batch) acknowledged.add(c.messageId);
-          if (Date.now() > killedAt) servedAfterKill++;
-        }
-        await sleep(20);
-      }
-    })();
+    const tellWhy = explainWith(() => stack.processes(), 4000);
+    const load = startBatchLoad(stack.url('ingest'), { writeKeyOf: () => WRITE_KEY, messageIdPrefix: 'fo', pauseMs: 20 });
+    const { acknowledged, answers } = load;
 
     await sleep(2000);
     const before = await sentinel.primaryPort();
     expect(before).toBe(redis.primary.port);
-    killedAt = Date.now();
+    load.markKill();
     await redis.primary.stop();
     // The Sentinel names the replica as the primary once it has given up on the old one.
     await eventually(async () => expect(await sentinel.primaryPort()).toBe(redis.replica.port), 30_000);
     // The old primary comes back as the new primary's replica, so durable writes can be confirmed again.
     await redis.primary.start();
-    await eventually(() => expect(servedAfterKill).toBeGreaterThan(20), 60_000).catch(tellWhy);
-    running = false;
-    await load;
+    await eventually(() => expect(load.servedAfterKill()).toBeGreaterThan(20), 60_000).catch(tellWhy);
+    await load.stop();
 
     const missing = () => {
       const delivered = new Set(receiver.requests.map((r) => String(r.headers['x-eventrelay-message-id'])));
       return [...acknowledged].filter((id) => !delivered.has(id));
     };
     await eventually(() => expect(missing()).toEqual([]), 60_000).catch(tellWhy);
-    console.info(
-      `failover: ${acknowledged.size} calls answered 200, all delivered; answers by status ${JSON.stringify(Object.fromEntries(answers))}`,
-    );
+    console.info(`failover: ${acknowledged.size} calls answered 200, all delivered; answers by status ${JSON.stringify(answers)}`);
     expect(receiver.badSignatures()).toEqual([]);
     // Nobody restarted anything: the same processes ran throughout.
     expect(stack.processes().map((p) => p.pid)).toEqual(pids);
