@@ -20,7 +20,9 @@ export class DeliveryQueue {
     const byQueue = new Map<Pick<Queue<DeliverJob>, 'addBulk'>, PlannedDelivery[]>();
     for (const d of deliveries) {
       const queue = this.queueOf(d.destinationId);
-      byQueue.set(queue, [...(byQueue.get(queue) ?? []), d]);
+      const group = byQueue.get(queue);
+      if (group) group.push(d);
+      else byQueue.set(queue, [d]);
     }
     await Promise.all(
       [...byQueue].map(([queue, group]) =>

@@ -65,7 +65,8 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     // audiences service writes the suppression before it saves `finished`; a call accepted after
     // a client read `finished` is stored, with its route job, after that; this job was taken after
     // it was added, so both reads below are sent after the suppression was written, and one Redis
-    // applies commands in order. While nobody is suppressed the count is 0 and no lookup is made.
+    // applies commands in order (with shards the count is its copy on this shard, written before
+    // `finished` too: ShardCounts). While nobody is suppressed the count is 0 and no lookup is made.
     const [{ entries, kept }, suppressed] = await Promise.all([deps.batches.routeState(batchId), deps.suppressions.count()]);
     if (entries === undefined) {
       // Routed before (this is a retry after a crash), or every call of the flush was a duplicate.
@@ -128,7 +129,9 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     const byQueue = new Map<Queue<DeliverJob>, PlannedDelivery[]>();
     for (const d of deliveries) {
       const queue = deps.deliverQueueOf(d.destinationId);
-      byQueue.set(queue, [...(byQueue.get(queue) ?? []), d]);
+      const group = byQueue.get(queue);
+      if (group) group.push(d);
+      else byQueue.set(queue, [d]);
     }
     await Promise.all(
       [...byQueue.values()].map((group) => {

@@ -160,14 +160,14 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     // The hold on a batch of another shard (EVENTRELAY_SHARDS > 1) ends after the commit, in a
     // command of its own: should the process die in between, the batch stays until its TTL.
-    const batches = 'batch' in data ? deps.batchesOf(data.batch) : undefined;
-    const releaseApart = batches !== undefined && batches.prefix !== job.prefix;
-    if ('batch' in data && batches && !releaseApart) batches.queueRelease(tx, data.batch.id, data.destinationId);
+    const batch = 'batch' in data ? { id: data.batch.id, store: deps.batchesOf(data.batch) } : undefined;
+    const releaseInCommit = batch !== undefined && batch.store.prefix === job.prefix;
+    if (releaseInCommit) batch.store.queueRelease(tx, batch.id, data.destinationId);
     // Last on the MULTI: the answers read below are at the positions of what came before.
     const replays = 'calls' in data && queueReplayOutcomes(deps.replays, tx, data.destinationId, replayed);
-    const commits = letters.length > 0 || pending.length > 0 || counted > 0 || ('batch' in data && !releaseApart) || replays;
+    const commits = letters.length > 0 || pending.length > 0 || counted > 0 || releaseInCommit || replays;
     const answers = commits ? await execAll(tx) : [];
-    if ('batch' in data && batches && releaseApart) await batches.release(data.batch.id, data.destinationId);
+    if (batch && !releaseInCommit) await batch.store.release(batch.id, data.destinationId);
     if (next) job.data = next;
     if (letters.length > 0) await caps.noteEvictions(data.destinationId, answers.slice(0, letters.length));
     if (backlogChanges) await caps.noteRetryBacklog(data.destinationId, answers[letters.length], capped);
