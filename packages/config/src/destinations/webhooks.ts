@@ -17,7 +17,20 @@ export const webhooksDestinationType = {
 
 /** Problems beyond the schema; `at` is the path of the settings object, e.g. `settings`. */
 function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldProblem[] {
-  return settings.webhooks.flatMap((target, i) => webhookTargetProblems(target, `${at}.webhooks[${i}]`));
+  const problems = settings.webhooks.flatMap((target, i) => webhookTargetProblems(target, `${at}.webhooks[${i}]`));
+  const urls = settings.webhooks.map((w) => w.url);
+  urls.forEach((url, i) => {
+    if (urls.indexOf(url) !== i) problems.push({ field: `${at}.webhooks[${i}].url`, message: `repeats webhooks[${urls.indexOf(url)}]` });
+  });
+  if (settings.standardWebhooks && settings.sharedSecret === undefined)
+    problems.push({ field: `${at}.standardWebhooks`, message: 'needs a sharedSecret to sign with' });
+  if (settings.previousSecret !== undefined) {
+    if (settings.sharedSecret === undefined)
+      problems.push({ field: `${at}.previousSecret`, message: 'needs a sharedSecret: a previous secret only signs next to the current one' });
+    if (Number.isNaN(Date.parse(settings.previousSecret.expiresAt)))
+      problems.push({ field: `${at}.previousSecret.expiresAt`, message: 'must be an ISO 8601 date-time' });
+  }
+  return problems;
 }
 
 function webhookTargetProblems(target: WebhookTarget, at: string): FieldProblem[] {

@@ -47,6 +47,8 @@ export interface AdminApi {
   destinationCreate?: DestinationCreate;
   destinationPatch?: DestinationPatch;
   destinationView?: DestinationView;
+  secretRotation?: SecretRotation;
+  secretRotated?: SecretRotated;
   catalogEntry?: CatalogEntry;
   replayRequest?: ReplayRequest;
   replayResult?: ReplayResult;
@@ -116,7 +118,35 @@ export interface WebhookSettings {
    * @maxItems 5
    */
   webhooks: WebhookTarget[];
+  /**
+   * signs every request: X-Signature (HMAC-SHA1 of the body, keyed with the secret's UTF-8 bytes) and, with standardWebhooks, webhook-signature (HMAC-SHA256; a `whsec_` secret's key is its base64 part decoded, any other secret's key is its UTF-8 bytes)
+   */
   sharedSecret?: string;
+  previousSecret?: PreviousSecret;
+  /**
+   * also send the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature (v1, HMAC-SHA256); needs sharedSecret
+   */
+  standardWebhooks?: boolean;
+  /**
+   * the whole attempt (connect, headers, body) must finish within this; default DELIVERY_TIMEOUT_MS (5000)
+   */
+  timeoutMs?: number;
+  /**
+   * how long after its first attempt a call is still retried (1 min to 72 h); default RETRY_WINDOW_MS (4 h)
+   */
+  retryWindowMs?: number;
+  /**
+   * requests open to this destination at once, per webhook-delivery process; default DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION (64). The adaptive limit moves below it
+   */
+  maxConcurrentRequests?: number;
+  /**
+   * requests started per second to this destination, across every webhook-delivery process; default no limit
+   */
+  maxRequestsPerSecond?: number;
+  /**
+   * disable the destination once its circuit has been open this long (1 min to 30 days); default never
+   */
+  autoDisableAfterMs?: number;
 }
 export interface WebhookTarget {
   /**
@@ -126,9 +156,24 @@ export interface WebhookTarget {
   headers?: {
     [k: string]: string;
   };
+  /**
+   * true: no call is sent to this URL. Set by webhook-delivery when the URL answers 410 Gone (with disabledReason), or by an operator; false (or leaving the URL out and adding it again) re-enables it
+   */
+  disabled?: boolean;
+  /**
+   * why the URL was disabled, e.g. `answered 410 Gone at 2026-11-25T10:00:00.000Z`
+   */
+  disabledReason?: string;
 }
 /**
- * JSON merge patch of a destination: fields given replace the stored ones (webhooks and sourceIds as whole lists); settings.sharedSecret null removes the secret, leaving it out keeps it; a header value given as its hint keeps the stored value.
+ * the secret before the last rotation, still signing until expiresAt (docs/receivers.md, "Rotating a secret")
+ */
+export interface PreviousSecret {
+  secret: string;
+  expiresAt: string;
+}
+/**
+ * JSON merge patch of a destination: fields given replace the stored ones (webhooks and sourceIds as whole lists); settings.sharedSecret null removes the secret, leaving it out keeps it; a header value given as its hint keeps the stored value; a webhook given without `disabled` keeps the disabled state stored for its URL; a numeric setting or previousSecret given as null goes back to its default.
  */
 export interface DestinationPatch {
   enabled?: boolean;
@@ -145,6 +190,16 @@ export interface DestinationPatch {
      */
     webhooks?: WebhookTargetPatch[];
     sharedSecret?: string | null;
+    /**
+     * null ends a rotation's overlap now: only the current secret signs
+     */
+    previousSecret?: null;
+    standardWebhooks?: boolean | null;
+    timeoutMs?: number | null;
+    retryWindowMs?: number | null;
+    maxConcurrentRequests?: number | null;
+    maxRequestsPerSecond?: number | null;
+    autoDisableAfterMs?: number | null;
   };
 }
 export interface WebhookTargetPatch {
@@ -155,6 +210,14 @@ export interface WebhookTargetPatch {
   headers?: {
     [k: string]: string | SecretHint;
   };
+  /**
+   * true: no call is sent to this URL. Set by webhook-delivery when the URL answers 410 Gone (with disabledReason), or by an operator; false (or leaving the URL out and adding it again) re-enables it
+   */
+  disabled?: boolean;
+  /**
+   * why the URL was disabled, e.g. `answered 410 Gone at 2026-11-25T10:00:00.000Z`
+   */
+  disabledReason?: string;
 }
 /**
  * What a read shows of a write-only secret: whether one is set and, for secrets of 8 characters or more, its last 4.
@@ -174,6 +237,13 @@ export interface DestinationView {
   settings: {
     webhooks: WebhookTargetView[];
     sharedSecret: SecretHint;
+    previousSecret?: PreviousSecretView;
+    standardWebhooks?: boolean;
+    timeoutMs?: number;
+    retryWindowMs?: number;
+    maxConcurrentRequests?: number;
+    maxRequestsPerSecond?: number;
+    autoDisableAfterMs?: number;
   };
 }
 export interface WebhookTargetView {
@@ -184,6 +254,37 @@ export interface WebhookTargetView {
   headers?: {
     [k: string]: SecretHint;
   };
+  disabled?: boolean;
+  disabledReason?: string;
+}
+export interface PreviousSecretView {
+  set: boolean;
+  last4?: string;
+  expiresAt: string;
+}
+/**
+ * Rotates a destination's shared secret: the new secret signs from now on, and the current one keeps signing next to it for overlapMs (docs/receivers.md, "Rotating a secret").
+ */
+export interface SecretRotation {
+  /**
+   * the new secret; left out, one is generated (`whsec_` + 32 random bytes in base64) and shown once in the answer
+   */
+  secret?: string;
+  /**
+   * how long the current secret keeps signing next to the new one (0 to 7 days); default 86400000 (24 h). 0 replaces it at once
+   */
+  overlapMs?: number;
+}
+export interface SecretRotated {
+  /**
+   * the new secret, shown this once
+   */
+  secret: string;
+  /**
+   * when the secret it replaced stops signing; absent when there was none, or overlapMs was 0
+   */
+  previousExpiresAt?: string;
+  destination: DestinationView;
 }
 export interface CatalogEntry {
   name: string;

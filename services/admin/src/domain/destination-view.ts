@@ -8,10 +8,15 @@ import type { Destination, DestinationView, SecretHint, WebhookTargetView } from
 const HINT_MIN_LENGTH = 8;
 
 export function toDestinationView(destination: Destination): DestinationView {
-  const { sharedSecret, webhooks, ...settings } = destination.settings;
+  const { sharedSecret, previousSecret, webhooks, ...settings } = destination.settings;
   return {
     ...destination,
-    settings: { ...settings, webhooks: webhooks.map(webhookView), sharedSecret: secretHint(sharedSecret) },
+    settings: {
+      ...settings,
+      webhooks: webhooks.map(webhookView),
+      sharedSecret: secretHint(sharedSecret),
+      ...(previousSecret ? { previousSecret: { ...secretHint(previousSecret.secret), expiresAt: previousSecret.expiresAt } } : {}),
+    },
   };
 }
 
