@@ -30,6 +30,7 @@ export { adminBodyValidator, adminQueryValidator, contractSchemas, schemaProblem
 export { checkConfig, parseConfigText, type ValidConfig } from './config-file.js';
 export { RESERVED_WEBHOOK_HEADERS } from './webhook-headers.js';
 export { SIGNATURE_HEADER, signBody, verifySignature } from './signature.js';
+export { standardWebhooksKey, standardWebhooksSignature } from './standard-webhooks.js';
 export { describeProblem, type FieldProblem } from './field-problems.js';
 export { emptySnapshot, exportConfig, planUpsert, type ConfigChange, type ConfigPlan, type ConfigSnapshot } from './config-changes.js';
 export { MAX_BODY_DEPTH, bodyDepthProblem } from './json-depth.js';
