@@ -1,4 +1,6 @@
-import { DestinationGate, MAX_PARK_MS, type GateOptions, type GateVerdict } from './destination-gate.js';
+import { DestinationGate, MAX_PARK_MS, type EntryVerdict, type GateOptions } from './destination-gate.js';
+
+type GateVerdict = EntryVerdict;
 
 const T0 = Date.parse('2026-11-21T09:30:00.000Z');
 const almostOne = 1 - 2 ** -40;

@@ -16,19 +16,44 @@
  * more than the cap are ever open to one destination, however many calls a job holds. A
  * destination that turns slow can so hold extra worker slots for at most `slowMs`; after that it
  * holds about cap / (requests per job) + 1 of them.
+ *
+ * Each lane also keeps the destination's adaptive limit (domain/adaptive-limit.ts: the cap above is
+ * its concurrency, and requests start no faster than its rate) and its circuit breaker
+ * (domain/breaker.ts: while open, jobs are parked and one request at a time goes as the probe).
  */
+import { AdaptiveLimit, type LimitCaps } from './domain/adaptive-limit.js';
+import type { AnswerSignal } from './domain/answer-signal.js';
+import { Breaker, MAX_PROBE_MS, type BreakerChange } from './domain/breaker.js';
 
 /** The longest a job is parked at once, however often it was parked before. */
 export const MAX_PARK_MS = 5 * 60 * 1000;
 
 export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; readonly delayMs: number };
 
+/**
+ * What `enter` answers: besides go and park, `probe` (the destination's breaker is open and this
+ * job carries its probe: it sends exactly one request) and a park because the breaker is open.
+ */
+export type EntryVerdict = GateVerdict | { readonly kind: 'probe' } | { readonly kind: 'park'; readonly delayMs: number; readonly breaker: true };
+
+/** What an answer told, for the lane's limit and breaker. */
+export interface Answer {
+  readonly signal: AnswerSignal;
+  readonly status?: number | undefined;
+}
+
+/** The longest a job waits for a breaker that may stay open (it is woken when it closes). */
+export const MAX_BREAKER_PARK_MS = 60_000;
+
 /** One of a destination's places per request of an admitted job (see DestinationGate.places). */
 export interface RequestPlaces {
   /** undefined: send it; a number: do not (the destination turned slow), come back in that many ms. */
   take(): number | undefined | Promise<number | undefined>;
-  /** Once per `take`: `ms` the request's duration, undefined when it was not sent; `placed` whether take gave it a place. */
-  give(ms: number | undefined, placed: boolean): void;
+  /**
+   * Once per `take`: `ms` the request's duration, undefined when it was not sent; `placed` whether
+   * take gave it a place; `answer` what came back, when it was sent.
+   */
+  give(ms: number | undefined, placed: boolean, answer?: Answer): void;
   /** When the job's round is over: ends the reservations no request used. */
   done(): void;
 }
@@ -51,6 +76,12 @@ interface Lane {
   lastFinishedAt: number;
   /** When the lane first parked a job since its last quick attempt: how long it has been stuck. */
   slowSince: number | undefined;
+  readonly limit: AdaptiveLimit;
+  readonly breaker: Breaker;
+  /** The earliest the next request may start at the limit's rate. */
+  nextSendAt: number;
+  /** A job parked to carry the next probe is due back before this; later jobs wait longer. */
+  carrierUntil: number;
 }
 
 export interface GateOptions {
@@ -64,8 +95,11 @@ export interface GateOptions {
   readonly random: () => number;
 }
 
+export type BreakerListener = (destinationId: string, change: Exclude<BreakerChange, undefined>, breaker: Breaker) => void;
+
 export class DestinationGate {
   private readonly lanes = new Map<string, Lane>();
+  private readonly listeners: BreakerListener[] = [];
 
   constructor(private readonly options: GateOptions) {}
 
@@ -75,10 +109,26 @@ export class DestinationGate {
    * each park doubles its next delay. On `go`, every request is ended with `leave`, and those
    * never sent too.
    */
-  enter(destinationId: string, parks = 0, requests = 1): GateVerdict | Promise<GateVerdict> {
+  enter(destinationId: string, parks = 0, requests = 1, caps?: LimitCaps): EntryVerdict | Promise<EntryVerdict> {
     if (requests <= 0) return GO;
     const lane = this.lane(destinationId);
-    if (lane.inFlight < this.options.maxInFlight) {
+    if (caps) lane.limit.setCaps(caps);
+    const now = this.options.clock();
+    const admission = lane.breaker.admit(now);
+    if (admission.kind === 'probe') {
+      lane.inFlight += 1;
+      return { kind: 'probe' };
+    }
+    if (admission.kind === 'wait') return { kind: 'park', delayMs: this.breakerPark(lane, admission.probeAt, now), breaker: true };
+    // At the limit's rate, the requests already admitted take this long to start: a job that would
+    // wait longer than `slowMs` for its turn is parked instead of holding a worker slot.
+    const rate = lane.limit.rate;
+    if (Number.isFinite(rate) && lane.inFlight > 0) {
+      const backlogMs = (lane.inFlight / rate) * 1000;
+      if (backlogMs + (requests / rate) * 1000 > this.options.slowMs)
+        return { kind: 'park', delayMs: Math.round(Math.max(backlogMs, 100) * (0.5 + this.options.random())) };
+    }
+    if (lane.inFlight < lane.limit.concurrency) {
       if (lane.inFlight === 0) lane.lastFinishedAt = this.options.clock();
       lane.inFlight += requests;
       return GO;
@@ -102,19 +152,25 @@ export class DestinationGate {
    */
   send(destinationId: string, parks = 0): GateVerdict | Promise<GateVerdict> {
     const lane = this.lane(destinationId);
-    if (lane.open < this.options.maxInFlight) {
+    if (lane.open < lane.limit.concurrency) {
       lane.open++;
       return GO;
     }
     return new Promise<GateVerdict>((resolve) => lane.sendQueue.push({ resolve, parks }));
   }
 
-  /** A request is over: `attemptMs` its duration (undefined when it was not sent after all); its place goes to the next request waiting. */
-  sent(destinationId: string, attemptMs: number | undefined): void {
+  /**
+   * A request is over: `attemptMs` its duration (undefined when it was not sent after all), `answer`
+   * what came back (for the limit and the breaker; `probe` when it was the breaker's probe); its
+   * place goes to the next request waiting.
+   */
+  sent(destinationId: string, attemptMs: number | undefined, answer?: Answer, probe = false): void {
     const lane = this.lane(destinationId);
     if (attemptMs !== undefined) this.observe(lane, attemptMs);
+    if (answer) this.answered(destinationId, lane, answer, probe);
+    else if (probe) lane.breaker.probeNotSent();
     lane.open--;
-    while (lane.sendQueue.length > 0 && lane.open < this.options.maxInFlight) {
+    while (lane.sendQueue.length > 0 && lane.open < lane.limit.concurrency) {
       const next = lane.sendQueue.shift()!;
       if (lane.meanMs >= this.options.slowMs) {
         next.resolve(this.park(lane, next.parks));
@@ -135,7 +191,7 @@ export class DestinationGate {
     // The lane is kept when idle: forgetting that a destination is slow would let the next burst
     // fill its cap again before it is recognised. Lanes are bounded by the number of destinations.
     lane.inFlight -= requests;
-    while (lane.inFlight < this.options.maxInFlight) {
+    while (lane.inFlight < lane.limit.concurrency) {
       const next = lane.waiters.shift();
       if (!next) break;
       lane.inFlight += next.requests;
@@ -148,17 +204,33 @@ export class DestinationGate {
    * `leave`, with the bookkeeping in one spot). Requests beyond the reservation (none, when the
    * round sends what it reserved for) take a place but end no reservation.
    */
-  places(destinationId: string, parks: number, reserved: number): RequestPlaces {
+  places(destinationId: string, parks: number, reserved: number, probe = false): RequestPlaces {
     let ended = 0;
-    const holdOf = (v: GateVerdict) => (v.kind === 'park' ? v.delayMs : undefined);
+    const lane = this.lane(destinationId);
+    const paced = (v: GateVerdict): number | undefined | Promise<number | undefined> => {
+      if (v.kind === 'park') return v.delayMs;
+      // Admitted before the breaker opened: the request is not sent, the job is parked.
+      if (!probe && lane.breaker.state !== 'closed') {
+        this.sent(destinationId, undefined);
+        return this.breakerPark(lane, lane.breaker.probeAt, this.options.clock());
+      }
+      const wait = this.paceWait(lane);
+      if (wait === 0) return undefined;
+      if (wait > this.options.slowMs) {
+        this.sent(destinationId, undefined);
+        return Math.round(wait);
+      }
+      return new Promise((resolve) => setTimeout(() => resolve(undefined), wait));
+    };
     return {
       take: () => {
         const verdict = this.send(destinationId, parks);
-        return verdict instanceof Promise ? verdict.then(holdOf) : holdOf(verdict);
+        return verdict instanceof Promise ? verdict.then(paced) : paced(verdict);
       },
-      give: (ms, placed) => {
+      give: (ms, placed, answer) => {
         ended++;
-        if (placed) this.sent(destinationId, ms);
+        if (placed) this.sent(destinationId, ms, answer, probe);
+        else if (probe) lane.breaker.probeNotSent();
         if (ended <= reserved) this.leave(destinationId, undefined);
       },
       done: () => {
@@ -181,6 +253,69 @@ export class DestinationGate {
   /** Requests open to this destination now. */
   open(destinationId: string): number {
     return this.lanes.get(destinationId)?.open ?? 0;
+  }
+
+  /** Every destination's adaptive limit and breaker (every destination seen since start). */
+  *limits(): IterableIterator<[string, { readonly limit: AdaptiveLimit; readonly breaker: Breaker }]> {
+    for (const [id, lane] of this.lanes) yield [id, lane];
+  }
+
+  /** The breaker of a destination (a closed one for a destination not seen yet). */
+  breaker(destinationId: string): Breaker {
+    return this.lane(destinationId).breaker;
+  }
+
+  /** Called on every breaker change, in the call that observed the answer. */
+  onBreakerChange(listener: BreakerListener): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * The job whose probe failed carries the next one: it comes back at the returned time, and
+   * jobs parked meanwhile wait longer (they are woken when the breaker closes).
+   */
+  carryNextProbe(destinationId: string): number {
+    const lane = this.lane(destinationId);
+    lane.carrierUntil = lane.breaker.probeAt + 2 * MAX_PROBE_MS;
+    return lane.breaker.probeAt;
+  }
+
+  private answered(destinationId: string, lane: Lane, answer: Answer, probe: boolean): void {
+    const now = this.options.clock();
+    lane.limit.observe(answer.signal, now, answer.status);
+    const change = lane.breaker.observe(answer.signal, answer.status, now, probe);
+    if (change === undefined) return;
+    // A receiver that just came back gets the destination's full limits: its waiting calls are
+    // all due, and it says soon enough (429, 503, timeouts) if that is too much.
+    if (change === 'closed') lane.limit.reset();
+    lane.carrierUntil = 0;
+    for (const listener of this.listeners) listener(destinationId, change, lane.breaker);
+  }
+
+  /**
+   * How long a job waits while the breaker is open: the first one parked after a probe is
+   * scheduled comes back for that probe (it carries it); the others wait longer, up to
+   * MAX_BREAKER_PARK_MS, as the breaker stays open (they are woken when it closes).
+   */
+  private breakerPark(lane: Lane, probeAt: number, now: number): number {
+    if (lane.breaker.state === 'open' && lane.carrierUntil <= now) {
+      lane.carrierUntil = probeAt + 2 * MAX_PROBE_MS;
+      return Math.round(Math.max(0, probeAt - now) + 20 + this.options.random() * 200);
+    }
+    const openFor = now - lane.breaker.openedAt;
+    return Math.round(Math.min(MAX_BREAKER_PARK_MS, Math.max(MAX_PROBE_MS, openFor)) * (0.5 + this.options.random()));
+  }
+
+  /** How long the next request waits for its turn at the limit's rate; takes the turn unless it is longer than `slowMs`. */
+  private paceWait(lane: Lane): number {
+    const rate = lane.limit.rate;
+    if (!Number.isFinite(rate)) return 0;
+    const now = this.options.clock();
+    const start = Math.max(now, lane.nextSendAt);
+    const wait = start - now;
+    if (wait > this.options.slowMs) return wait;
+    lane.nextSendAt = start + 1000 / rate;
+    return wait;
   }
 
   private sweep(lane: Lane): void {
@@ -233,6 +368,10 @@ export class DestinationGate {
         meanMs: 0,
         lastFinishedAt: this.options.clock(),
         slowSince: undefined,
+        limit: new AdaptiveLimit({ maxConcurrency: this.options.maxInFlight, maxRate: Number.POSITIVE_INFINITY }),
+        breaker: new Breaker(),
+        nextSendAt: 0,
+        carrierUntil: 0,
       };
       this.lanes.set(destinationId, lane);
     }

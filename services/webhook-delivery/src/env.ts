@@ -102,6 +102,17 @@ export const deliveryEnvSpec = {
     type: 'file path',
     describe: "PEM file of CA certificates trusted for https receivers in addition to Node's list (NODE_EXTRA_CA_CERTS works too)",
   }),
+  NOTIFY_WEBHOOK_URL: text({
+    pattern: /^https?:\/\/[^\s/]+\S*$/i,
+    hint: 'an absolute http or https URL',
+    secret: true,
+    describe:
+      'operator notifications (circuit opened or closed, destination or URL disabled, dead letters growing) are POSTed here as JSON, besides the audit log; unset, they go to the audit log only (docs/delivery.md, "Operator notifications")',
+  }),
+  NOTIFY_WEBHOOK_SECRET: text({
+    secret: true,
+    describe: 'signs the notifications with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); a whsec_ secret or any text',
+  }),
   NODE_EXTRA_CA_CERTS: text({
     type: 'file path',
     describe: "Node's own list of extra CA certificates (PEM); honoured alongside WEBHOOK_CA_FILE when both are set",

@@ -1,13 +1,14 @@
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@eventrelay/runtime';
+import type { DestinationGate } from './destination-gate.js';
 
 /**
- * `openRequests`: the requests open now, by destination (read at each scrape, so sending costs
- * nothing extra). `retryHeld`: the calls held for a retry, by destination, read from Redis at each
+ * `gate`: the requests open now, the adaptive limits and the breakers, by destination (read at
+ * each scrape, so sending costs nothing extra). `retryHeld`: the calls held for a retry, by destination, read from Redis at each
  * scrape (one HGETALL; every replica reports the same figure).
  */
 export function createDeliveryMetrics(
   registry: Registry,
-  openRequests: () => Iterable<[string, number]>,
+  gate: Pick<DestinationGate, 'openRequests' | 'limits'>,
   retryHeld: () => Promise<ReadonlyMap<string, number>>,
 ) {
   // Destinations this process has reported held calls for: shown at 0 once they hold none (the
@@ -88,8 +89,42 @@ export function createDeliveryMetrics(
       labelNames: ['destination'] as const,
       registers: [registry],
       collect() {
-        for (const [destination, open] of openRequests()) this.set({ destination }, open);
+        for (const [destination, open] of gate.openRequests()) this.set({ destination }, open);
       },
+    }),
+    concurrencyLimit: new Gauge({
+      name: 'eventrelay_delivery_concurrency_limit',
+      help: "Requests this process may keep open to a destination now: its adaptive limit, at most the destination's maxConcurrentRequests",
+      labelNames: ['destination'] as const,
+      registers: [registry],
+      collect() {
+        for (const [destination, { limit }] of gate.limits()) this.set({ destination }, limit.concurrency);
+      },
+    }),
+    rateLimit: new Gauge({
+      name: 'eventrelay_delivery_rate_limit',
+      help: 'Requests per second this process may start to a destination now (adaptive, at most its maxRequestsPerSecond); 0 when none is in force',
+      labelNames: ['destination'] as const,
+      registers: [registry],
+      collect() {
+        for (const [destination, { limit }] of gate.limits())
+          this.set({ destination }, Number.isFinite(limit.rate) ? Math.round(limit.rate * 10) / 10 : 0);
+      },
+    }),
+    breakerOpen: new Gauge({
+      name: 'eventrelay_delivery_breaker_open',
+      help: "1 while this process's circuit breaker for a destination is open (or probing), else 0",
+      labelNames: ['destination'] as const,
+      registers: [registry],
+      collect() {
+        for (const [destination, { breaker }] of gate.limits()) this.set({ destination }, breaker.state === 'closed' ? 0 : 1);
+      },
+    }),
+    breakerChanges: new Counter({
+      name: 'eventrelay_delivery_breaker_changes_total',
+      help: "Circuit breaker changes in this process, by destination and state entered (open, closed)",
+      labelNames: ['destination', 'to'] as const,
+      registers: [registry],
     }),
   };
 }

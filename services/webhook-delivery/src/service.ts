@@ -37,6 +37,10 @@ import { keepsAnswer } from './domain/attempt-detail.js';
 import { parseNetworkList } from './domain/networks.js';
 import type { RetryPolicy } from './domain/schedule.js';
 import { createSender } from './adapters/http-sender.js';
+import { DestinationEpisodes } from './adapters/destination-episodes.js';
+import { createDestinationSwitches } from './adapters/destination-switches.js';
+import { NO_NOTIFIER, createOperatorWebhook } from './adapters/operator-webhook.js';
+import { createOperatorEvents } from './jobs/operator-events.js';
 import type { Resolver } from './adapters/address-guard.js';
 import { DestinationGate } from './destination-gate.js';
 import { createDeliverProcessor } from './jobs/deliver.js';
@@ -113,6 +117,11 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   // connection, like the queue gauges.
   const retryBacklog = new RetryBacklog(connection, keys);
   const retryBacklogView = new RetryBacklog(control, keys);
+  const notifier = env.NOTIFY_WEBHOOK_URL
+    ? createOperatorWebhook({ url: env.NOTIFY_WEBHOOK_URL, secret: env.NOTIFY_WEBHOOK_SECRET, clock, logger })
+    : NO_NOTIFIER;
+  // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.
+  const events = createOperatorEvents({ audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER), notifier, logger, clock });
   // A batch lives on the route shard of its sources (ingest writes each shard's flush apart).
   const batches = keys.prefixes.map((prefix) => new CallBatches(connection, prefix));
   const processor = createDeliverProcessor({
@@ -125,8 +134,11 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     replays: new ReplayProgressStore(connection, keys),
     deadLetters: new DeadLetterStore(connection, keys, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
     deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
-    // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.
-    audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER),
+    events,
+    episodes: new DestinationEpisodes(connection, keys),
+    switches: createDestinationSwitches(store),
+    maxInFlight: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+    timeoutMs: env.DELIVERY_TIMEOUT_MS,
     retryBacklog,
     retryMax: env.DELIVERY_RETRY_MAX_PER_DESTINATION,
     transaction: () => connection.multi(),
@@ -137,11 +149,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     policy,
     clock,
     random,
-    metrics: createDeliveryMetrics(
-      registry,
-      () => gate.openRequests(),
-      () => retryBacklogView.all(),
-    ),
+    metrics: createDeliveryMetrics(registry, gate, () => retryBacklogView.all()),
     stats,
     logger,
     putBack: (job, at, token) => putJobBack(connection, job, at, token),
@@ -187,7 +195,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     async release() {
       destinations.stop();
       await Promise.all([attemptLog.close(), stats.close()]);
-      await sender.close();
+      await Promise.all([sender.close(), notifier.close()]);
     },
     // Requests already sent finish (at most DELIVERY_TIMEOUT_MS); a job's calls not sent yet stay
     // in it, unattempted, for another worker.

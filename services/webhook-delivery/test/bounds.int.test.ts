@@ -40,11 +40,14 @@ describe('delivery bounds', () => {
     expect(ids).toEqual(expect.arrayContaining(['m-b6', 'm-b7']));
 
     const audit = (await new AuditLog(p.admin, p.prefix).page({ limit: 10 })).items;
+    // Besides the evictions, the first dead letters of the hour tell operators once per destination.
     expect(audit.map((e) => [e.action, e.targetId, e.tokenId]).sort()).toEqual([
+      ['destination.dead_lettering', 'dest-full', 'webhook-delivery'],
+      ['destination.dead_lettering', 'dest-other', 'webhook-delivery'],
       ['destination.dead_letters_evicted', 'dest-full', 'webhook-delivery'],
       ['destination.dead_letters_evicted', 'dest-other', 'webhook-delivery'],
     ]);
-    expect(audit[0]!.details).toMatchObject({ reason: 'dead letter cap reached', max: 3 });
+    expect(audit.find((e) => e.action === 'destination.dead_letters_evicted')!.details).toMatchObject({ reason: 'dead letter cap reached', max: 3 });
   });
 });
 
@@ -135,6 +138,7 @@ describe('the retry backlog cap (DELIVERY_RETRY_MAX_PER_DESTINATION)', () => {
       const audit = (await new AuditLog(p.admin, p.prefix).page({ limit: 10 })).items;
       expect(audit.map((e) => [e.action, e.targetId, e.tokenId])).toEqual([
         ['destination.retry_backlog_capped', 'dest-cap', 'webhook-delivery'],
+        ['destination.dead_lettering', 'dest-cap', 'webhook-delivery'],
       ]);
       expect(audit[0]!.details).toEqual({ reason: 'retry backlog cap reached', max: 5, deadLettered: 2 });
       expect(await p.admin.ttl(`${p.prefix}:retry-capping:dest-cap`)).toBeGreaterThan(0);

@@ -12,7 +12,10 @@ import { refusal, type Network } from '../domain/networks.js';
 import { guardedLookup, systemResolver, type Resolver } from './address-guard.js';
 
 export interface SenderOptions {
-  /** The whole attempt (connect, headers and body) must finish within this (DELIVERY_TIMEOUT_MS). */
+  /**
+   * The whole attempt (connect, headers and body) must finish within this (DELIVERY_TIMEOUT_MS),
+   * unless `send` is given a destination's own timeout.
+   */
   readonly timeoutMs: number;
   readonly allowedNetworks: readonly Network[];
   readonly connectionsPerOrigin: number;
@@ -27,9 +30,12 @@ export interface SenderOptions {
 }
 
 export interface Sender {
-  send(url: string, headers: Record<string, string>, body: string): Promise<SendResult>;
+  send(url: string, headers: Record<string, string>, body: string, timeoutMs?: number): Promise<SendResult>;
   close(): Promise<void>;
 }
+
+/** The longest a destination's own timeout may be (its `timeoutMs` setting). */
+const MAX_TIMEOUT_MS = 30_000;
 
 /**
  * A response body is read up to this much, its first RESPONSE_BODY_EXCERPT bytes kept for the
@@ -46,10 +52,11 @@ export function createSender(options: SenderOptions): Sender {
     // avoids sending on a socket the other side is closing.
     keepAliveTimeout: 4000,
     keepAliveMaxTimeout: 4000,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
+    // Our own timer ends each attempt at its destination's timeout; undici's are only a backstop.
+    headersTimeout: Math.max(options.timeoutMs, MAX_TIMEOUT_MS),
+    bodyTimeout: Math.max(options.timeoutMs, MAX_TIMEOUT_MS),
     connect: {
-      timeout: options.timeoutMs,
+      timeout: Math.max(options.timeoutMs, MAX_TIMEOUT_MS),
       lookup: guardedLookup(options.resolver ?? systemResolver, options.allowedNetworks),
       ...(options.ca ? { ca: [...options.ca] } : {}),
     },
@@ -68,7 +75,7 @@ export function createSender(options: SenderOptions): Sender {
   };
 
   return {
-    async send(url, headers, body) {
+    async send(url, headers, body, timeoutMs = options.timeoutMs) {
       const target = targetOf(url);
       if ('refused' in target) return target.refused;
       // The limit covers the whole attempt: queueing for a connection, connecting, headers and
@@ -80,7 +87,7 @@ export function createSender(options: SenderOptions): Sender {
         deadline.aborted = true;
         deadline.emit('abort');
         response?.destroy(new Error('deadline passed'));
-      }, options.timeoutMs);
+      }, timeoutMs);
       try {
         const res = await agent.request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal: deadline });
         response = res.body;
@@ -88,7 +95,7 @@ export function createSender(options: SenderOptions): Sender {
         const keep = options.keepsAnswer?.(res.statusCode) ?? true;
         // dump() resolves, not rejects, when the deadline destroyed a body that was still coming.
         const excerpt = keep ? await readExcerpt(res.body) : await res.body.dump({ limit: RESPONSE_BODY_LIMIT });
-        if (deadline.aborted) return failure('timeout', `no complete response within ${options.timeoutMs} ms`);
+        if (deadline.aborted) return failure('timeout', `no complete response within ${timeoutMs} ms`);
         return {
           kind: 'response',
           status: res.statusCode,
@@ -96,7 +103,7 @@ export function createSender(options: SenderOptions): Sender {
           ...(excerpt ? { excerpt: { headers: res.headers, ...excerpt } } : {}),
         };
       } catch (err) {
-        return deadline.aborted ? failure('timeout', `no complete response within ${options.timeoutMs} ms`) : describeError(err);
+        return deadline.aborted ? failure('timeout', `no complete response within ${timeoutMs} ms`) : describeError(err);
       } finally {
         clearTimeout(timer);
       }

@@ -5,18 +5,18 @@
  * warning and one audit entry.
  */
 import type { Logger } from '@eventrelay/runtime';
-import type { AuditLog, DeadLetterStore, RetryBacklog } from '@eventrelay/stores';
+import type { DeadLetterStore, RetryBacklog } from '@eventrelay/stores';
 import type { DeliveryMetrics } from '../metrics.js';
+import type { OperatorAction, OperatorEvents } from './operator-events.js';
 
 interface CapNoteDeps {
   readonly deadLetters: Pick<DeadLetterStore, 'evictionOf'>;
   readonly retryBacklog: Pick<RetryBacklog, 'changeOf'>;
-  readonly audit: Pick<AuditLog, 'record'>;
+  readonly events: OperatorEvents;
   readonly deadLetterMax: number;
   readonly retryMax: number;
   readonly metrics: DeliveryMetrics;
   readonly logger: Logger;
-  readonly clock: () => number;
 }
 
 export function createCapNotes(deps: CapNoteDeps) {
@@ -62,23 +62,11 @@ export function createCapNotes(deps: CapNoteDeps) {
   }
 
   /**
-   * One warning and one audit entry for the first time in an episode that a destination's cap
-   * dropped or diverted something. What the cap did is already committed: a failed audit write is
-   * logged, never a reason to run the job again.
+   * One warning, one audit entry and one notification for the first time in an episode that a
+   * destination's cap dropped or diverted something.
    */
-  async function episodeBegan(destinationId: string, action: string, event: string, details: Record<string, unknown>): Promise<void> {
-    deps.logger.warn({ destinationId, ...details }, event);
-    try {
-      await deps.audit.record({
-        at: new Date(deps.clock()).toISOString(),
-        tokenId: 'webhook-delivery',
-        action,
-        targetId: destinationId,
-        details,
-      });
-    } catch (err) {
-      deps.logger.warn({ destinationId, err: String(err) }, 'audit.write_failed');
-    }
+  function episodeBegan(destinationId: string, action: OperatorAction, event: string, details: Record<string, unknown>): Promise<void> {
+    return deps.events.record(action, destinationId, details, event);
   }
 
   return { noteEvictions, noteRetryBacklog };

@@ -7,6 +7,7 @@
 import type { DeliveryAttempt, DeliveryItem, Destination, WebhookTarget } from '@eventrelay/config';
 import { buildBody } from '../domain/body.js';
 import { buildHeaders } from '../domain/headers.js';
+import { answerSignal } from '../domain/answer-signal.js';
 import { classify, type Outcome } from '../domain/outcome.js';
 import { attemptDetail, keepsDetail, type DetailLevel } from '../domain/attempt-detail.js';
 import { decideRound, dueUrls, type RetryPolicy, type UrlResult } from '../domain/schedule.js';
@@ -17,7 +18,10 @@ import type { RequestPlaces } from '../destination-gate.js';
 export interface DeliverDeps {
   readonly sender: Pick<Sender, 'send'>;
   readonly record: (attempt: DeliveryAttempt) => void;
+  /** The defaults; a destination's own `retryWindowMs` replaces the window (policyOf). */
   readonly policy: RetryPolicy;
+  /** DELIVERY_TIMEOUT_MS: an attempt's limit unless the destination sets `timeoutMs`. */
+  readonly timeoutMs: number;
   readonly clock: () => number;
   readonly random: () => number;
   /** DELIVERY_LOG_DETAIL (default all). */
@@ -31,17 +35,46 @@ export interface Round {
   readonly requests: number;
 }
 
+/**
+ * The destination's URLs that calls go to: those not disabled (by a 410 Gone or an operator). A
+ * disabled URL is as if removed: calls retrying forget it, and a call with no URL left is dead.
+ */
+export function activeTargets(destination: Destination): readonly WebhookTarget[] {
+  const all = destination.settings.webhooks;
+  return all.some((w) => w.disabled) ? all.filter((w) => !w.disabled) : all;
+}
+
+/** The retry policy for a destination: the defaults, with its own window when it sets one. */
+export function policyOf(destination: Destination, defaults: RetryPolicy): RetryPolicy {
+  const windowMs = destination.settings.retryWindowMs;
+  return windowMs === undefined ? defaults : { ...defaults, windowMs };
+}
+
 export function planRound(items: readonly DeliveryItem[], destination: Destination, now: number): Round {
-  const urls = destination.settings.webhooks.map((w) => w.url);
+  const targets = activeTargets(destination);
+  const urls = targets.map((w) => w.url);
   let requests = 0;
   const calls = items.map((item) => {
     const dueNow = dueUrls(urls, item.retry, now);
-    const due =
-      dueNow.length === urls.length ? destination.settings.webhooks : destination.settings.webhooks.filter((w) => dueNow.includes(w.url));
+    const due = dueNow.length === urls.length ? targets : targets.filter((w) => dueNow.includes(w.url));
     requests += due.length;
     return { item, due };
   });
   return { calls, requests };
+}
+
+/**
+ * The breaker's probe: one request, to the first URL due of the first call that has one; every
+ * other call of the round waits, as it is.
+ */
+export function probeRound(round: Round): Round {
+  let taken = false;
+  const calls = round.calls.map(({ item, due }) => {
+    if (taken || due.length === 0) return { item, due: [] };
+    taken = true;
+    return { item, due: due.slice(0, 1) };
+  });
+  return { calls, requests: taken ? 1 : 0 };
 }
 
 export interface RunResult {
@@ -62,7 +95,9 @@ export async function runDelivery(
   places: RequestPlaces,
   stopping: () => boolean = () => false,
 ): Promise<RunResult> {
-  const urls = destination.settings.webhooks.map((w) => w.url);
+  const urls = activeTargets(destination).map((w) => w.url);
+  const policy = policyOf(destination, deps.policy);
+  const timeoutMs = destination.settings.timeoutMs ?? deps.timeoutMs;
   const startedAt = deps.clock();
   // One backoff draw for the job's round: its calls failed together, so they are retried
   // together (one job run); jobs still draw apart from each other, which is what spreads a
@@ -92,10 +127,10 @@ export async function runDelivery(
             staticHeaders: target.headers,
           });
           const began = deps.clock();
-          const sent = await deps.sender.send(target.url, headers, body);
+          const sent = await deps.sender.send(target.url, headers, body, timeoutMs);
           const ended = deps.clock();
-          places.give(ended - began, true);
           const outcome = classify(sent, ended);
+          places.give(ended - began, true, { signal: answerSignal(outcome), status: outcome.status });
           const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
           // Built after the request: the attempt log's detail never delays a send.
           if (keepsDetail(deps.detail ?? 'all', outcome.kind))
@@ -107,7 +142,7 @@ export async function runDelivery(
       ).then((r) => r.filter((x): x is UrlResult => x !== undefined));
       // Stopped, or held back, before any URL of this call was tried: it is as it was.
       if (results.length === 0) return { item, decision: undefined, attempts, ...(holdMs !== undefined ? { holdMs } : {}) };
-      const decision = decideRound({ urls, state: item.retry, results, startedAt, now: deps.clock(), policy: deps.policy, random });
+      const decision = decideRound({ urls, state: item.retry, results, startedAt, now: deps.clock(), policy, random });
       return { item, decision, attempts };
     }),
   );

@@ -18,13 +18,17 @@ import type { ChainableCommander } from 'ioredis';
 import type { BatchRef, DeadLetter, DeliverJob, DeliveryItem, Destination, RetryState } from '@eventrelay/config';
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
-import type { AuditLog, CallBatches, DeadLetterStore, RetryBacklog, StatsCounters } from '@eventrelay/stores';
+import type { CallBatches, DeadLetterStore, RetryBacklog, StatsCounters } from '@eventrelay/stores';
 import { createCapNotes } from './cap-notes.js';
-import { planRound, runDelivery, type DeliverDeps } from './deliver-round.js';
+import { activeTargets, planRound, policyOf, probeRound, runDelivery, type DeliverDeps } from './deliver-round.js';
+import type { OperatorEvents } from './operator-events.js';
+import type { DestinationEpisodes } from '../adapters/destination-episodes.js';
+import type { DestinationSwitches } from '../adapters/destination-switches.js';
 import { withoutErased, type Tombstones } from './erasures.js';
 import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
 import type { DestinationGate } from '../destination-gate.js';
+import type { Breaker } from '../domain/breaker.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
 import { settleRound, type CallRun } from '../domain/settle.js';
@@ -44,8 +48,14 @@ export interface WorkerDeps extends DeliverDeps {
   readonly deadLetters: Pick<DeadLetterStore, 'queueAdd' | 'evictionOf'>;
   /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when the cap is reached. */
   readonly deadLetterMax: number;
-  /** Where an episode at a per-destination cap (dead letters, retry backlog) is recorded for operators. */
-  readonly audit: Pick<AuditLog, 'record'>;
+  /** What operators are told (audit log, notification webhook): caps reached, breakers, disabled URLs. */
+  readonly events: OperatorEvents;
+  /** Makes each operator event happen once per episode across processes. */
+  readonly episodes: Pick<DestinationEpisodes, 'breakerOpened' | 'breakerClosed' | 'deadLettering'>;
+  /** Config writes of delivery's own: a URL that answered 410, a destination failing too long. */
+  readonly switches: DestinationSwitches;
+  /** DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: a destination's concurrency unless it sets maxConcurrentRequests. */
+  readonly maxInFlight: number;
   /** Each destination's count of calls held for a retry, changed in the commit. */
   readonly retryBacklog: Pick<RetryBacklog, 'queueChange' | 'changeOf' | 'held'>;
   /** DELIVERY_RETRY_MAX_PER_DESTINATION: calls held for a retry per destination; 0 = no cap. */
@@ -76,6 +86,81 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   const { metrics, logger } = deps;
   const stopping = deps.stopping ?? (() => false);
   const caps = createCapNotes(deps);
+  /** Jobs parked while their destination's breaker is open, woken when it closes. */
+  const waiting = new Map<string, Map<string, Job>>();
+  deps.gate.onBreakerChange((destinationId, change, breaker) => void noteBreaker(destinationId, change, breaker));
+
+  /** A breaker of this process changed: wake the jobs it parked, and tell operators once per episode. */
+  async function noteBreaker(destinationId: string, change: 'opened' | 'closed', breaker: Breaker): Promise<void> {
+    metrics.breakerChanges.inc({ destination: destinationId, to: change === 'opened' ? 'open' : 'closed' });
+    try {
+      if (change === 'opened') {
+        logger.warn({ destinationId }, 'delivery.breaker_opened');
+        if (await deps.episodes.breakerOpened(destinationId, breaker.openedAt))
+          await deps.events.record(
+            'destination.breaker_opened',
+            destinationId,
+            { reason: 'at least half of the attempts of the last 10 s failed (5xx, 408, timeouts, connection errors)' },
+            'delivery.breaker_opened_notified',
+          );
+        return;
+      }
+      const parked = waiting.get(destinationId);
+      waiting.delete(destinationId);
+      // A job that already came back, or that another process took, is not delayed any more.
+      for (const job of parked?.values() ?? []) void job.promote().catch(() => undefined);
+      logger.info({ destinationId, woken: parked?.size ?? 0 }, 'delivery.breaker_closed');
+      const began = await deps.episodes.breakerClosed(destinationId);
+      if (began !== undefined)
+        await deps.events.record('destination.breaker_closed', destinationId, { openForMs: deps.clock() - began }, 'delivery.breaker_closed_notified');
+    } catch (err) {
+      logger.warn({ destinationId, change, err: String(err) }, 'delivery.breaker_note_failed');
+    }
+  }
+
+  /** The first commit of an hour with dead letters for a destination tells operators. */
+  async function noteDeadLetters(destinationId: string, letters: readonly DeadLetter[]): Promise<void> {
+    if (letters.length === 0) return;
+    try {
+      if (await deps.episodes.deadLettering(destinationId))
+        await deps.events.record(
+          'destination.dead_lettering',
+          destinationId,
+          { deadLettered: letters.length, reason: letters[0]?.lastError },
+          'delivery.dead_lettering',
+        );
+    } catch (err) {
+      logger.warn({ destinationId, err: String(err) }, 'delivery.dead_letter_note_failed');
+    }
+  }
+
+  /** URLs that answered 410 Gone are disabled, for every call from now on (docs/receivers.md). */
+  async function disableGoneUrls(destinationId: string, calls: readonly CallRun[]): Promise<void> {
+    const gone = new Set<string>();
+    for (const c of calls) for (const a of c.attempts) if (a.status === 410) gone.add(a.url);
+    if (gone.size === 0) return;
+    for (const url of gone) {
+      const reason = `answered 410 Gone at ${new Date(deps.clock()).toISOString()}`;
+      if (await deps.switches.disableUrl(destinationId, url, reason))
+        await deps.events.record('destination.url_disabled', destinationId, { url: originOf(url), reason }, 'delivery.url_disabled');
+    }
+    await deps.destinations.refresh();
+  }
+
+  /** The breaker has been open for the destination's `autoDisableAfterMs`: disable it. */
+  async function autoDisable(destination: Destination, breaker: Breaker): Promise<void> {
+    const after = destination.settings.autoDisableAfterMs;
+    const openForMs = deps.clock() - breaker.openedAt;
+    if (after === undefined || breaker.state === 'closed' || openForMs < after) return;
+    if (await deps.switches.disableDestination(destination.id))
+      await deps.events.record(
+        'destination.auto_disabled',
+        destination.id,
+        { openForMs, autoDisableAfterMs: after, reason: `its circuit breaker stayed open for ${Math.round(openForMs / 1000)} s` },
+        'delivery.auto_disabled',
+      );
+    await deps.destinations.refresh();
+  }
 
   /** The job's destination, reloading the config first when it is unknown or disabled here. */
   async function reloadedDestination(id: string): Promise<Destination | undefined> {
@@ -184,6 +269,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (legacy) job.data = legacy;
     const data = job.data;
     const base = { destinationId: data.destinationId, jobId: job.id };
+    if (job.id !== undefined) waiting.get(data.destinationId)?.delete(job.id);
     const known = deps.destinations.get(data.destinationId);
     const destination = known?.enabled ? known : await reloadedDestination(data.destinationId);
     const runsBefore = 'calls' in data ? (data.runs ?? 0) : 0;
@@ -212,15 +298,18 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const erased = loaded.erased > 0 ? { erased: loaded.erased } : {};
     if (loaded.erased > 0) metrics.erased.inc({ destination: data.destinationId }, loaded.erased);
 
-    if (!destination.enabled) {
+    if (!destination.enabled || activeTargets(destination).length === 0) {
       // Disabled: kept as dead letters, so the operator can replay once it is enabled again.
-      const reason = 'destination is disabled';
+      const reason = destination.enabled
+        ? 'every URL of the destination is disabled (410 Gone, or by an operator)'
+        : 'destination is disabled';
       const outcomes = { deadLettered: items };
       await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
       const letters = items.map((item) =>
         letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason),
       );
       await commit(job, token, letters, [], undefined, runsBefore, 0, outcomes);
+      await noteDeadLetters(data.destinationId, letters);
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
       deps.stats.countDestination(data.destinationId, { dead: items.length });
       logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
@@ -229,14 +318,24 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
     // A job woken before any of its calls is due (one waits on a Retry-After) reserves nothing,
     // goes through, and back to the delayed set.
-    const round = planRound(items, destination, deps.clock());
-    const verdict = await deps.gate.enter(data.destinationId, parks, round.requests);
+    const planned = planRound(items, destination, deps.clock());
+    const limits = {
+      maxConcurrency: destination.settings.maxConcurrentRequests ?? deps.maxInFlight,
+      maxRate: destination.settings.maxRequestsPerSecond ?? Number.POSITIVE_INFINITY,
+    };
+    const verdict = await deps.gate.enter(data.destinationId, parks, planned.requests, limits);
     if (verdict.kind === 'park') {
+      // Settled: the calls whose window passed were dead-lettered and the job, holding the others
+      // (if any), was moved in the commit.
+      if ('breaker' in verdict && (await waitForBreaker(job, token, destination, items, runsBefore, verdict.delayMs))) return;
       metrics.parked.inc();
       await deps.putBack(job, deps.clock() + verdict.delayMs, token);
       throw new DelayedError();
     }
-    const places = deps.gate.places(data.destinationId, parks, round.requests);
+    // The breaker is open and this job carries its probe: one request, the other calls wait.
+    const probe = verdict.kind === 'probe';
+    const round = probe ? probeRound(planned) : planned;
+    const places = deps.gate.places(data.destinationId, parks, round.requests, probe);
     let run: Awaited<ReturnType<typeof runDelivery>>;
     try {
       run = await runDelivery(data.destinationId, round, destination, deps, places, stopping);
@@ -244,10 +343,17 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       places.done();
     }
     const attempts = countAttempts(metrics, data.destinationId, run.calls);
+    await disableGoneUrls(data.destinationId, run.calls);
 
-    const urls = destination.settings.webhooks.map((w) => w.url);
+    const urls = activeTargets(destination).map((w) => w.url);
     const now = deps.clock();
     let settled = settleRound(run.calls, urls, now);
+    const breaker = deps.gate.breaker(data.destinationId);
+    if (probe && breaker.state !== 'closed') {
+      // The probe failed: this job carries the next one, whatever its own calls' backoff says.
+      await autoDisable(destination, breaker);
+      if (settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, deps.gate.carryNextProbe(data.destinationId)) };
+    }
     const counted = countedCalls(data);
     if (deps.retryMax > 0 && settled.pending.length > counted) {
       // Calls newly held for a retry: the one read of the destination's count, never on the
@@ -311,8 +417,53 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     };
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
+    await noteDeadLetters(data.destinationId, letters);
+    if (settled.pending.length > 0 && breaker.state !== 'closed' && job.id !== undefined) remember(data.destinationId, job);
     await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, outcomes);
   };
+
+  function remember(destinationId: string, job: Job): void {
+    let jobs = waiting.get(destinationId);
+    if (!jobs) waiting.set(destinationId, (jobs = new Map()));
+    jobs.set(job.id as string, job);
+  }
+
+  /**
+   * The job is parked while the destination's breaker is open (no attempt counted, its calls as
+   * they were), to be woken when it closes. Before that: a destination open for its
+   * `autoDisableAfterMs` is disabled, and the calls whose retry window passed meanwhile are
+   * dead-lettered (the windows keep counting); the job then holds the others. True when that
+   * settled the job (committed, and moved when calls remain); false: park it.
+   */
+  async function waitForBreaker(
+    job: Job<DeliverJob>,
+    token: string | undefined,
+    destination: Destination,
+    items: readonly DeliveryItem[],
+    runsBefore: number,
+    delayMs: number,
+  ): Promise<boolean> {
+    const data = job.data;
+    await autoDisable(destination, deps.gate.breaker(data.destinationId));
+    if (job.id !== undefined) remember(data.destinationId, job);
+    const now = deps.clock();
+    const windowMs = policyOf(destination, deps.policy).windowMs;
+    const expired = items.filter((i) => i.retry !== undefined && now >= i.retry.firstAttemptAt + windowMs);
+    if (expired.length === 0) return false;
+    const rest = items.filter((i) => !expired.includes(i));
+    const letters = expired.map((item) => {
+      const last = Object.entries(item.retry!.urls).map(([url, u]) => `${url}: ${u.lastError}`);
+      return letterOf(data, item, item.retry!, `retry window passed while the destination's circuit breaker was open; last error: ${last.join('; ') || 'none'}`);
+    });
+    const outcomes = { deadLettered: expired };
+    await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
+    metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, letters.length);
+    deps.stats.countDestination(data.destinationId, { dead: letters.length });
+    logger.warn({ destinationId: data.destinationId, jobId: job.id, calls: items.length, deadLettered: letters.length, outcome: 'window_passed_while_open' }, 'delivery.attempted');
+    await noteDeadLetters(data.destinationId, letters);
+    await commit(job, token, letters, rest, now + delayMs, runsBefore, 0, outcomes);
+    return true;
+  }
 }
 
 /**

@@ -1,0 +1,131 @@
+/**
+ * The circuit breaker of one destination in one process (docs/delivery.md, "The circuit breaker").
+ *
+ *            ≥ MIN_ATTEMPTS answers in the last WINDOW_MS, at least FAILURE_RATIO failures
+ *   closed ───────────────────────────────────────────────────────────────────────────────▶ open
+ *     ▲                                                                                    │  ▲
+ *     │ any 2xx (the probe's, or a request sent before it opened)   probe due: one request │  │ the probe failed:
+ *     └──────────────────────────────────────────────────── probing ◀──────────────────────┘  │ next one twice as late,
+ *                                                              └─────────────────────────────────┘ at most MAX_PROBE_MS
+ *
+ * While it is not closed, calls wait where they are (their retry state and windows unchanged, no
+ * attempt counted) and exactly one request at a time goes out as the probe. Pure: the time is an
+ * argument; which job carries the probe, and what waits how long, is the gate's business.
+ */
+import { breakerFailure, type AnswerSignal } from './answer-signal.js';
+
+export const WINDOW_MS = 10_000;
+export const MIN_ATTEMPTS = 20;
+export const FAILURE_RATIO = 0.5;
+export const FIRST_PROBE_MS = 1000;
+export const MAX_PROBE_MS = 5000;
+const BUCKET_MS = 1000;
+const BUCKETS = WINDOW_MS / BUCKET_MS;
+
+export type BreakerState = 'closed' | 'open' | 'probing';
+export type BreakerChange = 'opened' | 'closed' | undefined;
+export type Admission = { readonly kind: 'go' } | { readonly kind: 'probe' } | { readonly kind: 'wait'; readonly probeAt: number };
+
+export class Breaker {
+  private stateNow: BreakerState = 'closed';
+  private openedAtMs = 0;
+  private probeAtMs = 0;
+  private probeDelay = FIRST_PROBE_MS;
+  private readonly total = new Array<number>(BUCKETS).fill(0);
+  private readonly failed = new Array<number>(BUCKETS).fill(0);
+  private bucketAt = 0;
+
+  get state(): BreakerState {
+    return this.stateNow;
+  }
+
+  /** When it last opened (epoch ms); meaningful while not closed. */
+  get openedAt(): number {
+    return this.openedAtMs;
+  }
+
+  /** When the next probe may go (epoch ms); meaningful while not closed. */
+  get probeAt(): number {
+    return this.probeAtMs;
+  }
+
+  /**
+   * Whether a job may send now: `go` while closed; while open, `probe` once the probe is due (the
+   * breaker is then probing until its answer comes back), else `wait` until `probeAt`.
+   */
+  admit(now: number): Admission {
+    if (this.stateNow === 'closed') return { kind: 'go' };
+    if (this.stateNow === 'open' && now >= this.probeAtMs) {
+      this.stateNow = 'probing';
+      return { kind: 'probe' };
+    }
+    return { kind: 'wait', probeAt: this.stateNow === 'probing' ? now : this.probeAtMs };
+  }
+
+  /**
+   * One answer. `probe`: it is the probe's. Returns the change it made: any 2xx closes the
+   * breaker; a failed probe sets the next one twice as late; failures over the window open it.
+   */
+  observe(signal: AnswerSignal, status: number | undefined, now: number, probe = false): BreakerChange {
+    if (signal === 'ok') {
+      if (this.stateNow === 'closed') {
+        this.count(now, false);
+        return undefined;
+      }
+      this.close();
+      return 'closed';
+    }
+    const failure = breakerFailure(signal, status);
+    if (this.stateNow !== 'closed') {
+      if (probe) {
+        // A probe answered without a 2xx: the receiver is not back (a 429 or 4xx included).
+        this.probeDelay = Math.min(MAX_PROBE_MS, this.probeDelay * 2);
+        this.probeAtMs = now + this.probeDelay;
+        this.stateNow = 'open';
+      }
+      return undefined;
+    }
+    this.count(now, failure);
+    const total = sum(this.total);
+    if (failure && total >= MIN_ATTEMPTS && sum(this.failed) >= FAILURE_RATIO * total) {
+      this.stateNow = 'open';
+      this.openedAtMs = now;
+      this.probeDelay = FIRST_PROBE_MS;
+      this.probeAtMs = now + FIRST_PROBE_MS;
+      return 'opened';
+    }
+    return undefined;
+  }
+
+  /** The probe was not sent after all (the process is stopping): another job may carry it. */
+  probeNotSent(): void {
+    if (this.stateNow === 'probing') this.stateNow = 'open';
+  }
+
+  private close(): void {
+    this.stateNow = 'closed';
+    this.total.fill(0);
+    this.failed.fill(0);
+  }
+
+  private count(now: number, failure: boolean): void {
+    const steps = Math.floor((now - this.bucketAt) / BUCKET_MS);
+    if (steps > 0) {
+      for (let i = 0; i < Math.min(steps, BUCKETS); i++) {
+        this.total.pop();
+        this.total.unshift(0);
+        this.failed.pop();
+        this.failed.unshift(0);
+      }
+      this.bucketAt += steps * BUCKET_MS;
+    }
+    this.total[0]!++;
+    if (failure) this.failed[0]!++;
+  }
+}
+
+function sum(values: readonly number[]): number {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
+}
