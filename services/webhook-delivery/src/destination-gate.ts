@@ -34,7 +34,8 @@ export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; rea
  * What `enter` answers: besides go and park, `probe` (the destination's breaker is open and this
  * job carries its probe: it sends exactly one request) and a park because the breaker is open.
  */
-export type EntryVerdict = GateVerdict | { readonly kind: 'probe' } | { readonly kind: 'park'; readonly delayMs: number; readonly breaker: true };
+export type EntryVerdict =
+  GateVerdict | { readonly kind: 'probe' } | { readonly kind: 'park'; readonly delayMs: number; readonly breaker: true };
 
 /** What an answer told, for the lane's limit and breaker. */
 export interface Answer {

@@ -111,7 +111,8 @@ export const deliveryEnvSpec = {
   }),
   NOTIFY_WEBHOOK_SECRET: text({
     secret: true,
-    describe: 'signs the notifications with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); a whsec_ secret or any text',
+    describe:
+      'signs the notifications with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); a whsec_ secret or any text',
   }),
   NODE_EXTRA_CA_CERTS: text({
     type: 'file path',

@@ -122,7 +122,7 @@ export function createDeliveryMetrics(
     }),
     breakerChanges: new Counter({
       name: 'eventrelay_delivery_breaker_changes_total',
-      help: "Circuit breaker changes in this process, by destination and state entered (open, closed)",
+      help: 'Circuit breaker changes in this process, by destination and state entered (open, closed)',
       labelNames: ['destination', 'to'] as const,
       registers: [registry],
     }),

@@ -121,7 +121,12 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     ? createOperatorWebhook({ url: env.NOTIFY_WEBHOOK_URL, secret: env.NOTIFY_WEBHOOK_SECRET, clock, logger })
     : NO_NOTIFIER;
   // The admin's ADMIN_AUDIT_MAX trims the audit log at its next write; this process never does.
-  const events = createOperatorEvents({ audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER), notifier, logger, clock });
+  const events = createOperatorEvents({
+    audit: new AuditLog(control, env.EVENTRELAY_PREFIX, Number.MAX_SAFE_INTEGER),
+    notifier,
+    logger,
+    clock,
+  });
   // A batch lives on the route shard of its sources (ingest writes each shard's flush apart).
   const batches = keys.prefixes.map((prefix) => new CallBatches(connection, prefix));
   const processor = createDeliverProcessor({

@@ -47,7 +47,10 @@ describe('delivery bounds', () => {
       ['destination.dead_letters_evicted', 'dest-full', 'webhook-delivery'],
       ['destination.dead_letters_evicted', 'dest-other', 'webhook-delivery'],
     ]);
-    expect(audit.find((e) => e.action === 'destination.dead_letters_evicted')!.details).toMatchObject({ reason: 'dead letter cap reached', max: 3 });
+    expect(audit.find((e) => e.action === 'destination.dead_letters_evicted')!.details).toMatchObject({
+      reason: 'dead letter cap reached',
+      max: 3,
+    });
   });
 });
 

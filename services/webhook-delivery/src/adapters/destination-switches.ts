@@ -21,7 +21,10 @@ export function createDestinationSwitches(store: Pick<ConfigStore, 'update'>): D
         const target = destination?.settings.webhooks.find((w) => w.url === url);
         if (!destination || !target || target.disabled) return { changes: [], result: false };
         const webhooks = destination.settings.webhooks.map((w) => (w.url === url ? { ...w, disabled: true, disabledReason: reason } : w));
-        return { changes: [{ kind: 'put-destination', destination: { ...destination, settings: { ...destination.settings, webhooks } } }], result: true };
+        return {
+          changes: [{ kind: 'put-destination', destination: { ...destination, settings: { ...destination.settings, webhooks } } }],
+          result: true,
+        };
       }),
     disableDestination: (destinationId) =>
       store.update((snapshot) => {

@@ -105,17 +105,27 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
           );
         return;
       }
-      const parked = waiting.get(destinationId);
-      waiting.delete(destinationId);
-      // A job that already came back, or that another process took, is not delayed any more.
-      for (const job of parked?.values() ?? []) void job.promote().catch(() => undefined);
-      logger.info({ destinationId, woken: parked?.size ?? 0 }, 'delivery.breaker_closed');
+      logger.info({ destinationId, woken: wake(destinationId) }, 'delivery.breaker_closed');
       const began = await deps.episodes.breakerClosed(destinationId);
       if (began !== undefined)
-        await deps.events.record('destination.breaker_closed', destinationId, { openForMs: deps.clock() - began }, 'delivery.breaker_closed_notified');
+        await deps.events.record(
+          'destination.breaker_closed',
+          destinationId,
+          { openForMs: deps.clock() - began },
+          'delivery.breaker_closed_notified',
+        );
     } catch (err) {
       logger.warn({ destinationId, change, err: String(err) }, 'delivery.breaker_note_failed');
     }
+  }
+
+  /** Wakes the jobs this process parked for the destination's breaker; returns how many. */
+  function wake(destinationId: string): number {
+    const parked = waiting.get(destinationId);
+    waiting.delete(destinationId);
+    // A job that already came back, or that another process took, is not delayed any more.
+    for (const job of parked?.values() ?? []) void job.promote().catch(() => undefined);
+    return parked?.size ?? 0;
   }
 
   /** The first commit of an hour with dead letters for a destination tells operators. */
@@ -147,19 +157,26 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     await deps.destinations.refresh();
   }
 
-  /** The breaker has been open for the destination's `autoDisableAfterMs`: disable it. */
-  async function autoDisable(destination: Destination, breaker: Breaker): Promise<void> {
+  /**
+   * The breaker has been open for the destination's `autoDisableAfterMs`: disable it. True when
+   * it is disabled now (by this process or another): its calls are dead letters at their next run.
+   */
+  async function autoDisable(destination: Destination, breaker: Breaker): Promise<boolean> {
     const after = destination.settings.autoDisableAfterMs;
     const openForMs = deps.clock() - breaker.openedAt;
-    if (after === undefined || breaker.state === 'closed' || openForMs < after) return;
-    if (await deps.switches.disableDestination(destination.id))
+    if (after === undefined || breaker.state === 'closed' || openForMs < after) return false;
+    const disabled = await deps.switches.disableDestination(destination.id);
+    await deps.destinations.refresh();
+    // Its waiting calls become dead letters now rather than when their park ends.
+    wake(destination.id);
+    if (disabled)
       await deps.events.record(
         'destination.auto_disabled',
         destination.id,
         { openForMs, autoDisableAfterMs: after, reason: `its circuit breaker stayed open for ${Math.round(openForMs / 1000)} s` },
         'delivery.auto_disabled',
       );
-    await deps.destinations.refresh();
+    return true;
   }
 
   /** The job's destination, reloading the config first when it is unknown or disabled here. */
@@ -327,9 +344,14 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (verdict.kind === 'park') {
       // Settled: the calls whose window passed were dead-lettered and the job, holding the others
       // (if any), was moved in the commit.
-      if ('breaker' in verdict && (await waitForBreaker(job, token, destination, items, runsBefore, verdict.delayMs))) return;
+      let delayMs = verdict.delayMs;
+      if ('breaker' in verdict) {
+        // Disabled meanwhile: back at once, to be dead-lettered.
+        if (await autoDisable(destination, deps.gate.breaker(data.destinationId))) delayMs = 0;
+        else if (await waitForBreaker(job, token, destination, items, runsBefore, delayMs)) return;
+      }
       metrics.parked.inc();
-      await deps.putBack(job, deps.clock() + verdict.delayMs, token);
+      await deps.putBack(job, deps.clock() + delayMs, token);
       throw new DelayedError();
     }
     // The breaker is open and this job carries its probe: one request, the other calls wait.
@@ -351,8 +373,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const breaker = deps.gate.breaker(data.destinationId);
     if (probe && breaker.state !== 'closed') {
       // The probe failed: this job carries the next one, whatever its own calls' backoff says.
-      await autoDisable(destination, breaker);
-      if (settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, deps.gate.carryNextProbe(data.destinationId)) };
+      const nextAt = (await autoDisable(destination, breaker)) ? now : deps.gate.carryNextProbe(data.destinationId);
+      if (settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, nextAt) };
     }
     const counted = countedCalls(data);
     if (deps.retryMax > 0 && settled.pending.length > counted) {
@@ -430,9 +452,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
   /**
    * The job is parked while the destination's breaker is open (no attempt counted, its calls as
-   * they were), to be woken when it closes. Before that: a destination open for its
-   * `autoDisableAfterMs` is disabled, and the calls whose retry window passed meanwhile are
-   * dead-lettered (the windows keep counting); the job then holds the others. True when that
+   * they were), to be woken when it closes. Before that, the calls whose retry window passed
+   * meanwhile are dead-lettered (the windows keep counting); the job then holds the others. True when that
    * settled the job (committed, and moved when calls remain); false: park it.
    */
   async function waitForBreaker(
@@ -444,7 +465,6 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     delayMs: number,
   ): Promise<boolean> {
     const data = job.data;
-    await autoDisable(destination, deps.gate.breaker(data.destinationId));
     if (job.id !== undefined) remember(data.destinationId, job);
     const now = deps.clock();
     const windowMs = policyOf(destination, deps.policy).windowMs;
@@ -453,13 +473,27 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const rest = items.filter((i) => !expired.includes(i));
     const letters = expired.map((item) => {
       const last = Object.entries(item.retry!.urls).map(([url, u]) => `${url}: ${u.lastError}`);
-      return letterOf(data, item, item.retry!, `retry window passed while the destination's circuit breaker was open; last error: ${last.join('; ') || 'none'}`);
+      return letterOf(
+        data,
+        item,
+        item.retry!,
+        `retry window passed while the destination's circuit breaker was open; last error: ${last.join('; ') || 'none'}`,
+      );
     });
     const outcomes = { deadLettered: expired };
     await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
     metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, letters.length);
     deps.stats.countDestination(data.destinationId, { dead: letters.length });
-    logger.warn({ destinationId: data.destinationId, jobId: job.id, calls: items.length, deadLettered: letters.length, outcome: 'window_passed_while_open' }, 'delivery.attempted');
+    logger.warn(
+      {
+        destinationId: data.destinationId,
+        jobId: job.id,
+        calls: items.length,
+        deadLettered: letters.length,
+        outcome: 'window_passed_while_open',
+      },
+      'delivery.attempted',
+    );
     await noteDeadLetters(data.destinationId, letters);
     await commit(job, token, letters, rest, now + delayMs, runsBefore, 0, outcomes);
     return true;
