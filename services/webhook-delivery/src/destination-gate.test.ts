@@ -488,4 +488,74 @@ describe('DestinationGate', () => {
       expect(gate.inFlight('d1')).toBe(0);
     });
   });
+
+  describe('the breaker and the adaptive limit', () => {
+    const fail503 = { signal: 'throttled' as const, status: 503 };
+    /** Opens d1's breaker with 20 answered 503s; returns what the listener saw. */
+    function openBreaker(gate: DestinationGate): string[] {
+      const seen: string[] = [];
+      gate.onBreakerChange((id, change) => seen.push(`${id} ${change}`));
+      for (let i = 0; i < 20; i++) {
+        expectGo(gate.send('d1'));
+        gate.sent('d1', 5, fail503);
+      }
+      return seen;
+    }
+
+    it('parks jobs while open: the first comes back for the probe, the others wait longer; the probe closes it', () => {
+      const { gate, advance } = harness({ maxInFlight: 64 });
+      expect(openBreaker(gate)).toEqual(['d1 opened']);
+      const carrier = gate.enter('d1', 0, 5);
+      expect(carrier).toEqual({ kind: 'park', delayMs: 1000 + 20 + 100, breaker: true });
+      const other = gate.enter('d1', 0, 5) as { delayMs: number };
+      expect(other.delayMs).toBe(5000);
+      advance(1000);
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'probe' });
+      const places = gate.places('d1', 0, 1, true);
+      expect(places.take()).toBeUndefined();
+      places.give(3, true, { signal: 'ok', status: 200 });
+      places.done();
+      expect(gate.breaker('d1').state).toBe('closed');
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go' });
+    });
+
+    it('holds back requests of jobs admitted before it opened', () => {
+      const { gate } = harness({ maxInFlight: 64 });
+      expectGo(gate.enter('d1', 0, 3));
+      const places = gate.places('d1', 0, 3);
+      openBreaker(gate);
+      expect(places.take()).toBeGreaterThan(0);
+      places.give(undefined, false);
+      places.done();
+      expect(gate.open('d1')).toBe(0);
+      expect(gate.inFlight('d1')).toBe(0);
+    });
+
+    it('paces requests at the rate a 429 set, and parks what would wait more than slowMs', async () => {
+      const { gate, advance } = harness({ maxInFlight: 64 });
+      for (let i = 0; i < 10; i++) {
+        expectGo(gate.send('d1'));
+        gate.sent('d1', 1, { signal: 'ok', status: 200 });
+      }
+      expectGo(gate.send('d1'));
+      gate.sent('d1', 1, { signal: 'throttled', status: 429 });
+      // 90% of the 10 accepted: 9 a second, one every 111 ms.
+      expect(gate.limits().next().value?.[1].limit.rate).toBeCloseTo(9);
+      expectGo(gate.enter('d1', 0, 5));
+      // A second job would wait past slowMs behind the first one's five: parked instead.
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'park', delayMs: expect.any(Number) });
+      const places = gate.places('d1', 0, 5);
+      expect(places.take()).toBeUndefined();
+      const second = places.take();
+      expect(second).toBeInstanceOf(Promise);
+      let went = false;
+      void (second as Promise<number | undefined>).then((v) => (went = v === undefined));
+      advance(100);
+      await flush();
+      expect(went).toBe(false);
+      advance(20);
+      await flush();
+      expect(went).toBe(true);
+    });
+  });
 });

@@ -446,7 +446,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
   function remember(destinationId: string, job: Job): void {
     let jobs = waiting.get(destinationId);
-    if (!jobs) waiting.set(destinationId, (jobs = new Map()));
+    if (!jobs) waiting.set(destinationId, (jobs = new Map<string, Job>()));
     jobs.set(job.id as string, job);
   }
 
