@@ -32,6 +32,8 @@ const config: Config = {
         '<rootDir>/services/*/test/**/*.int.test.ts',
         '<rootDir>/packages/*/test/**/*.int.test.ts',
         '<rootDir>/test/e2e/**/*.test.ts',
+        // The docs' runnable examples, run for real (receiver-examples.test.ts).
+        '<rootDir>/test/docs/**/*.test.ts',
         '<rootDir>/test/ops/**/*.test.ts',
         '<rootDir>/bench/**/*.int.test.ts',
       ],

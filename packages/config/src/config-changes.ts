@@ -39,9 +39,9 @@ export const emptySnapshot: ConfigSnapshot = { version: 0, sources: new Map(), d
 /**
  * The changes that make the store hold everything in `config` (an upsert: what the file does not
  * name is left alone). A destination in the file without a `sharedSecret` keeps the one already
- * stored, and a webhook without `headers` keeps the headers stored for the same URL of that
- * destination (`"headers": {}` removes them), so an exported config (which never holds secrets)
- * can be applied again safely.
+ * stored (with its rotation's `previousSecret`), and a webhook without `headers` keeps the
+ * headers stored for the same URL of that destination (`"headers": {}` removes them), so an
+ * exported config (which never holds secrets) can be applied again safely.
  */
 export function planUpsert(snapshot: ConfigSnapshot, config: ValidConfig): ConfigChange[] {
   const incoming = new Map(config.sources.map((s) => [s.id, s]));
@@ -63,11 +63,19 @@ export function planUpsert(snapshot: ConfigSnapshot, config: ValidConfig): Confi
     ...config.destinations.map((destination): ConfigChange => {
       const stored = snapshot.destinations.get(destination.id)?.settings;
       const keep = destination.settings.sharedSecret === undefined && stored?.sharedSecret !== undefined;
+      // A kept secret keeps its rotation's previous secret too: applying the file (at every start in
+      // sync mode) must not end an overlap that receivers still verify with.
+      const keepPrevious = keep && destination.settings.previousSecret === undefined && stored?.previousSecret !== undefined;
       const webhooks = destination.settings.webhooks.map((webhook) => {
         const storedHeaders = stored?.webhooks.find((w) => w.url === webhook.url)?.headers;
         return webhook.headers === undefined && storedHeaders !== undefined ? { ...webhook, headers: storedHeaders } : webhook;
       });
-      const settings = { ...destination.settings, webhooks, ...(keep ? { sharedSecret: stored?.sharedSecret } : {}) };
+      const settings = {
+        ...destination.settings,
+        webhooks,
+        ...(keep ? { sharedSecret: stored?.sharedSecret } : {}),
+        ...(keepPrevious ? { previousSecret: stored?.previousSecret } : {}),
+      };
       return { kind: 'put-destination', destination: { ...destination, settings } };
     }),
     ...config.audiences.map((audience): ConfigChange => ({ kind: 'put-audience', audience })),
@@ -82,7 +90,7 @@ export function exportConfig(snapshot: ConfigSnapshot): ValidConfig {
     destinations: byId(snapshot.destinations.values()).map((d) => {
       // Header values are secrets too (an Authorization for the receiver); applying the export
       // keeps the stored ones (planUpsert).
-      const { sharedSecret: _secret, webhooks, ...settings } = d.settings;
+      const { sharedSecret: _secret, previousSecret: _previous, webhooks, ...settings } = d.settings;
       return { ...d, settings: { ...settings, webhooks: webhooks.map(({ headers: _headers, ...webhook }) => webhook) } };
     }),
     audiences: byId(snapshot.audiences.values()),

@@ -110,6 +110,8 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
       clock,
       newId: (kind) => `${kind}_${randomBytes(8).toString('hex')}`,
       newWriteKey: () => `wk_${randomBytes(32).toString('base64url')}`,
+      // The Standard Webhooks form, which their libraries take as it is (docs/receivers.md).
+      newSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
       newTestMessageId: () => `test-${randomBytes(12).toString('hex')}`,
       openApi: () => openApi,
     });

@@ -100,6 +100,7 @@ describe('admin API routes', () => {
           'GET /admin/v1/destinations/{id}',
           'PATCH /admin/v1/destinations/{id}',
           'DELETE /admin/v1/destinations/{id}',
+          'POST /admin/v1/destinations/{id}/rotate-secret',
           'GET /admin/v1/destinations/{id}/deliveries',
           'GET /admin/v1/destinations/{id}/dead-letters',
           'POST /admin/v1/destinations/{id}/replay',
@@ -154,7 +155,7 @@ describe('admin API routes', () => {
           checked++;
         }
       }
-      expect(checked).toBe(28 * variants.length);
+      expect(checked).toBe(29 * variants.length);
       // Nothing was written by any of them.
       expect((await admin.call('GET', '/sources/src-auth')).body.name).toBe('Auth');
       expect((await admin.call('GET', '/destinations/dst-auth')).status).toBe(200);
@@ -666,6 +667,7 @@ describe('admin API routes', () => {
       { method: 'GET', path: '/destinations/nope' },
       { method: 'PATCH', path: '/destinations/nope', body: { enabled: true } },
       { method: 'DELETE', path: '/destinations/nope' },
+      { method: 'POST', path: '/destinations/nope/rotate-secret', body: { overlapMs: 0 } },
       { method: 'GET', path: '/destinations/nope/deliveries' },
       { method: 'GET', path: '/destinations/nope/dead-letters' },
       { method: 'POST', path: '/destinations/nope/replay', body: { all: true } },

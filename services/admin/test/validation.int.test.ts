@@ -275,7 +275,9 @@ describe('admin API validation', () => {
         name: 'destination create with a bad url as the third webhook',
         method: 'POST',
         path: '/destinations',
-        body: newDestination({ settings: settings([hook(), hook(), { url: 'https://u:p@x.example.com/' }]) }),
+        body: newDestination({
+          settings: settings([hook(), hook({ url: 'https://hooks.example.com/second' }), { url: 'https://u:p@x.example.com/' }]),
+        }),
         fields: ['settings.webhooks[2].url'],
       },
       {
@@ -377,7 +379,10 @@ describe('admin API validation', () => {
         method: 'POST',
         path: '/destinations',
         body: newDestination({
-          settings: settings([hook({ headers: { 'X-Ok': 'fine' } }), hook({ headers: { 'X-Ok': 'fine', Host: 'evil.example.com' } })]),
+          settings: settings([
+            hook({ headers: { 'X-Ok': 'fine' } }),
+            hook({ url: 'https://hooks.example.com/second', headers: { 'X-Ok': 'fine', Host: 'evil.example.com' } }),
+          ]),
         }),
         fields: ['settings.webhooks[1].headers.Host'],
       },

@@ -26,7 +26,10 @@ function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldPr
     problems.push({ field: `${at}.standardWebhooks`, message: 'needs a sharedSecret to sign with' });
   if (settings.previousSecret !== undefined) {
     if (settings.sharedSecret === undefined)
-      problems.push({ field: `${at}.previousSecret`, message: 'needs a sharedSecret: a previous secret only signs next to the current one' });
+      problems.push({
+        field: `${at}.previousSecret`,
+        message: 'needs a sharedSecret: a previous secret only signs next to the current one',
+      });
     if (Number.isNaN(Date.parse(settings.previousSecret.expiresAt)))
       problems.push({ field: `${at}.previousSecret.expiresAt`, message: 'must be an ISO 8601 date-time' });
   }

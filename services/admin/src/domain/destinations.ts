@@ -13,6 +13,7 @@ import {
   type DestinationCreate,
   type DestinationPatch,
   type FieldProblem,
+  type SecretRotation,
   type WebhookTarget,
   type WebhookTargetPatch,
 } from '@eventrelay/config';
@@ -54,9 +55,23 @@ export function planCreateDestination(
   };
 }
 
+type Settings = Destination['settings'];
+type SettingsPatch = NonNullable<DestinationPatch['settings']>;
+
+/** Settings a patch replaces when given, and removes (back to the default) when null. */
+const RESETTABLE = [
+  'standardWebhooks',
+  'timeoutMs',
+  'retryWindowMs',
+  'maxConcurrentRequests',
+  'maxRequestsPerSecond',
+  'autoDisableAfterMs',
+] as const satisfies readonly (keyof SettingsPatch & keyof Settings)[];
+
 /**
- * JSON merge patch: given fields replace the stored ones, lists (webhooks, sourceIds) whole;
- * settings.sharedSecret null removes the secret and leaving it out keeps it.
+ * JSON merge patch: given fields replace the stored ones, lists (webhooks, sourceIds) whole; null
+ * removes a setting (back to its default); a field left out keeps what is stored. Removing the
+ * secret removes a rotation's previous secret with it: it only ever signs next to a current one.
  */
 export function planPatchDestination(
   snapshot: ConfigSnapshot,
@@ -65,18 +80,23 @@ export function planPatchDestination(
   ctx: WriteContext,
 ): ConfigPlan<Destination> {
   const old = existingDestination(snapshot, id);
-  const { sharedSecret: oldSecret, ...oldSettings } = old.settings;
-  const secret = patch.settings?.sharedSecret === undefined ? oldSecret : (patch.settings.sharedSecret ?? undefined);
-  const webhooks = patch.settings?.webhooks ? resolveHintedHeaders(patch.settings.webhooks, old) : undefined;
+  const given = patch.settings ?? {};
+  const { sharedSecret: oldSecret, previousSecret: oldPrevious, ...kept } = old.settings;
+  const settings: Settings = { ...kept, ...(given.webhooks ? { webhooks: resolveWebhooks(given.webhooks, old) } : {}) };
+  for (const key of RESETTABLE) {
+    const value = given[key];
+    if (value === null) delete settings[key];
+    else if (value !== undefined) Object.assign(settings, { [key]: value });
+  }
+  const secret = given.sharedSecret === undefined ? oldSecret : (given.sharedSecret ?? undefined);
+  if (secret !== undefined) settings.sharedSecret = secret;
+  const previous = secret === undefined || given.previousSecret === null ? undefined : stillSigning(oldPrevious, ctx);
+  if (previous !== undefined) settings.previousSecret = previous;
   const destination: Destination = {
     ...old,
     ...(patch.enabled === undefined ? {} : { enabled: patch.enabled }),
     ...(patch.sourceIds === undefined ? {} : { sourceIds: patch.sourceIds }),
-    settings: {
-      ...oldSettings,
-      ...(webhooks ? { webhooks } : {}),
-      ...(secret === undefined ? {} : { sharedSecret: secret }),
-    },
+    settings,
   };
   assertValid(destination, snapshot);
   return {
@@ -86,15 +106,101 @@ export function planPatchDestination(
   };
 }
 
+/** How long the replaced secret keeps signing when a rotation does not say (docs/receivers.md). */
+export const DEFAULT_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export interface SecretRotationPlan {
+  readonly destination: Destination;
+  /** The new secret, for the answer (shown that once). */
+  readonly secret: string;
+  /** When the replaced secret stops signing; absent when nothing keeps signing next to the new one. */
+  readonly previousExpiresAt?: string;
+}
+
+/**
+ * The new secret signs from now on; the current one keeps signing next to it for the overlap
+ * (X-Signature stays on it, so receivers can switch at their pace), then is ignored. Rotating
+ * again during an overlap replaces the previous secret with the current one: only the two newest
+ * ever sign. `generated` is used when the request gives no secret.
+ */
+export function planRotateSecret(
+  snapshot: ConfigSnapshot,
+  id: string,
+  rotation: SecretRotation,
+  generated: string,
+  ctx: WriteContext,
+): ConfigPlan<SecretRotationPlan> {
+  const old = existingDestination(snapshot, id);
+  const secret = rotation.secret ?? generated;
+  const { sharedSecret: current, previousSecret: _replaced, ...kept } = old.settings;
+  if (secret === current)
+    throw new RequestError('invalid_request', 'secret is the current secret; give a new one', [
+      { field: 'secret', message: 'is the current secret; give a new one' },
+    ]);
+  const overlapMs = current === undefined ? 0 : (rotation.overlapMs ?? DEFAULT_SECRET_OVERLAP_MS);
+  const previousExpiresAt = overlapMs > 0 ? new Date(Date.parse(ctx.now) + overlapMs).toISOString() : undefined;
+  const destination: Destination = {
+    ...old,
+    settings: {
+      ...kept,
+      sharedSecret: secret,
+      ...(current !== undefined && previousExpiresAt !== undefined
+        ? { previousSecret: { secret: current, expiresAt: previousExpiresAt } }
+        : {}),
+    },
+  };
+  assertValid(destination, snapshot);
+  return {
+    changes: [{ kind: 'put-destination', destination }],
+    // The overlap only: never a secret, old or new.
+    audit: [auditEntry(ctx, 'destination.secret_rotated', id, { overlapMs })],
+    result: { destination, secret, ...(previousExpiresAt !== undefined ? { previousExpiresAt } : {}) },
+  };
+}
+
+/**
+ * A previous secret still within its overlap. One that expired signs nothing any more (delivery
+ * ignores it), so a write drops it rather than keep an old secret stored for nothing.
+ */
+function stillSigning(previous: Settings['previousSecret'], ctx: WriteContext): Settings['previousSecret'] {
+  return previous !== undefined && Date.parse(previous.expiresAt) > Date.parse(ctx.now) ? previous : undefined;
+}
+
+/**
+ * The patch's webhooks as stored: hinted header values resolved, and the disabled state of each
+ * URL. A URL disabled by its 410 answer (or by an operator) stays disabled when a client sends the
+ * list back without `disabled`, so editing another URL never re-enables it by accident;
+ * `disabled: false` re-enables it and clears the reason.
+ */
+function resolveWebhooks(webhooks: readonly WebhookTargetPatch[], old: Destination): WebhookTarget[] {
+  const problems: FieldProblem[] = [];
+  const resolved = resolveHintedHeaders(webhooks, old, problems).map((target, i): WebhookTarget => {
+    const given = webhooks[i]!;
+    const stored = old.settings.webhooks.find((w) => w.url === given.url);
+    const disabled = given.disabled ?? stored?.disabled === true;
+    if (!disabled) {
+      if (given.disabled === undefined && given.disabledReason !== undefined)
+        problems.push({
+          field: `settings.webhooks[${i}].disabledReason`,
+          message: `describes a disabled URL, and ${given.url} is not disabled; send "disabled": true with it`,
+        });
+      return target;
+    }
+    const reason = given.disabledReason ?? (stored?.disabled === true ? stored.disabledReason : undefined);
+    return { ...target, disabled: true, ...(reason !== undefined ? { disabledReason: reason } : {}) };
+  });
+  if (problems.length > 0) throw new RequestError('invalid_request', problems.map(describeProblem).join('; '), problems);
+  return resolved;
+}
+
 /**
  * Header values are write-only, so a read shows each as a hint; a client that sends back what it
  * read (to change a URL, say) sends hints. A hint keeps the value stored for that header (names
  * compare without case) on the stored webhook with the same URL, so the hint is never written as
  * the value; a hint with nothing stored to keep is refused by field, asking for the value itself.
  */
-function resolveHintedHeaders(webhooks: readonly WebhookTargetPatch[], old: Destination): WebhookTarget[] {
-  const problems: FieldProblem[] = [];
-  const resolved = webhooks.map((webhook, i): WebhookTarget => {
+function resolveHintedHeaders(webhooks: readonly WebhookTargetPatch[], old: Destination, problems: FieldProblem[]): WebhookTarget[] {
+  return webhooks.map((webhook, i): WebhookTarget => {
     if (webhook.headers === undefined) return { url: webhook.url };
     const stored = old.settings.webhooks.find((w) => w.url === webhook.url)?.headers ?? {};
     const headers: Record<string, string> = {};
@@ -113,8 +219,6 @@ function resolveHintedHeaders(webhooks: readonly WebhookTargetPatch[], old: Dest
     }
     return { url: webhook.url, headers };
   });
-  if (problems.length > 0) throw new RequestError('invalid_request', problems.map(describeProblem).join('; '), problems);
-  return resolved;
 }
 
 /** Also disconnects it from every audience, so no reference dangles. */

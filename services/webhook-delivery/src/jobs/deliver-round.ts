@@ -119,14 +119,22 @@ export async function runDelivery(
             if (hold !== undefined) holdMs = Math.max(holdMs ?? 0, hold);
             return undefined;
           }
+          // Read before the headers: webhook-timestamp and the rotation overlap are this attempt's time.
+          const began = deps.clock();
           const headers = buildHeaders({
             body,
             messageId: item.call.messageId,
             attempt,
             sharedSecret: destination.settings.sharedSecret,
             staticHeaders: target.headers,
+            signing: {
+              destinationId,
+              sourceId: item.sourceId,
+              now: began,
+              previousSecret: destination.settings.previousSecret,
+              standardWebhooks: destination.settings.standardWebhooks,
+            },
           });
-          const began = deps.clock();
           const sent = await deps.sender.send(target.url, headers, body, timeoutMs);
           const ended = deps.clock();
           const outcome = classify(sent, ended);

@@ -1,6 +1,12 @@
-/** Destinations: create, read, change (the enabled switch too), delete. */
-import type { DestinationCreate, DestinationPatch } from '@eventrelay/config';
-import { existingDestination, planCreateDestination, planDeleteDestination, planPatchDestination } from '../../domain/destinations.js';
+/** Destinations: create, read, change (the enabled switch too), rotate the secret, delete. */
+import type { DestinationCreate, DestinationPatch, SecretRotated, SecretRotation } from '@eventrelay/config';
+import {
+  existingDestination,
+  planCreateDestination,
+  planDeleteDestination,
+  planPatchDestination,
+  planRotateSecret,
+} from '../../domain/destinations.js';
 import { toDestinationView } from '../../domain/destination-view.js';
 import type { AdminRequest, RouteSpec } from '../route-spec.js';
 import { byId, ok, param, type RouteKit } from './kit.js';
@@ -42,12 +48,36 @@ export function destinationRoutes({ deps, ctx, write, read }: RouteKit): RouteSp
       method: 'patch',
       path: '/destinations/:id',
       operationId: 'updateDestination',
-      summary: 'Change URLs, headers, secret, sources or the enabled switch (JSON merge patch); takes effect everywhere within 2 s',
+      summary:
+        'Change URLs, headers, secret, delivery settings, sources or the enabled switch (JSON merge patch); takes effect everywhere within 2 s',
       body: 'DestinationPatch',
       answer: { status: 200, schema: 'DestinationView', description: 'the destination as stored' },
       errors: ['invalid_request', 'not_found'],
       handle: async (req: AdminRequest<DestinationPatch>) =>
         ok(toDestinationView(await write((s) => planPatchDestination(s, param(req, 'id'), req.body, ctx(req))))),
+    },
+    {
+      method: 'post',
+      path: '/destinations/:id/rotate-secret',
+      operationId: 'rotateDestinationSecret',
+      summary:
+        'Give a destination a new shared secret (shown this once); the current one keeps signing next to it for overlapMs (default 24 h)',
+      body: 'SecretRotation',
+      answer: {
+        status: 200,
+        schema: 'SecretRotated',
+        description: 'the new secret, when the replaced one stops signing, and the destination',
+      },
+      errors: ['invalid_request', 'not_found'],
+      handle: async (req: AdminRequest<SecretRotation>) => {
+        const rotated = await write((s) => planRotateSecret(s, param(req, 'id'), req.body, deps.newSecret(), ctx(req)));
+        const answer: SecretRotated = {
+          secret: rotated.secret,
+          ...(rotated.previousExpiresAt !== undefined ? { previousExpiresAt: rotated.previousExpiresAt } : {}),
+          destination: toDestinationView(rotated.destination),
+        };
+        return ok(answer);
+      },
     },
     {
       method: 'delete',

@@ -49,6 +49,8 @@ export interface AdminDeps {
   readonly newTestMessageId: () => string;
   /** A new write key: long and random. */
   readonly newWriteKey: () => string;
+  /** A new destination secret for a rotation that gives none: `whsec_` and 32 random bytes. */
+  readonly newSecret: () => string;
   /** The OpenAPI document, built from these routes. */
   readonly openApi: () => unknown;
 }
