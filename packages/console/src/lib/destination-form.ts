@@ -279,10 +279,10 @@ export function localProblems(form: DestinationForm): Record<string, string> {
 
 /** How long the current secret keeps signing next to the new one after a rotation. */
 export const OVERLAPS = [
-  { id: '24h', label: '24 hours', ms: 86_400_000 },
+  { id: '24h', label: '24 hours (default)', ms: 86_400_000 },
   { id: '1h', label: '1 hour', ms: 3_600_000 },
   { id: '7d', label: '7 days', ms: 604_800_000 },
-  { id: 'none', label: 'none: the current secret stops signing at once', ms: 0 },
+  { id: 'none', label: 'none (replace it at once)', ms: 0 },
 ] as const;
 export type Overlap = (typeof OVERLAPS)[number]['id'];
 

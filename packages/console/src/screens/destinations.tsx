@@ -309,7 +309,7 @@ function RotateSecret({ api, d, onRotated }: { api: Api; d: DestinationView; onR
 
   return (
     <section aria-labelledby="secret-heading">
-      <h2 id="secret-heading">Shared secret</h2>
+      <h2 id="secret-heading">Secret rotation</h2>
       <p>
         {d.settings.sharedSecret.set
           ? `A secret is set${d.settings.sharedSecret.last4 ? ` (…${d.settings.sharedSecret.last4})` : ''}.`
@@ -325,7 +325,7 @@ function RotateSecret({ api, d, onRotated }: { api: Api; d: DestinationView; onR
         <div class="notice" role="status" aria-live="polite">
           <p>The new secret is shown once here; copy it now:</p>
           <p>
-            <code class="key" aria-label="New secret">
+            <code class="key" aria-label="New shared secret">
               {rotated.secret}
             </code>{' '}
             <CopyButton text={rotated.secret} label="Copy secret" />
@@ -349,7 +349,7 @@ function RotateSecret({ api, d, onRotated }: { api: Api; d: DestinationView; onR
           onChange={(overlap) => overlap && setForm({ ...form, overlap })}
         />
         <Field
-          label="New secret"
+          label="New secret (optional)"
           type="password"
           value={form.secret}
           onInput={(secret) => setForm({ ...form, secret })}
