@@ -47,14 +47,18 @@ interface SettingSpec {
   readonly label: string;
   /** The units the field may be typed in, the largest first; the first is a new form's. */
   readonly units: readonly SettingUnit[];
-  /** What an empty field means. */
+  /** What an empty field means: the deployment's default, from the delivery service's env. */
   readonly fallback: string;
 }
 
 export const SETTING_SPECS: Record<DeliverySetting, SettingSpec> = {
-  timeoutMs: { label: 'Request timeout (seconds)', units: ['seconds'], fallback: '5 seconds' },
-  retryWindowMs: { label: 'Retry window', units: ['hours', 'minutes'], fallback: '4 hours' },
-  maxConcurrentRequests: { label: 'Max concurrent requests', units: ['count'], fallback: '64 per delivery process' },
+  timeoutMs: { label: 'Request timeout (seconds)', units: ['seconds'], fallback: 'DELIVERY_TIMEOUT_MS, 5 seconds unless set' },
+  retryWindowMs: { label: 'Retry window', units: ['hours', 'minutes'], fallback: 'RETRY_WINDOW_MS, 4 hours unless set' },
+  maxConcurrentRequests: {
+    label: 'Max concurrent requests',
+    units: ['count'],
+    fallback: 'DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION, 64 per delivery process unless set',
+  },
   maxRequestsPerSecond: { label: 'Max requests per second', units: ['count'], fallback: 'no limit' },
   autoDisableAfterMs: { label: 'Auto-disable after', units: ['hours', 'minutes'], fallback: 'never' },
 };
