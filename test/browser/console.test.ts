@@ -5,8 +5,8 @@
  * enable it, test send and see the attempt, then send calls with @segment/analytics-node and
  * watch them in the live debugger, the delivery log and at the receivers; make the receivers
  * refuse, see the dead letters, replay them in bulk once they recover and watch them delivered;
- * and find it all counted in the Overview's charts. Locators are by role and label, so they also
- * test the labelling.
+ * and find it all counted in the Overview's charts; then change a delivery setting and rotate the
+ * shared secret with an overlap. Locators are by role and label, so they also test the labelling.
  */
 import { Analytics } from '@segment/analytics-node';
 import type { Browser, Page } from 'playwright-core';
@@ -364,6 +364,50 @@ describe('web console in Chromium', () => {
     expect(await page.locator('figure.chart canvas').count()).toBe(4);
     await screenshot(page, 'overview', { fullPage: true });
   }, 60_000);
+
+  it('changes a delivery setting, refusing one out of bounds, and rotates the shared secret, showing the new one once', async () => {
+    await page.getByRole('link', { name: 'Destinations' }).click();
+    await page.getByRole('link', { name: /Webhooks dst_/ }).click();
+    const title = page.getByRole('heading', { level: 1, name: /Webhooks dst_/ });
+    const id = /dst_[A-Za-z0-9_-]+/.exec((await title.textContent()) ?? '')![0];
+    const stored = async () => {
+      const res = await fetch(`${stack.url('admin')}/admin/v1/destinations/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      return ((await res.json()) as { settings: Record<string, unknown> }).settings;
+    };
+
+    // 45 s is past the schema's 30 s: the message shows next to the field, and nothing is sent.
+    const timeout = page.getByLabel('Request timeout (seconds)');
+    await timeout.fill('45');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await eventually(async () => expect(await timeout.getAttribute('aria-invalid')).toBe('true'), STEP_MS);
+    const errorId = (await timeout.getAttribute('aria-describedby'))!.split(' ')[0];
+    expect(await page.locator(`[id="${errorId}"]`).textContent()).toBe('enter a number between 1 second and 30 seconds');
+
+    await timeout.fill('2.5');
+    await page.getByLabel('Retry window unit').selectOption('minutes');
+    await page.getByLabel('Retry window', { exact: true }).fill('90');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await eventually(async () => expect(await stored()).toMatchObject({ timeoutMs: 2_500, retryWindowMs: 5_400_000 }), STEP_MS);
+    // The form, read again, shows what was stored in the units typed.
+    await eventually(async () => expect(await page.getByLabel('Retry window', { exact: true }).inputValue()).toBe('90'), STEP_MS);
+    expect(await page.getByLabel('Retry window unit').inputValue()).toBe('minutes');
+
+    await page.getByLabel('Overlap').selectOption('1h');
+    const before = Date.now();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const secret = (await page.getByLabel('New shared secret').textContent()) ?? '';
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+    await page.getByRole('status').filter({ hasText: 'The previous secret stops signing at' }).waitFor();
+    // The reload shows the overlap: the old secret (…0001) signs for an hour more, the new one's hint.
+    await page.getByText(/The previous secret \(…0001\) still signs next to it until/).waitFor();
+    const settings = await stored();
+    expect(settings['sharedSecret']).toEqual({ set: true, last4: secret.slice(-4) });
+    const previous = settings['previousSecret'] as { last4: string; expiresAt: string };
+    expect(previous.last4).toBe('0001');
+    expect(Date.parse(previous.expiresAt) - before).toBeGreaterThan(3_500_000);
+    expect(Date.parse(previous.expiresAt) - before).toBeLessThanOrEqual(3_600_000 + STEP_MS);
+    await screenshot(page, 'destination-secret-rotated');
+  });
 
   it('lists the changes in the audit log', async () => {
     await page.getByRole('link', { name: 'Audit log' }).click();

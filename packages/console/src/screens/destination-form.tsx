@@ -1,6 +1,18 @@
 import { useId } from 'preact/hooks';
-import { Field } from '../components/ui';
-import { MAX_WEBHOOKS, emptyWebhook, headerField, webhookUrlField, type DestinationForm, type WebhookRow } from '../lib/destination-form';
+import { Field, Select } from '../components/ui';
+import {
+  DELIVERY_SETTINGS,
+  MAX_WEBHOOKS,
+  SETTING_SPECS,
+  emptyWebhook,
+  headerField,
+  settingField,
+  webhookUrlField,
+  type DeliverySetting,
+  type DestinationForm,
+  type SettingUnit,
+  type WebhookRow,
+} from '../lib/destination-form';
 import type { Source } from './sources';
 
 export interface CatalogEntry {
@@ -18,10 +30,15 @@ interface Props {
   readonly existing?: { readonly secretSet: boolean };
 }
 
-/** The seed's setup flow as one form, each step a fieldset: catalog, sources, URLs, secret, enable. */
+const UNIT_LABELS: Record<SettingUnit, string> = { count: '', seconds: 'seconds', minutes: 'minutes', hours: 'hours' };
+
+/** The seed's setup flow as one form, each step a fieldset: catalog, sources, URLs, secret, delivery, enable. */
 export function DestinationFields({ form, onChange, errors, catalog, sources, existing }: Props) {
   const base = useId();
   const setWebhook = (i: number, w: WebhookRow) => onChange({ ...form, webhooks: form.webhooks.map((x, j) => (j === i ? w : x)) });
+  const setSetting = (name: DeliverySetting, change: { text?: string; unit?: SettingUnit }) =>
+    onChange({ ...form, delivery: { ...form.delivery, [name]: { ...form.delivery[name], ...change } } });
+  const standardError = errors[settingField('standardWebhooks')];
   return (
     <>
       {!existing && (
@@ -146,10 +163,55 @@ export function DestinationFields({ form, onChange, errors, catalog, sources, ex
               : 'Signs each request (X-Signature); the receiver checks it. Optional but recommended.'
           }
         />
+        <div class={`choice${standardError ? ' invalid' : ''}`}>
+          <input
+            type="checkbox"
+            id={`${base}-standard`}
+            checked={form.standardWebhooks}
+            aria-invalid={standardError ? 'true' : undefined}
+            aria-describedby={standardError ? `${base}-standard-error` : undefined}
+            onChange={(e) => onChange({ ...form, standardWebhooks: e.currentTarget.checked })}
+          />
+          <label for={`${base}-standard`}>
+            Standard Webhooks headers <span class="muted">(also send webhook-id, webhook-timestamp and webhook-signature)</span>
+          </label>
+        </div>
+        {standardError && (
+          <small id={`${base}-standard-error`} class="field-error">
+            {standardError}
+          </small>
+        )}
+      </fieldset>
+      <fieldset>
+        <legend>{existing ? 'Delivery' : '5. Delivery'} (leave a field empty for the default)</legend>
+        {DELIVERY_SETTINGS.map((name) => {
+          const spec = SETTING_SPECS[name];
+          const input = form.delivery[name];
+          return (
+            <div class="header-row" key={name}>
+              <Field
+                label={spec.label}
+                type="number"
+                value={input.text}
+                onInput={(text) => setSetting(name, { text })}
+                error={errors[settingField(name)]}
+                hint={`Default: ${spec.fallback}.`}
+              />
+              {spec.units.length > 1 && (
+                <Select
+                  label={`${spec.label} unit`}
+                  value={input.unit}
+                  options={spec.units.map((u) => ({ value: u, label: UNIT_LABELS[u] }))}
+                  onChange={(unit) => unit && setSetting(name, { unit })}
+                />
+              )}
+            </div>
+          );
+        })}
       </fieldset>
       {!existing && (
         <fieldset>
-          <legend>5. Enable</legend>
+          <legend>6. Enable</legend>
           <div class="choice">
             <input
               type="checkbox"

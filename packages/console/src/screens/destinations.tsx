@@ -1,18 +1,28 @@
 import type { TestSendResult } from '@eventrelay/config';
 import { useState } from 'preact/hooks';
 import { ApiError, encode, type Api } from '../api';
-import { ErrorNote, Select, Status, focusFirstInvalid } from '../components/ui';
+import { CopyButton, ErrorNote, Field, Select, Status, focusFirstInvalid, when } from '../components/ui';
 import { useLoad } from '../hooks';
 import { fieldMessages, unclaimed } from '../lib/api-errors';
 import { excerpt, firstRound, signatureOf, statusText, type DeliveryAttempt } from '../lib/attempts';
 import {
+  DELIVERY_SETTINGS,
+  OVERLAPS,
   createBody,
   emptyForm,
+  emptyRotation,
   formFromView,
   localProblems,
   patchBody,
+  reenableBody,
+  rotationBody,
+  rotationProblems,
+  settingField,
   type DestinationForm,
   type DestinationView,
+  type Overlap,
+  type RotationForm,
+  type SecretRotated,
 } from '../lib/destination-form';
 import { deliveryFilterQuery } from '../lib/filters';
 import { href, withQuery } from '../lib/routes';
@@ -57,7 +67,7 @@ export function Destinations({ api }: { api: Api }) {
                 <td>
                   <span class={`badge ${d.enabled ? 'on' : 'off'}`}>{d.enabled ? 'enabled' : 'disabled'}</span>
                 </td>
-                <td>{d.settings.webhooks.map((w) => w.url).join(', ')}</td>
+                <td>{d.settings.webhooks.map((w) => (w.disabled ? `${w.url} (disabled)` : w.url)).join(', ')}</td>
                 <td>{d.sourceIds.join(', ') || '—'}</td>
                 <td>
                   <a href={href('destinations', d.id, 'deliveries')}>Deliveries</a> ·{' '}
@@ -82,6 +92,8 @@ const SHOWN_FIELDS = (form: DestinationForm): string[] => [
   'sourceIds',
   'settings.webhooks',
   'settings.sharedSecret',
+  settingField('standardWebhooks'),
+  ...DELIVERY_SETTINGS.map(settingField),
   ...form.webhooks.flatMap((w, i) => [
     `settings.webhooks[${i}].url`,
     ...w.headers.flatMap((h, j) => [`settings.webhooks[${i}].headers[${j}]`, `settings.webhooks[${i}].headers.${h.name.trim()}`]),
@@ -174,7 +186,9 @@ export function DestinationDetail({ api, id }: { api: Api; id: string }) {
             <a href={href('destinations', id, 'dead-letters')}>Dead letters</a>
           </p>
           <Toggle api={api} d={d} onChanged={dest.reload} />
+          <UrlStates api={api} d={d} onChanged={dest.reload} />
           <TestSend api={api} d={d} sources={sources.data ?? []} />
+          <RotateSecret api={api} d={d} onRotated={dest.reload} />
           <EditDestination key={JSON.stringify(d)} api={api} d={d} sources={sources.data ?? []} onSaved={dest.reload} />
         </>
       )}
@@ -207,6 +221,150 @@ function Toggle({ api, d, onChanged }: { api: Api; d: DestinationView; onChanged
       <button type="button" disabled={busy} onClick={() => void flip()}>
         {d.enabled ? 'Disable' : 'Enable'}
       </button>
+      <ErrorNote error={failure} />
+    </section>
+  );
+}
+
+/** Each URL's state: eventrelay disables one that answers 410 Gone, and only a person re-enables it. */
+function UrlStates({ api, d, onChanged }: { api: Api; d: DestinationView; onChanged: () => void }) {
+  const [failure, setFailure] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const reenable = async (url: string) => {
+    setBusy(true);
+    setFailure(undefined);
+    try {
+      await api.patch(`/destinations/${encode(d.id)}`, reenableBody(d, url));
+      onChanged();
+    } catch (err) {
+      setFailure(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="urls-heading">
+      <h2 id="urls-heading">URLs</h2>
+      <ul class="url-states">
+        {d.settings.webhooks.map((w, i) => (
+          <li key={w.url}>
+            <code>{w.url}</code>{' '}
+            {w.disabled ? (
+              <>
+                <span class="badge bad">disabled: {w.disabledReason ?? 'by an operator'}</span>{' '}
+                <button type="button" class="secondary" disabled={busy} onClick={() => void reenable(w.url)}>
+                  Re-enable URL {i + 1}
+                </button>
+              </>
+            ) : (
+              <span class="badge on">delivering</span>
+            )}
+          </li>
+        ))}
+      </ul>
+      <ErrorNote error={failure} />
+    </section>
+  );
+}
+
+/**
+ * A new shared secret, the current one signing next to it for the overlap chosen so receivers can
+ * switch without refusing calls (docs/receivers.md, "Rotating a secret"). The API shows the new
+ * secret once, in its answer; the reload that follows shows only its hint.
+ */
+function RotateSecret({ api, d, onRotated }: { api: Api; d: DestinationView; onRotated: () => void }) {
+  const [form, setForm] = useState<RotationForm>(emptyRotation());
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const [rotated, setRotated] = useState<SecretRotated | undefined>();
+  const previous = d.settings.previousSecret;
+
+  const rotate = async () => {
+    setFailure(undefined);
+    const local = rotationProblems(form);
+    setErrors(local);
+    if (Object.keys(local).length > 0) return focusFirstInvalid();
+    if (
+      form.overlap === 'none' &&
+      d.settings.sharedSecret.set &&
+      !confirm('Replace the secret at once? Receivers that only know the current one will refuse calls.')
+    )
+      return;
+    setBusy(true);
+    try {
+      const answer = await api.post<SecretRotated>(`/destinations/${encode(d.id)}/rotate-secret`, rotationBody(form));
+      setRotated(answer);
+      setForm(emptyRotation());
+      onRotated();
+    } catch (err) {
+      const { fields, other } = errorsOf(err);
+      setErrors(fields);
+      setFailure(other);
+      focusFirstInvalid();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="secret-heading">
+      <h2 id="secret-heading">Secret rotation</h2>
+      <p>
+        {d.settings.sharedSecret.set
+          ? `A secret is set${d.settings.sharedSecret.last4 ? ` (…${d.settings.sharedSecret.last4})` : ''}.`
+          : 'No secret is set: rotating sets one, and calls are signed from then on.'}{' '}
+        {previous && (
+          <>
+            The previous secret{previous.last4 ? ` (…${previous.last4})` : ''} still signs next to it until{' '}
+            <time dateTime={previous.expiresAt}>{when(previous.expiresAt)}</time>.
+          </>
+        )}
+      </p>
+      {rotated && (
+        <div class="notice" role="status" aria-live="polite">
+          <p>The new secret is shown once here; copy it now:</p>
+          <p>
+            <code class="key" aria-label="New shared secret">
+              {rotated.secret}
+            </code>{' '}
+            <CopyButton text={rotated.secret} label="Copy secret" />
+          </p>
+          <p>
+            {rotated.previousExpiresAt ? (
+              <>
+                The previous secret stops signing at <time dateTime={rotated.previousExpiresAt}>{when(rotated.previousExpiresAt)}</time>.
+              </>
+            ) : (
+              'No previous secret signs any more: only the new one does.'
+            )}
+          </p>
+        </div>
+      )}
+      <div class="form inline">
+        <Select<Overlap>
+          label="Overlap"
+          value={form.overlap}
+          options={OVERLAPS.map((o) => ({ value: o.id, label: o.label }))}
+          onChange={(overlap) => overlap && setForm({ ...form, overlap })}
+        />
+        <Field
+          label="New secret (optional)"
+          type="password"
+          value={form.secret}
+          onInput={(secret) => setForm({ ...form, secret })}
+          error={errors['secret']}
+          hint="Leave empty to have one generated."
+        />
+        <button type="button" class="danger" disabled={busy} onClick={() => void rotate()}>
+          Rotate secret
+        </button>
+      </div>
+      {unclaimed(errors, ['secret']).map((m) => (
+        <p key={m} class="error">
+          {m}
+        </p>
+      ))}
       <ErrorNote error={failure} />
     </section>
   );
