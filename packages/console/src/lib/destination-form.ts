@@ -5,8 +5,7 @@
  * stored value. Also the bodies of the destination screen's other writes: re-enabling a URL and
  * rotating the shared secret.
  */
-import type { DestinationView, SecretHint } from '@eventrelay/config';
-import type { SecretRotation, SecretRotated } from '@eventrelay/config/src/generated/contracts';
+import type { DestinationView, SecretHint, SecretRotation, SecretRotated } from '@eventrelay/config';
 // The bounds come from the contract itself, so the form cannot drift from what the API accepts.
 import settingsSchema from '@eventrelay/config/schemas/webhook-settings.schema.json';
 
