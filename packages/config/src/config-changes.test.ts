@@ -47,3 +47,38 @@ describe('a destination in a secret rotation', () => {
     });
   });
 });
+
+describe('a destination delivery changed itself', () => {
+  const gone: Destination = {
+    id: 'gone',
+    name: 'Webhooks',
+    enabled: true,
+    sourceIds: [],
+    settings: {
+      webhooks: [
+        { url: 'https://a.example.com/in', disabled: true, disabledReason: 'answered 410 Gone at 2026-11-25T10:00:00.000Z' },
+        { url: 'https://b.example.com/in' },
+      ],
+      sharedSecret: 'whsec_kept_0001',
+      standardWebhooks: true,
+    },
+  };
+  const stored: ConfigSnapshot = { version: 1, sources: new Map(), destinations: new Map([['gone', gone]]), audiences: new Map() };
+
+  it('round-trips: its export (no secret, standardWebhooks on) applies, keeping the secret and the disabled URL', () => {
+    const changes = planUpsert(stored, checkConfig(exportConfig(stored), 'export.json'));
+    expect(changes).toEqual([{ kind: 'put-destination', destination: gone }]);
+  });
+
+  it('keeps a URL disabled by a 410 when a file lists it without `disabled`, and re-enables it on `disabled: false`', () => {
+    const file = { sources: [], audiences: [], destinations: [{ ...gone, settings: { webhooks: [{ url: 'https://a.example.com/in' }] } }] };
+    const [kept] = planUpsert(stored, checkConfig(file, 'file.json'));
+    expect(kept).toMatchObject({ destination: { settings: { webhooks: [gone.settings.webhooks[0]] } } });
+    const enabled = {
+      ...file,
+      destinations: [{ ...gone, settings: { webhooks: [{ url: 'https://a.example.com/in', disabled: false }] } }],
+    };
+    const [reenabled] = planUpsert(stored, checkConfig(enabled, 'file.json'));
+    expect(reenabled).toMatchObject({ destination: { settings: { webhooks: [{ url: 'https://a.example.com/in', disabled: false }] } } });
+  });
+});

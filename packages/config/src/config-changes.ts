@@ -40,7 +40,8 @@ export const emptySnapshot: ConfigSnapshot = { version: 0, sources: new Map(), d
  * The changes that make the store hold everything in `config` (an upsert: what the file does not
  * name is left alone). A destination in the file without a `sharedSecret` keeps the one already
  * stored (with its rotation's `previousSecret`), and a webhook without `headers` keeps the
- * headers stored for the same URL of that destination (`"headers": {}` removes them), so an
+ * headers stored for the same URL of that destination (`"headers": {}` removes them) and its
+ * disabled state (`"disabled": false` re-enables it), so an
  * exported config (which never holds secrets) can be applied again safely.
  */
 export function planUpsert(snapshot: ConfigSnapshot, config: ValidConfig): ConfigChange[] {
@@ -67,8 +68,14 @@ export function planUpsert(snapshot: ConfigSnapshot, config: ValidConfig): Confi
       // sync mode) must not end an overlap that receivers still verify with.
       const keepPrevious = keep && destination.settings.previousSecret === undefined && stored?.previousSecret !== undefined;
       const webhooks = destination.settings.webhooks.map((webhook) => {
-        const storedHeaders = stored?.webhooks.find((w) => w.url === webhook.url)?.headers;
-        return webhook.headers === undefined && storedHeaders !== undefined ? { ...webhook, headers: storedHeaders } : webhook;
+        const storedTarget = stored?.webhooks.find((w) => w.url === webhook.url);
+        const withHeaders =
+          webhook.headers === undefined && storedTarget?.headers !== undefined ? { ...webhook, headers: storedTarget.headers } : webhook;
+        // A URL delivery disabled (410 Gone) stays disabled unless the file says `disabled: false`:
+        // a sync at every start must not send calls to it again.
+        return webhook.disabled === undefined && storedTarget?.disabled
+          ? { ...withHeaders, disabled: true, ...(storedTarget.disabledReason ? { disabledReason: storedTarget.disabledReason } : {}) }
+          : withHeaders;
       });
       const settings = {
         ...destination.settings,

@@ -22,8 +22,6 @@ function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldPr
   urls.forEach((url, i) => {
     if (urls.indexOf(url) !== i) problems.push({ field: `${at}.webhooks[${i}].url`, message: `repeats webhooks[${urls.indexOf(url)}]` });
   });
-  if (settings.standardWebhooks && settings.sharedSecret === undefined)
-    problems.push({ field: `${at}.standardWebhooks`, message: 'needs a sharedSecret to sign with' });
   if (settings.previousSecret !== undefined) {
     if (settings.sharedSecret === undefined)
       problems.push({

@@ -244,6 +244,10 @@ export function destinationProblems(destination: Destination, snapshot: ConfigSn
   const problems: FieldProblem[] = type
     ? [...type.settingsProblems(destination.settings, 'settings')]
     : [{ field: 'name', message: 'names no destination type in the catalog' }];
+  // Checked here, not in the settings rules: a config file may leave the secret out to keep the
+  // stored one (exports never hold it), so only a write that holds every setting can tell.
+  if (destination.settings.standardWebhooks && destination.settings.sharedSecret === undefined)
+    problems.push({ field: 'settings.standardWebhooks', message: 'needs a sharedSecret to sign with' });
   destination.sourceIds.forEach((sourceId, i) => {
     if (!snapshot.sources.has(sourceId)) problems.push({ field: `sourceIds[${i}]`, message: `names no source ("${sourceId}")` });
   });
