@@ -44,7 +44,7 @@ export interface Answer {
 }
 
 /** The longest a job waits for a breaker that may stay open (it is woken when it closes). */
-export const MAX_BREAKER_PARK_MS = 60_000;
+const MAX_BREAKER_PARK_MS = 60_000;
 
 /** One of a destination's places per request of an admitted job (see DestinationGate.places). */
 export interface RequestPlaces {

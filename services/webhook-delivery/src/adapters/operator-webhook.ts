@@ -11,7 +11,7 @@ import { standardWebhooksKey, standardWebhooksSignature } from '@eventrelay/conf
 import type { Logger } from '@eventrelay/runtime';
 import { USER_AGENT } from '../domain/headers.js';
 
-export interface OperatorEvent {
+interface OperatorEvent {
   /** The audit action, e.g. `destination.breaker_opened`. */
   readonly type: string;
   readonly at: string;

@@ -14,9 +14,9 @@
  */
 import { breakerFailure, type AnswerSignal } from './answer-signal.js';
 
-export const WINDOW_MS = 10_000;
+const WINDOW_MS = 10_000;
 export const MIN_ATTEMPTS = 20;
-export const FAILURE_RATIO = 0.5;
+const FAILURE_RATIO = 0.5;
 export const FIRST_PROBE_MS = 1000;
 export const MAX_PROBE_MS = 5000;
 const BUCKET_MS = 1000;
