@@ -7,6 +7,7 @@ export class DestinationDirectory {
   private byId = new Map<string, Destination>();
   private bySource = new Map<string, Destination[]>();
   private readonly watch: ConfigWatch;
+  private readonly listeners: (() => void)[] = [];
 
   constructor(store: ConfigStore, refreshMs = 1000, onRefreshError: (err: unknown) => void = () => undefined) {
     this.watch = new ConfigWatch(store, () => this.load(store), refreshMs, onRefreshError);
@@ -24,6 +25,11 @@ export class DestinationDirectory {
   /** Reloads now when the config version moved (instead of within a second). */
   refresh(): Promise<void> {
     return this.watch.refresh();
+  }
+
+  /** Called after every reload (a changed config version). */
+  onLoad(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   get(id: string): Destination | undefined {
@@ -44,5 +50,6 @@ export class DestinationDirectory {
     }
     this.byId = new Map(all.map((d) => [d.id, d]));
     this.bySource = bySource;
+    for (const listener of this.listeners) listener();
   }
 }

@@ -223,7 +223,9 @@ describe('admin API: live config changes and operator views', () => {
     const replay = await admin.call('POST', `/destinations/${id}/replay`, { all: true });
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual({ replayId: REPLAY_ID, replayed: letters.length, notFound: [] });
-    await receiver.waitFor(before + letters.length, 5000);
+    // The held calls' failures opened the destination's circuit breaker: the first replayed call
+    // goes as its next probe (at most 5 s after the last one), the rest once it closes.
+    await receiver.waitFor(before + letters.length, 10_000);
     await sleep(300);
     const replayed = receiver.requests.slice(before);
     expect(replayed.map(messageIdOf).sort()).toEqual([...deadIds].sort());
@@ -359,7 +361,9 @@ describe('admin API: live config changes and operator views', () => {
       const byId = await admin.call('POST', `/destinations/${id}/replay`, { messageIds: ['dead-1'] });
       expect(byId.status).toBe(200);
       expect(byId.body).toEqual({ replayId: REPLAY_ID, replayed: 1, notFound: [] });
-      const [again] = (await receiver.waitFor(before + 1, 3000)).slice(before);
+      // The failures above opened the destination's circuit breaker: the replayed call goes as its
+      // next probe, at most 5 s after the last one (docs/delivery.md, "The circuit breaker").
+      const [again] = (await receiver.waitFor(before + 1, 8000)).slice(before);
       expect(messageIdOf(again!)).toBe('dead-1');
       expect(again!.headers['x-eventrelay-attempt']).toBe('1');
       expect(again!.body.equals(firstBody)).toBe(true);

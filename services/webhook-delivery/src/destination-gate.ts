@@ -281,6 +281,15 @@ export class DestinationGate {
     return lane.breaker.probeAt;
   }
 
+  /**
+   * A job settled (nothing left to send) while the breaker is open: it may have been the one due
+   * back for the next probe, so the next job parked takes that on (at worst two come back for it).
+   */
+  releaseCarrier(destinationId: string): void {
+    const lane = this.lanes.get(destinationId);
+    if (lane && lane.breaker.state !== 'closed') lane.carrierUntil = 0;
+  }
+
   private answered(destinationId: string, lane: Lane, answer: Answer, probe: boolean): void {
     const now = this.options.clock();
     lane.limit.observe(answer.signal, now, answer.status);

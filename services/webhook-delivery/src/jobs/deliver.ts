@@ -31,11 +31,12 @@ import type { DestinationGate } from '../destination-gate.js';
 import type { Breaker } from '../domain/breaker.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
+import { formatDuration } from '../domain/schedule.js';
 import { settleRound, type CallRun } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 
 export interface WorkerDeps extends DeliverDeps {
-  readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void> };
+  readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void>; onLoad?(listener: () => void): void };
   readonly gate: DestinationGate;
   /** The batches of the route shard a job's batch is on. */
   readonly batchesOf: (batch: BatchRef) => Pick<CallBatches, 'readCalls' | 'queueRelease' | 'release' | 'prefix'>;
@@ -89,6 +90,14 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   /** Jobs parked while their destination's breaker is open, woken when it closes. */
   const waiting = new Map<string, Map<string, Job>>();
   deps.gate.onBreakerChange((destinationId, change, breaker) => void noteBreaker(destinationId, change, breaker));
+  // A destination disabled or deleted while its jobs wait for its breaker: they come back now, to
+  // be dead-lettered or dropped, rather than when their park ends.
+  deps.destinations.onLoad?.(() => {
+    for (const id of [...waiting.keys()]) {
+      const destination = deps.destinations.get(id);
+      if (!destination?.enabled || activeTargets(destination).length === 0) wake(id);
+    }
+  });
 
   /** A breaker of this process changed: wake the jobs it parked, and tell operators once per episode. */
   async function noteBreaker(destinationId: string, change: 'opened' | 'closed', breaker: Breaker): Promise<void> {
@@ -348,10 +357,16 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       if ('breaker' in verdict) {
         // Disabled meanwhile: back at once, to be dead-lettered.
         if (await autoDisable(destination, deps.gate.breaker(data.destinationId))) delayMs = 0;
-        else if (await waitForBreaker(job, token, destination, items, runsBefore, delayMs)) return;
+        else {
+          const waited = await waitForBreaker(job, token, destination, items, runsBefore, delayMs);
+          if (waited === 'settled') return;
+          delayMs = waited;
+        }
       }
       metrics.parked.inc();
       await deps.putBack(job, deps.clock() + delayMs, token);
+      // The breaker closed while this job was being parked (after the jobs were woken): back now.
+      if ('breaker' in verdict && deps.gate.breaker(data.destinationId).state === 'closed') await job.promote().catch(() => undefined);
       throw new DelayedError();
     }
     // The breaker is open and this job carries its probe: one request, the other calls wait.
@@ -440,7 +455,10 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
     await noteDeadLetters(data.destinationId, letters);
-    if (settled.pending.length > 0 && breaker.state !== 'closed' && job.id !== undefined) remember(data.destinationId, job);
+    if (breaker.state !== 'closed') {
+      if (settled.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
+      else if (job.id !== undefined) remember(data.destinationId, job);
+    }
     await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, outcomes);
   };
 
@@ -453,8 +471,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   /**
    * The job is parked while the destination's breaker is open (no attempt counted, its calls as
    * they were), to be woken when it closes. Before that, the calls whose retry window passed
-   * meanwhile are dead-lettered (the windows keep counting); the job then holds the others. True when that
-   * settled the job (committed, and moved when calls remain); false: park it.
+   * meanwhile are dead-lettered (the windows keep counting); the job then holds the others.
+   * `settled` when that settled the job (committed, and moved when calls remain); else how long to
+   * park it: `delayMs`, or less when a call's window ends sooner (it is dead-lettered then, on time).
    */
   async function waitForBreaker(
     job: Job<DeliverJob>,
@@ -463,13 +482,16 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     items: readonly DeliveryItem[],
     runsBefore: number,
     delayMs: number,
-  ): Promise<boolean> {
+  ): Promise<number | 'settled'> {
     const data = job.data;
     if (job.id !== undefined) remember(data.destinationId, job);
     const now = deps.clock();
     const windowMs = policyOf(destination, deps.policy).windowMs;
     const expired = items.filter((i) => i.retry !== undefined && now >= i.retry.firstAttemptAt + windowMs);
-    if (expired.length === 0) return false;
+    if (expired.length === 0) {
+      const firstEnd = Math.min(...items.map((i) => (i.retry ? i.retry.firstAttemptAt + windowMs : Number.POSITIVE_INFINITY)));
+      return Math.max(0, Math.min(delayMs, firstEnd - now));
+    }
     const rest = items.filter((i) => !expired.includes(i));
     const letters = expired.map((item) => {
       const last = Object.entries(item.retry!.urls).map(([url, u]) => `${url}: ${u.lastError}`);
@@ -477,7 +499,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
         data,
         item,
         item.retry!,
-        `retry window passed while the destination's circuit breaker was open; last error: ${last.join('; ') || 'none'}`,
+        `retry window of ${formatDuration(windowMs)} passed while the destination's circuit breaker was open; last error: ${last.join('; ') || 'none'}`,
       );
     });
     const outcomes = { deadLettered: expired };
@@ -495,8 +517,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       'delivery.attempted',
     );
     await noteDeadLetters(data.destinationId, letters);
+    if (rest.length === 0) deps.gate.releaseCarrier(data.destinationId);
     await commit(job, token, letters, rest, now + delayMs, runsBefore, 0, outcomes);
-    return true;
+    return 'settled';
   }
 }
 
