@@ -170,6 +170,9 @@ export interface WebhookTarget {
  */
 export interface PreviousSecret {
   secret: string;
+  /**
+   * ISO 8601 date-time
+   */
   expiresAt: string;
 }
 /**
