@@ -79,15 +79,15 @@ describe('startChaosReceiver', () => {
   });
 
   it('answers a rate-limited route as drawn up to its rate and 429 with Retry-After beyond it, afresh after a new plan', async () => {
-    rx.setPlan({ routes: { d1: { ratePerS: 5, retryAfterS: 2 } } });
+    rx.setPlan({ routes: { d1: { ratePerS: 2, retryAfterS: 2 } } });
     const burst = async () => Promise.all(Array.from({ length: 8 }, () => post(`${rx.urls[1]}/d1`)));
     const answers = await burst();
-    // A full bucket holds one second's worth; the requests of one burst take far less than the 200 ms a token takes to refill.
-    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    // A full bucket holds one second's worth; the requests of one burst take far less than the 500 ms a token takes to refill.
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429, 429, 429, 429]);
     expect(answers.find((r) => r.status === 429)?.headers.get('retry-after')).toBe('2');
     expect((await post(`${rx.urls[0]}/d0`)).status).toBe(200);
-    rx.setPlan({ routes: { d1: { ratePerS: 5 } } });
-    expect((await burst()).filter((r) => r.status === 200)).toHaveLength(5);
+    rx.setPlan({ routes: { d1: { ratePerS: 2 } } });
+    expect((await burst()).filter((r) => r.status === 200)).toHaveLength(2);
   });
 
   it('counts bad and missing signatures, refuses on a listener that is down, and listens again on the same port', async () => {
