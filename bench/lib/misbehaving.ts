@@ -41,17 +41,19 @@ export function statusShare(attempts: readonly Attempt[], status: number, fromMs
 }
 
 /**
- * For each time the receiver came back (`upAtMs`): its backlog, the calls sent before that moment
- * and first delivered at or after it (those accepted while it was away, and any still waiting from
- * before), and how long after the moment the last of them arrived (0 without a backlog). A backlog
- * not cleared before the receiver went away again counts that time too.
+ * For each time the receiver came back (`upAtMs`, in order): its backlog, the calls sent since it
+ * last came back (since the start, the first time) and first delivered at or after this moment
+ * (those accepted while it was away, and those just before that it failed), and how long after the
+ * moment the last of them arrived (0 without a backlog). Each call belongs to the first return after
+ * it was sent, so a straggler counts in its own phase, with all of its delay, and in no later one.
  */
 export function recoveries(firsts: readonly FirstArrival[], upAtMs: readonly number[]): { backlog: number; recoveryMs: number }[] {
-  return upAtMs.map((up) => {
+  return upAtMs.map((up, k) => {
+    const since = upAtMs[k - 1] ?? -Infinity;
     let backlog = 0;
     let last = up;
     for (const f of firsts)
-      if (f.sentAtMs < up && f.arrivalMs >= up) {
+      if (f.sentAtMs >= since && f.sentAtMs < up && f.arrivalMs >= up) {
         backlog++;
         last = Math.max(last, f.arrivalMs);
       }

@@ -35,12 +35,16 @@ describe('recoveries', () => {
     expect(recoveries(firsts, [5000])).toEqual([{ backlog: 0, recoveryMs: 0 }]);
   });
 
-  it('counts a backlog not cleared before the receiver went away again in the next up phase too', () => {
-    // Up at 10 s and at 50 s; one call sent at 8 s arrives only at 52 s.
-    const firsts = [{ sentAtMs: 8000, arrivalMs: 52_000 }];
+  it('counts a straggler in the phase it was sent before, with all its delay, and not in the next one', () => {
+    // Back at 10 s and at 50 s: a call sent at 8 s arrives only at 52 s; one sent at 30 s (the up phase) fails at the
+    // next 503 and arrives at 51 s.
+    const firsts = [
+      { sentAtMs: 8000, arrivalMs: 52_000 },
+      { sentAtMs: 30_000, arrivalMs: 51_000 },
+    ];
     expect(recoveries(firsts, [10_000, 50_000])).toEqual([
       { backlog: 1, recoveryMs: 42_000 },
-      { backlog: 1, recoveryMs: 2000 },
+      { backlog: 1, recoveryMs: 1000 },
     ]);
   });
 });

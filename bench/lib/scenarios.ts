@@ -75,7 +75,7 @@ const scenario = (s: Partial<Scenario> & Pick<Scenario, 'name' | 'title'>): Scen
 });
 
 /** The throttled destination's rate limit (issue 21): beyond it, 429 with Retry-After: 1. */
-export const THROTTLE_PER_S = 200;
+const THROTTLE_PER_S = 200;
 /** Flapping: the receiver answers 503 for `downS`, then 2xx for `upS`, `cycles` times, from `fromS` into the measured window. */
 export const FLAP = { fromS: 5, downS: 20, upS: 20, cycles: 3 } as const;
 
