@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { distEntry, ensureRedis, startChaosProcess, startPrivateRedis } from '@eventrelay/testkit';
 import { measureBareHttp, runChain } from './lib/chain.js';
-import { evaluateTargets, markdownReport, tableRows, type Baselines } from './lib/chaos-report.js';
+import { evaluateTargets, markdownReport, misbehavingRows, misbehavingTable, tableRows, type Baselines } from './lib/chaos-report.js';
 import { chartSpecs, writeCharts } from './lib/charts.js';
 import { PHASES, pipelineReport, runPipeline } from './lib/pipeline.js';
 import { connectRedis, infoField, runBench } from './lib/proc.js';
@@ -132,12 +132,15 @@ async function main(): Promise<void> {
 
   const targets = evaluateTargets(runs);
   const { header, rows } = tableRows(runs);
+  const misbehaving = misbehavingRows(runs);
+  const bad = misbehavingTable(misbehaving);
   const m = machine();
   process.stdout.write(
     [
       '',
       table(header, rows),
       '',
+      ...(bad.rows.length ? [table(bad.header, bad.rows), ''] : []),
       `baselines: bare HTTP ${fmtInt(baselines.bare_http_calls_per_s)} calls/s; BullMQ -> undici chain ${fmtInt(baselines.bullmq_chain_delivered_per_s)} delivered/s`,
       table(
         ['target', 'wanted', 'measured', 'verdict'],
@@ -158,6 +161,8 @@ async function main(): Promise<void> {
     baselines,
     ratio_to_bullmq_chain: sat && chain ? Math.round((sat.delivered_calls_per_s / chain) * 1000) / 1000 : null,
     targets,
+    /** Throttling and flapping: the misbehaving destination's figures, and the nine others' throughput against healthy's in this run. */
+    misbehaving,
     all_passed: runs.every((r) => r.passed),
     notes:
       'Everything on one machine. Ten destinations, one per source, each with its own receiver port; the load is spread evenly over the sources. ' +

@@ -2,7 +2,8 @@
  * What `pnpm bench:chaos` concludes from its runs: the targets of the performance issue checked
  * against the figures (pure), the run table, and results/latest.md.
  */
-import { fmtInt, fmtMs } from './report.js';
+import { THROTTLE_GRACE_S } from './misbehaving.js';
+import { fmtFixed, fmtInt, fmtMs } from './report.js';
 import type { RunResult } from './run.js';
 import { DESTINATIONS, SCENARIOS, routeOf } from './scenarios.js';
 import { trend } from './series.js';
@@ -27,6 +28,10 @@ const TARGET = {
   flakyCpuExplained: 0.9,
   growth: 0.1,
   durableShare: 0.8,
+  /** Issue 21: the 429 share of the throttled destination's attempts after the grace, the time to recover, the others' share of healthy. */
+  throttled429Share: 0.05,
+  recoveryS: 10,
+  besideMisbehavingShare: 0.95,
 };
 
 /** Scenarios where losing acknowledged calls is by design (asynchronous replication): reported apart. */
@@ -36,6 +41,89 @@ const find = (runs: readonly RunResult[], scenario: string, mode: string) => run
 const pct = (share: number) => `${share >= 0 ? '+' : ''}${Math.round(share * 1000) / 10}%`;
 const NINE = Array.from({ length: DESTINATIONS - 1 }, (_, i) => routeOf(i));
 const sumNine = (r: RunResult) => NINE.reduce((n, route) => n + (r.per_destination[route]?.delivered_calls_per_s ?? 0), 0);
+
+/** The scenarios with one misbehaving destination (issue 21). */
+const MISBEHAVING = new Set(SCENARIOS.filter((s) => s.misbehaving !== undefined).map((s) => s.name));
+export const HEALTHY_NOT_RUN = 'n/a (healthy not run)';
+
+/** One row per run of a misbehaving scenario: its destination's figures, and the nine others' throughput against healthy's. */
+export interface MisbehavingRow {
+  readonly scenario: string;
+  readonly mode: string;
+  readonly destination: string;
+  readonly attempts_per_delivered_call: number | null;
+  /** All ten destinations together. */
+  readonly all_attempts_per_delivered_call: number | null;
+  /** Only where the destination is rate limited. */
+  readonly status_429_share: number | null;
+  readonly status_429_share_after_grace: number | null;
+  /** Only where the receiver went away and came back. */
+  readonly recovery_max_s: number | null;
+  readonly recovery_mean_s: number | null;
+  /** The other nine destinations' delivered calls/s in the measured window, and the same nine's in healthy's run of the same mode. */
+  readonly others_delivered_calls_per_s: number;
+  readonly healthy_others_delivered_calls_per_s: number | null;
+  /** null when healthy did not run in this mode. */
+  readonly others_vs_healthy: number | null;
+  readonly lost: number;
+}
+
+export function misbehavingRows(runs: readonly RunResult[]): MisbehavingRow[] {
+  return runs.flatMap((r) => {
+    const m = r.misbehaving;
+    if (!m) return [];
+    const others = Object.keys(r.per_destination).filter((route) => route !== m.destination);
+    const sum = (x: RunResult) => others.reduce((n, route) => n + (x.per_destination[route]?.delivered_calls_per_s ?? 0), 0);
+    const healthy = find(runs, 'healthy', r.mode);
+    const healthyOthers = healthy ? sum(healthy) : null;
+    const throttled = m.rate_limit_per_s !== null;
+    return [
+      {
+        ...{ scenario: r.scenario, mode: r.mode, destination: m.destination },
+        attempts_per_delivered_call: m.attempts_per_delivered_call,
+        all_attempts_per_delivered_call: r.attempts_per_delivered_call,
+        status_429_share: throttled ? m.status_429_share : null,
+        status_429_share_after_grace: throttled ? m.status_429_share_after_grace : null,
+        recovery_max_s: m.recovery_max_s,
+        recovery_mean_s: m.recovery_mean_s,
+        others_delivered_calls_per_s: sum(r),
+        healthy_others_delivered_calls_per_s: healthyOthers,
+        others_vs_healthy: healthyOthers ? Math.round((sum(r) / healthyOthers) * 1000) / 1000 : null,
+        lost: r.verification.lost,
+      },
+    ];
+  });
+}
+
+const share = (v: number | null) => (v === null ? '-' : `${fmtFixed(v * 100, 1)}%`);
+
+/** The misbehaving scenarios' table, for the terminal and latest.md (empty when none ran). */
+export function misbehavingTable(rows: readonly MisbehavingRow[]): { header: string[]; rows: string[][] } {
+  const header = [
+    'scenario',
+    'mode',
+    'destination',
+    'its attempts / delivered call',
+    'all attempts / delivered call',
+    '429 share',
+    `429 share after ${THROTTLE_GRACE_S} s`,
+    'recovery max s',
+    'recovery mean s',
+    'other 9 delivered/s',
+    'healthy: same 9',
+    'vs healthy',
+    'lost',
+  ];
+  return {
+    header,
+    rows: rows.map((m) => [
+      ...[m.scenario, m.mode, m.destination, fmtFixed(m.attempts_per_delivered_call), fmtFixed(m.all_attempts_per_delivered_call)],
+      ...[share(m.status_429_share), share(m.status_429_share_after_grace), fmtFixed(m.recovery_max_s, 1), fmtFixed(m.recovery_mean_s, 1)],
+      ...[fmtInt(m.others_delivered_calls_per_s), fmtInt(m.healthy_others_delivered_calls_per_s)],
+      ...[m.others_vs_healthy === null ? HEALTHY_NOT_RUN : `${fmtFixed(m.others_vs_healthy * 100, 1)}%`, fmtInt(m.lost)],
+    ]),
+  };
+}
 
 export function evaluateTargets(runs: readonly RunResult[]): Target[] {
   const out: Target[] = [];
@@ -100,6 +188,50 @@ export function evaluateTargets(runs: readonly RunResult[]): Target[] {
     find(runs, 'dead-1-of-10', 'fixed')?.healthy_latency_ms.p99,
     (v) => `${fmtMs(v)} ms`,
     (v) => v < TARGET.isolationP99Ms,
+  );
+  // Issue 21: one receiver throttling or flapping must cost the other nine nothing, and cost itself few wasted attempts.
+  const misbehaving = misbehavingRows(runs);
+  const throttled = misbehaving.filter((m) => m.scenario === 'throttling');
+  add(
+    `throttling: 429 share of the throttled destination's attempts after the first ${THROTTLE_GRACE_S} s`,
+    `< ${TARGET.throttled429Share * 100}%`,
+    throttled.length ? throttled : null,
+    (v) => v.map((m) => `${m.mode} ${share(m.status_429_share_after_grace)} (all ${share(m.status_429_share)})`).join(', '),
+    (v) => v.every((m) => m.status_429_share_after_grace !== null && m.status_429_share_after_grace < TARGET.throttled429Share),
+  );
+  const flapping = misbehaving.filter((m) => m.scenario === 'flapping');
+  add(
+    'flapping: time from the receiver coming back until its backlog is delivered, max over the up phases',
+    `<= ${TARGET.recoveryS} s`,
+    flapping.length ? flapping : null,
+    (v) => v.map((m) => `${m.mode} max ${fmtFixed(m.recovery_max_s, 1)} s, mean ${fmtFixed(m.recovery_mean_s, 1)} s`).join(', '),
+    (v) => v.every((m) => m.recovery_max_s !== null && m.recovery_max_s <= TARGET.recoveryS),
+  );
+  // Against healthy's run of the same mode in the same run: absolute figures move with the machine.
+  const compared = misbehaving.filter((m) => m.others_vs_healthy !== null);
+  out.push({
+    name: 'throttling and flapping: the 9 other destinations keep their delivered calls/s, against healthy in the same run',
+    wanted: `>= ${TARGET.besideMisbehavingShare * 100}%`,
+    measured: misbehaving.length
+      ? misbehaving
+          .map(
+            (m) =>
+              `${m.scenario} ${m.mode} ${
+                m.others_vs_healthy === null
+                  ? HEALTHY_NOT_RUN
+                  : `${fmtInt(m.others_delivered_calls_per_s)} vs ${fmtInt(m.healthy_others_delivered_calls_per_s)}/s (${fmtFixed(m.others_vs_healthy * 100, 1)}%)`
+              }`,
+          )
+          .join(', ')
+      : '-',
+    met: compared.length ? compared.every((m) => (m.others_vs_healthy as number) >= TARGET.besideMisbehavingShare) : undefined,
+  });
+  over(
+    'throttling and flapping: zero acknowledged calls lost',
+    'lost = 0',
+    runs.filter((r) => MISBEHAVING.has(r.scenario)),
+    (r) => `${r.scenario} ${r.mode}: lost ${r.verification.lost}`,
+    (r) => r.verification.lost === 0,
   );
   over(
     'crash and restart: zero acknowledged calls lost',
@@ -214,6 +346,7 @@ export function markdownReport(o: {
   charts: readonly string[];
 }): string {
   const { header, rows } = tableRows(o.runs);
+  const bad = misbehavingTable(misbehavingRows(o.runs));
   const peak: Record<string, number> = {};
   for (const r of o.runs) for (const [name, mb] of Object.entries(r.peak_rss_mb)) peak[name] = Math.max(peak[name] ?? 0, mb);
   const b = o.baselines;
@@ -224,6 +357,17 @@ export function markdownReport(o: {
     '',
     markdownTable(header, rows),
     '',
+    ...(bad.rows.length
+      ? [
+          `One misbehaving destination (throttling, flapping): attempts the receivers recorded per call they answered 2xx (settle included); ` +
+            `429 share of the throttled destination's attempts, all and after the load's first ${THROTTLE_GRACE_S} s; time from the receiver ` +
+            `coming back until the calls sent before it and not yet delivered had all arrived (max and mean over the up phases); the other nine ` +
+            `destinations' delivered calls/s in the measured window against the same nine in healthy's run of the same mode.`,
+          '',
+          markdownTable(bad.header, bad.rows),
+          '',
+        ]
+      : []),
     `Baselines in the same run: bare Node HTTP server ${fmtInt(b.bare_http_calls_per_s)} calls/s through the same load generator; ` +
       `minimal BullMQ → undici chain ${fmtInt(b.bullmq_chain_delivered_per_s)} delivered/s (p99 ${fmtMs(b.bullmq_chain_p99_ms)} ms).`,
     '',

@@ -1,5 +1,14 @@
 /** The targets of the performance issue, checked against run results, and the Markdown table. */
-import { evaluateTargets, markdownTable, tableRows } from './chaos-report';
+import {
+  evaluateTargets,
+  HEALTHY_NOT_RUN,
+  markdownReport,
+  markdownTable,
+  misbehavingRows,
+  misbehavingTable,
+  tableRows,
+} from './chaos-report';
+import { misbehavingFigures } from './misbehaving';
 import { compactJson } from './report';
 import type { RunResult } from './run';
 import { verify } from './verify';
@@ -21,6 +30,7 @@ function run(scenario: string, mode: RunResult['mode'], over: Partial<RunResult>
       deadLettered: new Map(),
     }),
     ...{ duplicate_examples: [], refused_batches: 0, transport_errors: 0, intake_status_codes: {}, cpu_pct: {} },
+    attempts_per_delivered_call: 1,
     receiver: {
       requests: 1,
       by_status: {},
@@ -38,6 +48,45 @@ function run(scenario: string, mode: RunResult['mode'], over: Partial<RunResult>
 }
 
 const healthySat = (over: Partial<RunResult> = {}) => run('healthy', 'saturation', over);
+
+/**
+ * A run of a misbehaving scenario: d0 got 100 attempts, `share429` of them 429 after the grace
+ * (and 50 more 429s before it), delivered 100 calls; the receiver came back at 25 s and 65 s into
+ * the window with backlogs taking recoveryS[k]; the nine others delivered `others` calls/s each.
+ */
+function misbehavingRun(
+  scenario: 'throttling' | 'flapping',
+  mode: RunResult['mode'],
+  o: { share429?: number; recoveryS?: readonly number[]; others?: number; lost?: boolean },
+): RunResult {
+  const t0 = 1_000_000;
+  const windowStart = t0 + 5000;
+  const late = Array.from({ length: 100 }, (_, i) => ({ arrivalMs: t0 + 20_000 + i, status: i < (o.share429 ?? 0) * 100 ? 429 : 200 }));
+  const early = Array.from({ length: 50 }, (_, i) => ({ arrivalMs: t0 + 1000 + i, status: 429 }));
+  const ups = scenario === 'flapping' ? [25_000, 65_000].map((ms) => windowStart + ms) : [];
+  const firsts = [
+    ...Array.from({ length: 100 }, (_, i) => ({ sentAtMs: t0 + 19_000 + i, arrivalMs: t0 + 20_000 + i })),
+    ...ups.map((up, k) => ({ sentAtMs: up - 1000, arrivalMs: up + (o.recoveryS?.[k] ?? 0) * 1000 })),
+  ];
+  return run(scenario, mode, {
+    per_destination: { ...perDestination(o.others ?? 100), d0: { delivered_calls_per_s: 5, p99_ms: 10 } },
+    attempts_per_delivered_call: 1.25,
+    ...(o.lost ? { passed: false, verification: lostOne } : {}),
+    misbehaving: misbehavingFigures({
+      route: 'd0',
+      attempts: scenario === 'throttling' ? [...early, ...late] : late,
+      firsts,
+      loadStartMs: t0,
+      windowStartMs: windowStart,
+      seconds: 100,
+      switches: ups.flatMap((up) => [
+        { up: false, atMs: up - 20_000 },
+        { up: true, atMs: up },
+      ]),
+      ratePerS: scenario === 'throttling' ? 200 : undefined,
+    }),
+  });
+}
 const soak = (ingest: (i: number) => number, redis: (i: number) => number) =>
   run('healthy', 'soak', { memory_timeline: { ingest: points(ingest), 'redis used_memory': points(redis) } });
 
@@ -123,6 +172,20 @@ const cases: [string, RunResult[], boolean | undefined][] = [
     false,
   ],
   ['soak: RSS flat', [], undefined],
+  // Issue 21. The 429 share counts only attempts 10 s or more after the load started: the 50 early 429s do not.
+  ['throttling: 429 share', [misbehavingRun('throttling', 'fixed', { share429: 0.04 })], true],
+  ['throttling: 429 share', [misbehavingRun('throttling', 'fixed', { share429: 0.05 })], false],
+  ['throttling: 429 share', [run('healthy', 'fixed')], undefined],
+  ['flapping: time', [misbehavingRun('flapping', 'fixed', { recoveryS: [3, 10] })], true],
+  ['flapping: time', [misbehavingRun('flapping', 'fixed', { recoveryS: [3, 10.1] })], false],
+  ['flapping: time', [], undefined],
+  // The nine others against the same nine in healthy's run of the same mode: 95 of 100 is the edge.
+  ['throttling and flapping: the 9', [run('healthy', 'fixed'), misbehavingRun('throttling', 'fixed', { others: 95 })], true],
+  ['throttling and flapping: the 9', [run('healthy', 'fixed'), misbehavingRun('flapping', 'fixed', { others: 94 })], false],
+  // Healthy at saturation says nothing about the fixed mode.
+  ['throttling and flapping: the 9', [healthySat(), misbehavingRun('flapping', 'fixed', { others: 50 })], undefined],
+  ['throttling and flapping: zero', [misbehavingRun('flapping', 'fixed', {}), misbehavingRun('throttling', 'saturation', {})], true],
+  ['throttling and flapping: zero', [misbehavingRun('flapping', 'fixed', { lost: true })], false],
 ];
 
 describe('evaluateTargets', () => {
@@ -130,6 +193,62 @@ describe('evaluateTargets', () => {
     const target = evaluateTargets(runs).find((t) => t.name.startsWith(name));
     expect(target).toBeDefined();
     expect(target?.met).toBe(met);
+  });
+});
+
+describe('misbehavingRows and misbehavingTable', () => {
+  it("compare the nine others with healthy's run of the same mode, and say so when healthy did not run", () => {
+    const rows = misbehavingRows([
+      run('healthy', 'fixed'),
+      misbehavingRun('throttling', 'fixed', { share429: 0.04, others: 99 }),
+      misbehavingRun('flapping', 'saturation', { recoveryS: [4, 8] }),
+    ]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        ...{
+          scenario: 'throttling',
+          mode: 'fixed',
+          destination: 'd0',
+          attempts_per_delivered_call: 1.5,
+          all_attempts_per_delivered_call: 1.25,
+        },
+        ...{ status_429_share: 0.36, status_429_share_after_grace: 0.04, recovery_max_s: null, recovery_mean_s: null },
+        ...{ others_delivered_calls_per_s: 891, healthy_others_delivered_calls_per_s: 900, others_vs_healthy: 0.99, lost: 0 },
+      }),
+      expect.objectContaining({
+        ...{
+          scenario: 'flapping',
+          mode: 'saturation',
+          attempts_per_delivered_call: 0.98,
+          status_429_share: null,
+          recovery_max_s: 8,
+          recovery_mean_s: 6,
+        },
+        ...{ healthy_others_delivered_calls_per_s: null, others_vs_healthy: null },
+      }),
+    ]);
+    const { header, rows: cells } = misbehavingTable(rows);
+    expect(cells[0]).toEqual(['throttling', 'fixed', 'd0', '1.50', '1.25', '36.0%', '4.0%', '-', '-', '891', '900', '99.0%', '0']);
+    expect(cells[1]?.slice(5, 12)).toEqual(['-', '-', '8.0', '6.0', '900', '-', HEALTHY_NOT_RUN]);
+    expect(header).toHaveLength(cells[0]?.length ?? 0);
+    const target = evaluateTargets([misbehavingRun('flapping', 'fixed', {})]).find((t) =>
+      t.name.startsWith('throttling and flapping: the 9'),
+    );
+    expect(target?.measured).toBe(`flapping fixed ${HEALTHY_NOT_RUN}`);
+  });
+
+  it('puts the table in latest.md only when a misbehaving scenario ran', () => {
+    const md = (runs: RunResult[]) =>
+      markdownReport({
+        date: 'd',
+        runs,
+        baselines: { bare_http_calls_per_s: null, bullmq_chain_delivered_per_s: null, bullmq_chain_p99_ms: null },
+        targets: [],
+        machine: 'm',
+        charts: [],
+      });
+    expect(md([run('healthy', 'fixed')])).not.toContain('429 share after');
+    expect(md([misbehavingRun('throttling', 'fixed', {})])).toContain('| throttling | fixed | d0 |');
   });
 });
 

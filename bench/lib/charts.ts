@@ -141,6 +141,26 @@ export function chartSpecs(runs: readonly RunResult[], baselines: Baselines): Re
       markers: r.events.map((e) => ({ x: r.timeline.warmup_s + e.at_s, label: e.what })),
     });
   }
+  // The misbehaving destination of throttling and flapping: what the sender tried, what it got, what arrived.
+  for (const r of fixedRuns) {
+    const m = r.misbehaving;
+    if (!m) continue;
+    const limit = m.rate_limit_per_s;
+    out[`misbehaving-${r.scenario}`] = lineSpec({
+      title: `${r.scenario} at ${rate(r.offered_calls_per_s)} calls/s offered: requests to ${m.destination} per second`,
+      xTitle: 'seconds since the load started (the tail is the settle after the load stopped)',
+      yTitle: 'per second',
+      rows: [
+        ...binRows('requests', m.attempts_per_s),
+        ...binRows('answered other than 2xx', m.failed_per_s, true),
+        ...binRows('calls delivered (first 2xx)', m.delivered_per_s),
+        ...(limit === null
+          ? []
+          : [0, m.attempts_per_s.length].map((x) => ({ series: `rate limit (${limit}/s)`, x, y: limit, dashed: true }))),
+      ],
+      markers: r.events.map((e) => ({ x: r.timeline.warmup_s + e.at_s, label: e.what })),
+    });
+  }
   if (fixedRuns.length > 0) {
     const qs = [
       ['p50', 'p50'],

@@ -23,6 +23,16 @@ describe('chartSpecs', () => {
     run('healthy', 'fixed'),
     run('receiver-down', 'fixed', { events: [{ at_s: 5, what: 'receiver 0 down' }] }),
     run('healthy', 'saturation'),
+    run('throttling', 'fixed', {
+      misbehaving: {
+        destination: 'd0',
+        rate_limit_per_s: 200,
+        attempts_per_s: [300, 250],
+        failed_per_s: [100, 50],
+        delivered_per_s: [200, 200],
+      },
+    } as unknown as Partial<RunResult>),
+    run('throttling', 'saturation', { misbehaving: { destination: 'd0' } } as unknown as Partial<RunResult>),
     run('healthy', 'soak', { memory_timeline: { ingest: [[1, 100]], 'redis used_memory': [[1, 60]] } }),
   ];
   const specs = chartSpecs(runs, { bare_http_calls_per_s: 1, bullmq_chain_delivered_per_s: 7000, bullmq_chain_p99_ms: 600 });
@@ -31,6 +41,7 @@ describe('chartSpecs', () => {
     expect(Object.keys(specs).sort()).toEqual([
       'events-receiver-down',
       'latency-fixed',
+      'misbehaving-throttling',
       'per-destination',
       'soak-memory',
       'throughput-fixed',
@@ -57,6 +68,16 @@ describe('chartSpecs', () => {
         .filter((r) => r['dashed'] === true)
         .map((r) => r['y']),
     ).toEqual([7000, 7000]);
+  });
+
+  it("draws the misbehaving destination's requests, failures and deliveries, and its rate limit as a dashed line", () => {
+    const lines = rows(specs['misbehaving-throttling']);
+    expect(lines.filter((r) => r['series'] === 'requests').map((r) => r['y'])).toEqual([300, 250]);
+    expect(lines.filter((r) => r['series'] === 'answered other than 2xx').every((r) => r['dashed'] === true)).toBe(true);
+    expect(lines.filter((r) => r['series'] === 'rate limit (200/s)').map((r) => [r['x'], r['y']])).toEqual([
+      [0, 200],
+      [2, 200],
+    ]);
   });
 
   it('leaves values a log scale cannot show out of the latency bars', () => {

@@ -116,6 +116,27 @@ export class LoadDriver {
 }
 
 /**
+ * One cycle of source indices in which source i comes weights[i] times, spread out (smooth weighted
+ * round-robin, as nginx balances upstreams): all weights 1 is plain round-robin, 0, 1, …, n - 1.
+ */
+export function weightedOrder(weights: readonly number[]): number[] {
+  if (weights.some((w) => !Number.isInteger(w) || w < 1)) throw new Error(`weights must be positive integers, got ${weights.join(', ')}`);
+  const total = weights.reduce((a, b) => a + b, 0);
+  const current = weights.map(() => 0);
+  const order: number[] = [];
+  for (let k = 0; k < total; k++) {
+    let best = 0;
+    for (let i = 0; i < weights.length; i++) {
+      current[i] = (current[i] as number) + (weights[i] as number);
+      if ((current[i] as number) > (current[best] as number)) best = i;
+    }
+    current[best] = (current[best] as number) - total;
+    order.push(best);
+  }
+  return order;
+}
+
+/**
  * Batches sent on a schedule for the benches that measure at a fixed rate (stats, cluster): batch
  * i is due i / perSecond seconds after the start whatever the answers (open loop), with at most 50
  * unanswered; `batchOf(i)` says which write key and calls it carries. Rejects on the first answer

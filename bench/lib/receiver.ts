@@ -1,5 +1,6 @@
 /** What one run's receivers got, gathered from the fault-injecting receiver's arrival records as the run goes. */
 import type { Arrival } from '@eventrelay/testkit';
+import type { Attempt } from './misbehaving.js';
 
 /**
  * What one run's receivers got: per route, how often each call was answered 2xx, when it first
@@ -13,9 +14,15 @@ export class Arrivals {
   requests = 0;
   /** The first 20 calls answered 2xx more than once, with each 2xx's attempt and arrival, to tell why. */
   readonly duplicateExamples: { route: string; messageId: string; answers: { attempt: number; arrivalMs: number }[] }[] = [];
+  /** Every request to a watched route, as it arrived (a misbehaving destination's attempts, one by one). */
+  private readonly watched = new Map<string, Attempt[]>();
 
-  constructor(private readonly routeNames: readonly string[]) {
+  constructor(
+    private readonly routeNames: readonly string[],
+    watch: readonly string[] = [],
+  ) {
     for (const r of routeNames) this.routes.set(r, { delivered: new Map(), first: [] });
+    for (const r of watch) this.watched.set(r, []);
   }
 
   add(a: Arrival): void {
@@ -23,6 +30,7 @@ export class Arrivals {
     if (!log) return;
     this.requests++;
     this.statuses[a.status] = (this.statuses[a.status] ?? 0) + 1;
+    this.watched.get(a.route)?.push({ arrivalMs: a.arrivalMs, status: a.status });
     if (a.status < 200 || a.status >= 300) return;
     const times = log.delivered.get(a.messageId) ?? 0;
     log.delivered.set(a.messageId, times + 1);
@@ -43,6 +51,11 @@ export class Arrivals {
   /** First 2xx arrivals of `routes` (all by default). */
   firsts(routes: readonly string[] = this.routeNames): Arrival[] {
     return routes.flatMap((r) => this.routes.get(r)?.first ?? []);
+  }
+
+  /** Every request to `route`, when it was watched (empty otherwise). */
+  attemptsOf(route: string): readonly Attempt[] {
+    return this.watched.get(route) ?? [];
   }
 
   /** Calls answered 2xx at least once. */

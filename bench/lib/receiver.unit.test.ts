@@ -42,6 +42,19 @@ describe('Arrivals', () => {
     expect(a.requests).toBe(0);
   });
 
+  it('keeps every attempt to a watched route, in order, and none of the others', () => {
+    const a = new Arrivals(['d0', 'd1'], ['d0']);
+    a.add(at({ status: 429, arrivalMs: 900 }));
+    a.add(at({ status: 200, arrivalMs: 1900, attempt: 2 }));
+    a.add(at({ route: 'd1', status: 500 }));
+    expect(a.attemptsOf('d0')).toEqual([
+      { arrivalMs: 900, status: 429 },
+      { arrivalMs: 1900, status: 200 },
+    ]);
+    expect(a.attemptsOf('d1')).toEqual([]);
+    expect(a.requests).toBe(3);
+  });
+
   it('gives each duplicate with the attempt and arrival of every 2xx answer', () => {
     const a = new Arrivals(['d0']);
     a.add(at({ messageId: 'a' }));

@@ -14,7 +14,8 @@ import type { Redis } from 'ioredis';
 import { readQueues } from '@eventrelay/runtime';
 import { deletePrefix, eventually, sleep, startPrivateRedis, startReplicatedRedis, type ChaosProcess } from '@eventrelay/testkit';
 import { startDetail } from './detail.js';
-import { LoadDriver } from './drive.js';
+import { LoadDriver, weightedOrder } from './drive.js';
+import { misbehavingFigures, type Switch } from './misbehaving.js';
 import { bodies, messageIdOf } from './payloads.js';
 import { connectRedis, cpuPerCall, infoField, ResourceSampler } from './proc.js';
 import { Arrivals } from './receiver.js';
@@ -71,6 +72,11 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   const calls = single ? 1 : s.batchSize;
   const connections = opts.connections ?? s.connections;
   const healthyRoutes = routes.filter((_, i) => !scenario.impaired.includes(i));
+  const misbehaving = scenario.misbehaving === undefined ? undefined : routeOf(scenario.misbehaving);
+  // The order batches go to the sources in: round-robin, but for a destination the fixed mode loads more.
+  const weights = routes.map((_, i) => (mode === 'saturation' ? 1 : (scenario.fixedLoadWeights?.[i] ?? 1)));
+  const order = weightedOrder(weights);
+  const offered = (s.rate * order.length) / n;
   const measuredS = opts.durationS ?? scenario.measuredS ?? s.durationS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'eventrelay-bench-'));
   const configFile = path.join(tmp, 'config.json');
@@ -108,7 +114,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       { name: 'loadgen', pid: process.pid },
       { name: 'redis', pid: redisPid },
     ]);
-    const arrivals = new Arrivals(routes);
+    const arrivals = new Arrivals(routes, misbehaving ? [misbehaving] : []);
     const pull = () => receiver.pull((a) => arrivals.add(a));
 
     // The load: batches go round-robin to the sources; every 2xx batch's calls are acknowledged.
@@ -120,11 +126,13 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     }));
     const pool = new Pool(st.url('ingest'), { connections, pipelining: 1, keepAliveTimeout: 60_000 });
     let cursor = 0;
+    const source = () => order[cursor % order.length] as number;
     const driver = new LoadDriver({
       calls,
-      nextCounts: () => !scenario.impaired.includes(cursor % n),
+      nextCounts: () => !scenario.impaired.includes(source()),
       async send() {
-        const i = cursor++ % n;
+        const i = source();
+        cursor++;
         const factory = factories[i] as (typeof factories)[number];
         const body = factory.next(now());
         const counter = factory.counter;
@@ -161,7 +169,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     })();
 
     if (mode === 'saturation') driver.startWindow(s.windowCalls, connections);
-    else driver.startRate(s.rate);
+    else driver.startRate(offered);
     await sleep(s.warmupS * 1000);
     const windowStart = now();
     sampler.mark();
@@ -171,11 +179,21 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     const endDetail = opts.detail ? await startDetail({ redis, prefix, requestMs: driver.requestMs, urls: urlsOf }) : undefined;
     const at = () => round((now() - windowStart) / 1000, 1);
     const note = (what: string) => events.push({ at_s: at(), what });
+    // When the misbehaving destination's receiver went away and came back (taken before the change is asked for).
+    const switches: Switch[] = [];
     const fire = async (e: ScenarioEvent) => {
       await sleep(Math.max(0, windowStart + e.atS * 1000 - now()));
       if (e.kind === 'receiver-down' || e.kind === 'receiver-up') {
+        if (routeOf(e.listener) === misbehaving) switches.push({ up: e.kind === 'receiver-up', atMs: now() });
         await (e.kind === 'receiver-down' ? receiver.down(e.listener) : receiver.up(e.listener));
         note(`receiver ${e.listener} ${e.kind === 'receiver-down' ? 'down' : 'up'}`);
+      } else if (e.kind === 'receiver-unavailable' || e.kind === 'receiver-available') {
+        const unavailable = e.kind === 'receiver-unavailable';
+        if (routeOf(e.listener) === misbehaving) switches.push({ up: !unavailable, atMs: now() });
+        // A new plan restarts every route's draws: the other routes of such a scenario answer 2xx whatever they draw.
+        const routesNow = { ...scenario.plan.routes, ...(unavailable ? { [routeOf(e.listener)]: { unavailable: 1 } } : {}) };
+        await receiver.setPlan({ ...scenario.plan, routes: routesNow });
+        note(`receiver ${e.listener} ${unavailable ? 'answers 503' : 'answers 2xx again'}`);
       } else if (e.kind === 'kill-delivery') {
         note('webhook-delivery SIGKILLed');
         await st.restart('webhook-delivery', { signal: 'SIGKILL', afterMs: e.restartAfterS * 1000 });
@@ -259,10 +277,11 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     const latency = (rs?: string[]) => percentiles(arrivals.latenciesOfSentBetween(windowStart, windowEnd, rs), LATENCY_QUANTILES);
     const firstArrivals = arrivals.firsts().map((a) => a.arrivalMs);
     const last = firstArrivals.reduce((a, b) => Math.max(a, b), -Infinity);
+    const end = now();
     return {
       scenario: scenario.name,
       mode,
-      offered_calls_per_s: mode === 'saturation' ? null : s.rate,
+      offered_calls_per_s: mode === 'saturation' ? null : Math.round(offered),
       measured_s: round((windowEnd - windowStart) / 1000, 1),
       accepted_calls_per_s: Math.round(acceptedInWindow / measuredS),
       delivered_calls_per_s: Math.round(delivered / measuredS),
@@ -287,6 +306,8 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       refused_batches: driver.refusedBatches,
       transport_errors: driver.errors,
       intake_status_codes: driver.statusCodes,
+      /** Requests the receivers recorded over the run (settle included) per call they answered 2xx. */
+      attempts_per_delivered_call: arrivals.deliveredCount() === 0 ? null : round(arrivals.requests / arrivals.deliveredCount(), 3),
       receiver: {
         requests: arrivals.requests,
         by_status: arrivals.statuses,
@@ -308,7 +329,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       events,
       /** Per second from the start of the load (warm-up included). */
       timeline: {
-        delivered_per_s: perSecond(firstArrivals, t0, Math.ceil((now() - t0) / 1000)),
+        delivered_per_s: perSecond(firstArrivals, t0, Math.ceil((end - t0) / 1000)),
         accepted_per_s: acceptedTimeline,
         warmup_s: s.warmupS,
       },
@@ -319,6 +340,20 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
               string,
               [number, number][]
             >,
+          }
+        : {}),
+      ...(misbehaving
+        ? {
+            misbehaving: misbehavingFigures({
+              route: misbehaving,
+              attempts: arrivals.attemptsOf(misbehaving),
+              firsts: arrivals.firsts([misbehaving]),
+              loadStartMs: t0,
+              windowStartMs: windowStart,
+              seconds: Math.ceil((end - t0) / 1000),
+              switches,
+              ratePerS: scenario.plan.routes[misbehaving]?.ratePerS,
+            }),
           }
         : {}),
       ...(detail ? { detail: { ...detail, mean_ms: mean(arrivals.latenciesOfSentBetween(windowStart, windowEnd)) } } : {}),

@@ -15,6 +15,8 @@ export const routeOf = (i: number): string => `d${i}`;
 /** Something done to the system at `atS` seconds into the measured window. */
 export type ScenarioEvent = { readonly atS: number } & (
   | { readonly kind: 'receiver-down' | 'receiver-up'; readonly listener: number }
+  /** The listener's route answers every request 503 (up, but not serving), or as the scenario's plan says again. */
+  | { readonly kind: 'receiver-unavailable' | 'receiver-available'; readonly listener: number }
   | { readonly kind: 'kill-delivery'; readonly restartAfterS: number }
   | { readonly kind: 'restart-redis' }
   | { readonly kind: 'kill-redis'; readonly restartAfterS: number }
@@ -45,6 +47,18 @@ export interface Scenario {
   readonly durable?: boolean;
   /** Acknowledged calls may be lost by design (asynchronous replication): counted and reported, not a failure. */
   readonly lossReported?: boolean;
+  /**
+   * The one destination that misbehaves while the nine others are healthy (throttling, flapping):
+   * its every attempt is recorded, and its figures (attempts per delivered call, 429 share, time to
+   * recover) and the nine others' throughput against the healthy scenario are reported apart.
+   */
+  readonly misbehaving?: number;
+  /**
+   * In the fixed mode, calls sent to destination i for each call sent to a destination not listed
+   * (1): the others still get BENCH_RATE / 10 each, as in healthy, so the offered rate grows by the
+   * extra. At saturation every destination gets the same share.
+   */
+  readonly fixedLoadWeights?: Readonly<Record<number, number>>;
   /** Longest wait after the load for every acknowledged call to be delivered or dead-lettered. */
   readonly settleS: number;
   readonly destinations: number;
@@ -59,6 +73,22 @@ const scenario = (s: Partial<Scenario> & Pick<Scenario, 'name' | 'title'>): Scen
   ...{ events: [], impaired: [], disableAtEnd: [], deadByDesign: [], tls: [], settleS: 120, destinations: DESTINATIONS },
   ...s,
 });
+
+/** The throttled destination's rate limit (issue 21): beyond it, 429 with Retry-After: 1. */
+const THROTTLE_PER_S = 200;
+/** Flapping: the receiver answers 503 for `downS`, then 2xx for `upS`, `cycles` times, from `fromS` into the measured window. */
+export const FLAP = { fromS: 5, downS: 20, upS: 20, cycles: 3 } as const;
+
+/** `listener` unavailable (503) for `downS`, then back for `upS`, `cycles` times from `fromS`: the window ends after the last up phase. */
+export function flapEvents(listener: number, f: { fromS: number; downS: number; upS: number; cycles: number } = FLAP): ScenarioEvent[] {
+  return Array.from({ length: f.cycles }, (_, k) => {
+    const at = f.fromS + k * (f.downS + f.upS);
+    return [
+      { atS: at, kind: 'receiver-unavailable', listener },
+      { atS: at + f.downS, kind: 'receiver-available', listener },
+    ] as const;
+  }).flat();
+}
 
 export const SCENARIOS: readonly Scenario[] = [
   scenario({ name: 'healthy', title: '10 destinations, all 2xx', settleS: 60 }),
@@ -88,6 +118,31 @@ export const SCENARIOS: readonly Scenario[] = [
     measuredS: 80,
     // Retries back off exponentially (full jitter): a call that failed 7 or 8 rounds during the 60 s
     // waits up to 128 or 256 s for its next round, so the last arrivals come minutes after the return.
+    settleS: 480,
+  }),
+  scenario({
+    // Issue 21: a receiver with a rate limit. In the fixed mode it is offered 3 times a healthy
+    // destination's share (300 calls/s at the default 1,000 calls/s: 1.5x its limit), or the limit
+    // would never be reached; at saturation its even share is already far above it.
+    name: 'throttling',
+    title: `destination 0 admits ${THROTTLE_PER_S} requests/s and answers 429 with Retry-After: 1 above it`,
+    plan: planOf((i) => (i === 0 ? { ratePerS: THROTTLE_PER_S, retryAfterS: 1 } : {})),
+    impaired: [0],
+    misbehaving: 0,
+    fixedLoadWeights: { 0: 3 },
+    // The backlog above the limit drains at the limit once the load stops: at saturation tens of thousands of calls.
+    settleS: 600,
+  }),
+  scenario({
+    // Issue 21: a receiver that keeps going away and coming back (503, not a refused connection:
+    // the load balancer answers while the application behind it is down).
+    name: 'flapping',
+    title: `destination 0 answers 503 for ${FLAP.downS} s, then 2xx for ${FLAP.upS} s, ${FLAP.cycles} times`,
+    events: flapEvents(0),
+    impaired: [0],
+    misbehaving: 0,
+    measuredS: FLAP.fromS + FLAP.cycles * (FLAP.downS + FLAP.upS),
+    // As receiver-down: calls that failed many rounds wait minutes for their next one.
     settleS: 480,
   }),
   scenario({

@@ -29,6 +29,14 @@ export interface Behaviour {
   readonly slowBodyMs?: number;
   /** Every answer waits this long. */
   readonly delayMs?: number;
+  /** Answered 503 without Retry-After: a receiver that is up but not serving (drawn after redirect). */
+  readonly unavailable?: number;
+  /**
+   * The route's rate limit: at most this many requests a second get the drawn answer (a token
+   * bucket refilled at this rate, holding one second's worth, full at the start); the others are
+   * answered 429 with Retry-After: retryAfterS (1 by default), as an API's rate limiter does.
+   */
+  readonly ratePerS?: number;
 }
 
 /** Behaviours by route ("d3" for /d3/hook; "*" for any other), and the seed of the draws (1 by default). */
@@ -54,7 +62,7 @@ export interface Arrival {
 export const METADATA_URL = 'http://169.254.169.254/latest/meta-data/';
 const SLOW_BODY = 'chaos-slow\n'.repeat(10);
 
-/** The reply for a uniform draw r in [0, 1): cumulative shares fail500, fail429, hang, reset, redirect, then 2xx. */
+/** The reply for a uniform draw r in [0, 1): cumulative shares fail500, fail429, hang, reset, redirect, unavailable, then 2xx. */
 export function chaosReply(b: Behaviour, r: number): Reply {
   let edge = 0;
   const drawn = (share = 0) => r < (edge += share);
@@ -64,7 +72,37 @@ export function chaosReply(b: Behaviour, r: number): Reply {
   if (drawn(b.hang)) return { hang: true };
   if (drawn(b.reset)) return reply({ reset: true });
   if (drawn(b.redirect)) return reply({ status: 302, headers: { location: b.location ?? METADATA_URL } });
+  if (drawn(b.unavailable)) return reply({ status: 503 });
   return reply(b.slowBodyMs ? { status: 200, body: SLOW_BODY, slowBodyMs: b.slowBodyMs } : { status: 200 });
+}
+
+/** The 429 a rate-limited route answers beyond its rate. */
+const rateLimitedReply = (b: Behaviour): Reply => ({ status: 429, headers: { 'retry-after': String(b.retryAfterS ?? 1) }, body: '' });
+
+/**
+ * A token bucket: `ratePerS` tokens a second, holding at most `burst` (one second's worth by
+ * default), full at the start. Pure: the caller passes the time (ms, any monotonic origin).
+ */
+export class TokenBucket {
+  private tokens: number;
+  private at: number | undefined;
+
+  constructor(
+    readonly ratePerS: number,
+    readonly burst: number = ratePerS,
+  ) {
+    this.tokens = burst;
+  }
+
+  /** Takes a token when one is there. */
+  take(nowMs: number): boolean {
+    if (this.at !== undefined && nowMs > this.at)
+      this.tokens = Math.min(this.burst, this.tokens + ((nowMs - this.at) / 1000) * this.ratePerS);
+    this.at = Math.max(this.at ?? nowMs, nowMs);
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
 }
 
 /** A stream of uniform draws per route (mulberry32, seeded from the plan's seed and the route name), so each route repeats whatever the others get. */
@@ -99,7 +137,7 @@ export interface ChaosReceiver {
   /** Base URL (no path, no trailing slash) of listener i, and of the https listener. */
   readonly urls: readonly string[];
   readonly httpsUrl: string;
-  /** Swapped in at once; every route's stream restarts from the plan's seed. */
+  /** Swapped in at once; every route's stream restarts from the plan's seed, and its rate limit from a full bucket. */
   setPlan(plan: ChaosPlan): void;
   /** Listener i stops accepting and closes its connections (hung requests are recorded with status 0), or listens again on its port. */
   down(i: number): Promise<void>;
@@ -118,6 +156,7 @@ const sentAt = Buffer.from('"sentAtMs":');
 export async function startChaosReceiver(o: { listeners: number; secret?: string; plan?: ChaosPlan }): Promise<ChaosReceiver> {
   let plan = o.plan ?? { routes: {} };
   const randoms = new Map<string, () => number>();
+  const buckets = new Map<string, TokenBucket>();
   const arrivals = new WeakMap<ReceivedRequest, { route: string; arrivalMs: number }>();
   let records: Arrival[] = [];
   const delivered = new Map<string, number>();
@@ -131,7 +170,15 @@ export async function startChaosReceiver(o: { listeners: number; secret?: string
       arrivals.set(req, { route, arrivalMs: performance.timeOrigin + performance.now() });
       let random = randoms.get(route);
       if (!random) randoms.set(route, (random = routeRandom(plan.seed ?? 1, route)));
-      return chaosReply(plan.routes[route] ?? plan.routes['*'] ?? {}, random());
+      const behaviour = plan.routes[route] ?? plan.routes['*'] ?? {};
+      // Drawn whatever the rate limit says, so that each request gets the same draw with or without one.
+      const draw = random();
+      if (behaviour.ratePerS !== undefined) {
+        let bucket = buckets.get(route);
+        if (!bucket) buckets.set(route, (bucket = new TokenBucket(behaviour.ratePerS)));
+        if (!bucket.take(performance.now())) return rateLimitedReply(behaviour);
+      }
+      return chaosReply(behaviour, draw);
     },
     onAnswered: (req, status) => {
       const { route, arrivalMs } = arrivals.get(req) ?? { route: '', arrivalMs: NaN };
@@ -163,6 +210,7 @@ export async function startChaosReceiver(o: { listeners: number; secret?: string
     setPlan(next) {
       plan = next;
       randoms.clear();
+      buckets.clear();
     },
     async down(i) {
       await listeners[i]?.close();

@@ -26,6 +26,7 @@ export {
 export { startReceiver, type ReceivedRequest, type Receiver } from './receiver.js';
 export {
   METADATA_URL,
+  TokenBucket,
   chaosReply,
   routeRandom,
   startChaosReceiver,

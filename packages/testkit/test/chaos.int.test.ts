@@ -10,6 +10,7 @@ import { signBody } from '@eventrelay/config';
 import {
   METADATA_URL,
   REPO_ROOT,
+  TokenBucket,
   chaosReply,
   routeRandom,
   startChaosProcess,
@@ -39,6 +40,7 @@ const cases: [string, Behaviour, number | undefined, Record<string, string>, num
   ['500', { fail500: 1 }, 500, {}, 0, 500],
   ['429 with Retry-After', { fail429: 1, retryAfterS: 3 }, 429, { 'retry-after': '3' }, 0, 429],
   ['redirect to the metadata address', { redirect: 1 }, 302, { location: METADATA_URL }, 0, 302],
+  ['503, up but not serving', { unavailable: 1 }, 503, {}, 0, 503],
   ['answer after a delay', { delayMs: 300 }, 200, {}, 290, 200],
   ['body slower than the client', { slowBodyMs: 400 }, 200, {}, 390, 200],
   ['hang past the client timeout', { hang: 1 }, undefined, {}, 0, 0],
@@ -76,6 +78,18 @@ describe('startChaosReceiver', () => {
     expect(new Set(statuses)).toEqual(new Set([200, 429, 500]));
   });
 
+  it('answers a rate-limited route as drawn up to its rate and 429 with Retry-After beyond it, afresh after a new plan', async () => {
+    rx.setPlan({ routes: { d1: { ratePerS: 2, retryAfterS: 2 } } });
+    const burst = async () => Promise.all(Array.from({ length: 8 }, () => post(`${rx.urls[1]}/d1`)));
+    const answers = await burst();
+    // A full bucket holds one second's worth; the requests of one burst take far less than the 500 ms a token takes to refill.
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429, 429, 429, 429]);
+    expect(answers.find((r) => r.status === 429)?.headers.get('retry-after')).toBe('2');
+    expect((await post(`${rx.urls[0]}/d0`)).status).toBe(200);
+    rx.setPlan({ routes: { d1: { ratePerS: 2 } } });
+    expect((await burst()).filter((r) => r.status === 200)).toHaveLength(2);
+  });
+
   it('counts bad and missing signatures, refuses on a listener that is down, and listens again on the same port', async () => {
     rx.setPlan({ routes: {} });
     const before = rx.stats();
@@ -102,6 +116,24 @@ describe('startChaosReceiver', () => {
     expect(status).toBe(200);
     expect(rx.stats().tlsClientErrors).toBeGreaterThan(before.tlsClientErrors);
     expect(rx.stats().tlsRequests).toBe(before.tlsRequests + 1);
+  });
+});
+
+describe('TokenBucket', () => {
+  it('starts full with one second of tokens, refills at its rate, and never holds more than its burst', () => {
+    const b = new TokenBucket(200);
+    const taken = (n: number, at: number) => Array.from({ length: n }, () => b.take(at)).filter(Boolean).length;
+    expect(taken(250, 1000)).toBe(200);
+    expect(taken(10, 1000)).toBe(0);
+    // 50 ms at 200/s: 10 tokens.
+    expect(taken(20, 1050)).toBe(10);
+    // A long pause refills no more than the burst.
+    expect(taken(1000, 60_000)).toBe(200);
+    // From empty, requests at twice the rate: every other one is admitted, 200 a second.
+    expect(Array.from({ length: 800 }, (_, i) => b.take(60_000 + (i + 1) * 2.5)).filter(Boolean)).toHaveLength(400);
+    // A clock that steps back takes nothing back.
+    const c = new TokenBucket(1, 1);
+    expect([c.take(5000), c.take(4000), c.take(5500), c.take(6000)]).toEqual([true, false, false, true]);
   });
 });
 
