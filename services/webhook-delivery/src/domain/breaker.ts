@@ -34,9 +34,15 @@ export class Breaker {
   private readonly total = new Array<number>(BUCKETS).fill(0);
   private readonly failed = new Array<number>(BUCKETS).fill(0);
   private bucketAt = 0;
+  private closings = 0;
 
   get state(): BreakerState {
     return this.stateNow;
+  }
+
+  /** How often it closed since start: a job that saw it change while it ran was held by it. */
+  get closes(): number {
+    return this.closings;
   }
 
   /** When it last opened (epoch ms); meaningful while not closed. */
@@ -104,6 +110,7 @@ export class Breaker {
 
   private close(): void {
     this.stateNow = 'closed';
+    this.closings++;
     this.total.fill(0);
     this.failed.fill(0);
   }

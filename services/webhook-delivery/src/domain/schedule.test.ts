@@ -507,3 +507,35 @@ describe('a whole schedule against a receiver that always answers 500', () => {
     expect(run.rounds.length).toBeLessThan(40);
   });
 });
+
+describe('retryBy (a breaker probe that failed)', () => {
+  it('brings every URL waiting past `at` forward to it; failed URLs and earlier waits stay', async () => {
+    const { retryBy } = await import('./schedule.js');
+    const decision = {
+      kind: 'retry' as const,
+      at: 5_000,
+      state: {
+        firstAttemptAt: 0,
+        attempt: 4,
+        urls: {
+          a: { lastError: 'HTTP 503', notBefore: 9_000 },
+          b: { lastError: 'HTTP 503', notBefore: 1_000 },
+          c: { lastError: 'HTTP 404', failed: true },
+        },
+      },
+    };
+    expect(retryBy(decision, 2_000)).toEqual({
+      kind: 'retry',
+      at: 2_000,
+      state: {
+        firstAttemptAt: 0,
+        attempt: 4,
+        urls: {
+          a: { lastError: 'HTTP 503', notBefore: 2_000 },
+          b: { lastError: 'HTTP 503', notBefore: 1_000 },
+          c: { lastError: 'HTTP 404', failed: true },
+        },
+      },
+    });
+  });
+});

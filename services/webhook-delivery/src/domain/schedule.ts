@@ -106,6 +106,17 @@ export function decideRound(input: RoundInput): Decision {
   return { kind: 'retry', at, state: next };
 }
 
+/**
+ * A retry brought forward to `at` at the latest: every URL waiting past it is due then. For the
+ * call a breaker's probe failed on: it goes again with the next probe, or when the breaker closes.
+ */
+export function retryBy(decision: Extract<Decision, { kind: 'retry' }>, at: number): Decision {
+  const urls: Record<string, UrlRetryState> = {};
+  for (const [url, s] of Object.entries(decision.state.urls))
+    urls[url] = s.failed || s.notBefore === undefined || s.notBefore <= at ? s : { ...s, notBefore: at };
+  return { kind: 'retry', at: Math.min(decision.at, at), state: { ...decision.state, urls } };
+}
+
 function lastError(results: readonly UrlResult[], urls: Record<string, UrlRetryState>, fallback: string): string {
   const fromRound = results
     .map((r) => (r.outcome.kind === 'success' ? undefined : `${r.url}: ${r.outcome.error}`))

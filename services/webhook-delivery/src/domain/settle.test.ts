@@ -115,3 +115,30 @@ describe('settleRound at the retry backlog cap', () => {
     expect(settleRound(calls, [A], NOW).capped).toBe(0);
   });
 });
+
+describe('settleRound while the breaker is open', () => {
+  it('dead-letters the waiting calls whose window passed, naming the window; the others wait on', async () => {
+    const { openBreakerExpiry, settleRound: settle } = await import('./settle.js');
+    const call = (messageId: string, firstAttemptAt: number) => ({
+      item: {
+        sourceId: 's',
+        call: {
+          type: 'track' as const,
+          messageId,
+          event: 'E',
+          userId: 'u',
+          timestamp: '2026-11-25T10:00:00.000Z',
+          receivedAt: '2026-11-25T10:00:00.000Z',
+        },
+        retry: { firstAttemptAt, attempt: 1, urls: { 'https://r.example/in': { lastError: 'HTTP 503', notBefore: firstAttemptAt + 500 } } },
+      },
+      decision: undefined,
+      attempts: [],
+    });
+    const settled = settle([call('old', 0), call('new', 50_000)], ['https://r.example/in'], 60_000, undefined, openBreakerExpiry(60_000));
+    expect(settled.dead.map((d) => [d.run.item.call.messageId, d.reason])).toEqual([
+      ['old', "retry window of 1 min passed while the destination's circuit breaker was open; last error: https://r.example/in: HTTP 503"],
+    ]);
+    expect(settled.pending.map((p) => p.call.messageId)).toEqual(['new']);
+  });
+});

@@ -31,8 +31,8 @@ import type { DestinationGate } from '../destination-gate.js';
 import type { Breaker } from '../domain/breaker.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
-import { formatDuration } from '../domain/schedule.js';
-import { settleRound, type CallRun } from '../domain/settle.js';
+import { retryBy } from '../domain/schedule.js';
+import { openBreakerExpiry, settleRound, type CallRun } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 
 export interface WorkerDeps extends DeliverDeps {
@@ -345,6 +345,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     // A job woken before any of its calls is due (one waits on a Retry-After) reserves nothing,
     // goes through, and back to the delayed set.
     const planned = planRound(items, destination, deps.clock());
+    const closesBefore = deps.gate.breaker(data.destinationId).closes;
     const limits = {
       maxConcurrency: destination.settings.maxConcurrentRequests ?? deps.maxInFlight,
       maxRate: destination.settings.maxRequestsPerSecond ?? Number.POSITIVE_INFINITY,
@@ -384,13 +385,19 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
     const urls = activeTargets(destination).map((w) => w.url);
     const now = deps.clock();
-    let settled = settleRound(run.calls, urls, now);
     const breaker = deps.gate.breaker(data.destinationId);
+    // While the breaker is open, calls this round did not attempt may have waited past their window.
+    const expiry = breaker.state === 'closed' ? undefined : openBreakerExpiry(policyOf(destination, deps.policy).windowMs);
+    let calls = run.calls;
+    let probeAt: number | undefined;
     if (probe && breaker.state !== 'closed') {
-      // The probe failed: this job carries the next one, whatever its own calls' backoff says.
-      const nextAt = (await autoDisable(destination, breaker)) ? now : deps.gate.carryNextProbe(data.destinationId);
-      if (settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, nextAt) };
+      // The probe failed: this job carries the next one, whatever its own calls' backoff says, and
+      // the probed call is due again with it (the breaker, not its backoff, says when it goes).
+      probeAt = (await autoDisable(destination, breaker)) ? now : deps.gate.carryNextProbe(data.destinationId);
+      calls = calls.map((c) => (c.decision?.kind === 'retry' ? { ...c, decision: retryBy(c.decision, probeAt!) } : c));
     }
+    let settled = settleRound(calls, urls, now, undefined, expiry);
+    if (probeAt !== undefined && settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, probeAt) };
     const counted = countedCalls(data);
     if (deps.retryMax > 0 && settled.pending.length > counted) {
       // Calls newly held for a retry: the one read of the destination's count, never on the
@@ -398,7 +405,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       // the count can overshoot the cap by the calls they newly hold together.
       const current = await deps.retryBacklog.held(data.destinationId);
       const hold = retryHoldLimit({ pending: settled.pending.length, counted, current, max: deps.retryMax });
-      if (hold < settled.pending.length) settled = settleRound(run.calls, urls, now, { hold, reason: retryCapReason(deps.retryMax) });
+      if (hold < settled.pending.length) settled = settleRound(calls, urls, now, { hold, reason: retryCapReason(deps.retryMax) }, expiry);
     }
     // What became of each call: for the deletion receipts, and for the replays' progress in the commit.
     const outcomes = { delivered: settled.delivered.map((c) => c.item), deadLettered: settled.dead.map((d) => d.run.item) };
@@ -459,7 +466,15 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       if (settled.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
       else if (job.id !== undefined) remember(data.destinationId, job);
     }
-    await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, outcomes);
+    try {
+      await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, outcomes);
+    } catch (err) {
+      // The breaker closed while this job ran or committed (its calls held back, or woken before
+      // it was delayed): its calls are due now, not at the end of a park.
+      if (err instanceof DelayedError && breaker.state === 'closed' && breaker.closes !== closesBefore)
+        await job.promote().catch(() => undefined);
+      throw err;
+    }
   };
 
   function remember(destinationId: string, job: Job): void {
@@ -487,21 +502,21 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (job.id !== undefined) remember(data.destinationId, job);
     const now = deps.clock();
     const windowMs = policyOf(destination, deps.policy).windowMs;
-    const expired = items.filter((i) => i.retry !== undefined && now >= i.retry.firstAttemptAt + windowMs);
-    if (expired.length === 0) {
+    const urls = activeTargets(destination).map((w) => w.url);
+    const waited = settleRound(
+      items.map((item) => ({ item, decision: undefined, attempts: [] })),
+      urls,
+      now,
+      undefined,
+      openBreakerExpiry(windowMs),
+    );
+    if (waited.dead.length === 0) {
       const firstEnd = Math.min(...items.map((i) => (i.retry ? i.retry.firstAttemptAt + windowMs : Number.POSITIVE_INFINITY)));
       return Math.max(0, Math.min(delayMs, firstEnd - now));
     }
-    const rest = items.filter((i) => !expired.includes(i));
-    const letters = expired.map((item) => {
-      const last = Object.entries(item.retry!.urls).map(([url, u]) => `${url}: ${u.lastError}`);
-      return letterOf(
-        data,
-        item,
-        item.retry!,
-        `retry window of ${formatDuration(windowMs)} passed while the destination's circuit breaker was open; last error: ${last.join('; ') || 'none'}`,
-      );
-    });
+    const expired = waited.dead.map((d) => d.run.item);
+    const rest = waited.pending;
+    const letters = waited.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     const outcomes = { deadLettered: expired };
     await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
     metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, letters.length);
