@@ -38,6 +38,7 @@ import { parseNetworkList } from './domain/networks.js';
 import type { RetryPolicy } from './domain/schedule.js';
 import { createSender } from './adapters/http-sender.js';
 import { DestinationEpisodes } from './adapters/destination-episodes.js';
+import { RateReservations } from './adapters/rate-reservations.js';
 import { createDestinationSwitches } from './adapters/destination-switches.js';
 import { NO_NOTIFIER, createOperatorWebhook } from './adapters/operator-webhook.js';
 import { createOperatorEvents } from './jobs/operator-events.js';
@@ -143,6 +144,8 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     episodes: new DestinationEpisodes(connection, keys),
     switches: createDestinationSwitches(store),
     maxInFlight: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+    rateSlots: new RateReservations(connection, keys),
+    maxSlotWaitMs: Math.min(1000, env.DELIVERY_TIMEOUT_MS),
     timeoutMs: env.DELIVERY_TIMEOUT_MS,
     retryBacklog,
     retryMax: env.DELIVERY_RETRY_MAX_PER_DESTINATION,

@@ -6,7 +6,7 @@
  */
 import { standardWebhooksKey, standardWebhooksSignature } from '@eventrelay/config';
 import { AuditLog } from '@eventrelay/stores';
-import { eventually, startReceiver, type ReceivedRequest, type Receiver } from '@eventrelay/testkit';
+import { buildServices, eventually, startReceiver, startService, type ReceivedRequest, type Receiver } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination, type PipelineOptions, type TestPipeline } from '../../../test/support/pipeline';
 
@@ -252,5 +252,35 @@ describe('receiver-friendly delivery', () => {
       for (const job of await p.deliverQueue.getDelayed()) await job.promote().catch(() => undefined);
       expect(await p.deadLetters('dest-auto')).toHaveLength(40);
     }, 20_000);
+  }, 60_000);
+
+  it('holds a destination’s maxRequestsPerSecond across two webhook-delivery processes', async () => {
+    buildServices('webhook-delivery');
+    const book = accounting();
+    const r = scope.track(await startReceiver({ keep: false, onAnswered: (req, status) => book.note(req, status) }));
+    const destination = webhookDestination('dest-capped', [r.url], { settings: { webhooks: [{ url: r.url }], maxRequestsPerSecond: 50 } });
+    const p = await pipeline({ label: 'rate-capped', destinations: [destination] });
+    const child = await startService('webhook-delivery', {
+      REDIS_URL: p.redisUrl,
+      EVENTRELAY_PREFIX: p.prefix,
+      WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+      LOG_LEVEL: 'warn',
+    });
+    try {
+      const ids = await routeCalls(p, 'c', 300, 10);
+      await eventually(() => expect(book.delivered.size).toBe(300), 30_000, 100);
+      const times = book.answers.map((a) => a.at).sort((a, b) => a - b);
+      // The most requests that started in any one second (answers come within a few ms).
+      let most = 0;
+      for (let i = 0, j = 0; i < times.length; i++) {
+        while (times[i]! - times[j]! >= 1000) j++;
+        most = Math.max(most, i - j + 1);
+      }
+      expect(most).toBeLessThanOrEqual(53);
+      expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(5000);
+      expect([...book.delivered].sort()).toEqual([...ids].sort());
+    } finally {
+      await child.stop();
+    }
   }, 60_000);
 });

@@ -24,6 +24,7 @@ import { activeTargets, planRound, policyOf, probeRound, runDelivery, type Deliv
 import type { OperatorEvents } from './operator-events.js';
 import type { DestinationEpisodes } from '../adapters/destination-episodes.js';
 import type { DestinationSwitches } from '../adapters/destination-switches.js';
+import type { RateReservations } from '../adapters/rate-reservations.js';
 import { withoutErased, type Tombstones } from './erasures.js';
 import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
@@ -57,6 +58,10 @@ export interface WorkerDeps extends DeliverDeps {
   readonly switches: DestinationSwitches;
   /** DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: a destination's concurrency unless it sets maxConcurrentRequests. */
   readonly maxInFlight: number;
+  /** The slots of destinations that set maxRequestsPerSecond, shared by every process. */
+  readonly rateSlots: Pick<RateReservations, 'reserve'>;
+  /** A job whose first slot is further away than this is parked rather than held. */
+  readonly maxSlotWaitMs: number;
   /** Each destination's count of calls held for a retry, changed in the commit. */
   readonly retryBacklog: Pick<RetryBacklog, 'queueChange' | 'changeOf' | 'held'>;
   /** DELIVERY_RETRY_MAX_PER_DESTINATION: calls held for a retry per destination; 0 = no cap. */
@@ -374,6 +379,19 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const probe = verdict.kind === 'probe';
     const round = probe ? probeRound(planned) : planned;
     const places = deps.gate.places(data.destinationId, parks, round.requests, probe);
+    const perSecond = destination.settings.maxRequestsPerSecond;
+    if (perSecond !== undefined && round.requests > 0) {
+      // The destination's cap across every process: its requests' slots are taken in Redis first.
+      const slots = await deps.rateSlots.reserve(data.destinationId, perSecond, round.requests, deps.maxSlotWaitMs);
+      if (!slots.granted) {
+        places.done();
+        if (probe) deps.gate.breaker(data.destinationId).probeNotSent();
+        metrics.parked.inc();
+        await deps.putBack(job, deps.clock() + slots.waitMs, token);
+        throw new DelayedError();
+      }
+      if (slots.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, slots.waitMs));
+    }
     let run: Awaited<ReturnType<typeof runDelivery>>;
     try {
       run = await runDelivery(data.destinationId, round, destination, deps, places, stopping);
