@@ -20,6 +20,7 @@ import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
 import type { CallBatches, DeadLetterStore, RetryBacklog, StatsCounters } from '@eventrelay/stores';
 import { createCapNotes } from './cap-notes.js';
+import { createDestinationHealth } from './destination-health.js';
 import { activeTargets, planRound, policyOf, probeRound, runDelivery, type DeliverDeps } from './deliver-round.js';
 import type { OperatorEvents } from './operator-events.js';
 import type { DestinationEpisodes } from '../adapters/destination-episodes.js';
@@ -29,7 +30,6 @@ import { withoutErased, type Tombstones } from './erasures.js';
 import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
 import type { DestinationGate } from '../destination-gate.js';
-import type { Breaker } from '../domain/breaker.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
 import { retryBy } from '../domain/schedule.js';
@@ -92,106 +92,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   const { metrics, logger } = deps;
   const stopping = deps.stopping ?? (() => false);
   const caps = createCapNotes(deps);
-  /** Jobs parked while their destination's breaker is open, woken when it closes. */
-  const waiting = new Map<string, Map<string, Job>>();
-  deps.gate.onBreakerChange((destinationId, change, breaker) => void noteBreaker(destinationId, change, breaker));
-  // A destination disabled or deleted while its jobs wait for its breaker: they come back now, to
-  // be dead-lettered or dropped, rather than when their park ends.
-  deps.destinations.onLoad?.(() => {
-    for (const id of [...waiting.keys()]) {
-      const destination = deps.destinations.get(id);
-      if (!destination?.enabled || activeTargets(destination).length === 0) wake(id);
-    }
-  });
-
-  /** A breaker of this process changed: wake the jobs it parked, and tell operators once per episode. */
-  async function noteBreaker(destinationId: string, change: 'opened' | 'closed', breaker: Breaker): Promise<void> {
-    metrics.breakerChanges.inc({ destination: destinationId, to: change === 'opened' ? 'open' : 'closed' });
-    try {
-      if (change === 'opened') {
-        logger.warn({ destinationId }, 'delivery.breaker_opened');
-        if (await deps.episodes.breakerOpened(destinationId, breaker.openedAt))
-          await deps.events.record(
-            'destination.breaker_opened',
-            destinationId,
-            { reason: 'at least half of the attempts of the last 10 s failed (5xx, 408, timeouts, connection errors)' },
-            'delivery.breaker_opened_notified',
-          );
-        return;
-      }
-      logger.info({ destinationId, woken: wake(destinationId) }, 'delivery.breaker_closed');
-      const began = await deps.episodes.breakerClosed(destinationId);
-      if (began !== undefined)
-        await deps.events.record(
-          'destination.breaker_closed',
-          destinationId,
-          { openForMs: deps.clock() - began },
-          'delivery.breaker_closed_notified',
-        );
-    } catch (err) {
-      logger.warn({ destinationId, change, err: String(err) }, 'delivery.breaker_note_failed');
-    }
-  }
-
-  /** Wakes the jobs this process parked for the destination's breaker; returns how many. */
-  function wake(destinationId: string): number {
-    const parked = waiting.get(destinationId);
-    waiting.delete(destinationId);
-    // A job that already came back, or that another process took, is not delayed any more.
-    for (const job of parked?.values() ?? []) void job.promote().catch(() => undefined);
-    return parked?.size ?? 0;
-  }
-
-  /** The first commit of an hour with dead letters for a destination tells operators. */
-  async function noteDeadLetters(destinationId: string, letters: readonly DeadLetter[]): Promise<void> {
-    if (letters.length === 0) return;
-    try {
-      if (await deps.episodes.deadLettering(destinationId))
-        await deps.events.record(
-          'destination.dead_lettering',
-          destinationId,
-          { deadLettered: letters.length, reason: letters[0]?.lastError },
-          'delivery.dead_lettering',
-        );
-    } catch (err) {
-      logger.warn({ destinationId, err: String(err) }, 'delivery.dead_letter_note_failed');
-    }
-  }
-
-  /** URLs that answered 410 Gone are disabled, for every call from now on (docs/receivers.md). */
-  async function disableGoneUrls(destinationId: string, calls: readonly CallRun[]): Promise<void> {
-    const gone = new Set<string>();
-    for (const c of calls) for (const a of c.attempts) if (a.status === 410) gone.add(a.url);
-    if (gone.size === 0) return;
-    for (const url of gone) {
-      const reason = `answered 410 Gone at ${new Date(deps.clock()).toISOString()}`;
-      if (await deps.switches.disableUrl(destinationId, url, reason))
-        await deps.events.record('destination.url_disabled', destinationId, { url: originOf(url), reason }, 'delivery.url_disabled');
-    }
-    await deps.destinations.refresh();
-  }
-
-  /**
-   * The breaker has been open for the destination's `autoDisableAfterMs`: disable it. True when
-   * it is disabled now (by this process or another): its calls are dead letters at their next run.
-   */
-  async function autoDisable(destination: Destination, breaker: Breaker): Promise<boolean> {
-    const after = destination.settings.autoDisableAfterMs;
-    const openForMs = deps.clock() - breaker.openedAt;
-    if (after === undefined || breaker.state === 'closed' || openForMs < after) return false;
-    const disabled = await deps.switches.disableDestination(destination.id);
-    await deps.destinations.refresh();
-    // Its waiting calls become dead letters now rather than when their park ends.
-    wake(destination.id);
-    if (disabled)
-      await deps.events.record(
-        'destination.auto_disabled',
-        destination.id,
-        { openForMs, autoDisableAfterMs: after, reason: `its circuit breaker stayed open for ${Math.round(openForMs / 1000)} s` },
-        'delivery.auto_disabled',
-      );
-    return true;
-  }
+  const health = createDestinationHealth(deps);
 
   /** The job's destination, reloading the config first when it is unknown or disabled here. */
   async function reloadedDestination(id: string): Promise<Destination | undefined> {
@@ -286,6 +187,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (batch && !releaseInCommit) await batch.store.release(batch.id, data.destinationId);
     if (next) job.data = next;
     if (letters.length > 0) await caps.noteEvictions(data.destinationId, answers.slice(0, letters.length));
+    // After the commit: a read of the destination's retry count and this MULTI stay close together.
+    await health.noteDeadLetters(data.destinationId, letters);
     if (backlogChanges) await caps.noteRetryBacklog(data.destinationId, answers[letters.length], capped);
     if (pending.length > 0) {
       await job.moveToDelayed(due, token);
@@ -300,7 +203,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (legacy) job.data = legacy;
     const data = job.data;
     const base = { destinationId: data.destinationId, jobId: job.id };
-    if (job.id !== undefined) waiting.get(data.destinationId)?.delete(job.id);
+    health.returned(job);
     const known = deps.destinations.get(data.destinationId);
     const destination = known?.enabled ? known : await reloadedDestination(data.destinationId);
     const runsBefore = 'calls' in data ? (data.runs ?? 0) : 0;
@@ -340,7 +243,6 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
         letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason),
       );
       await commit(job, token, letters, [], undefined, runsBefore, 0, outcomes);
-      await noteDeadLetters(data.destinationId, letters);
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
       deps.stats.countDestination(data.destinationId, { dead: items.length });
       logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
@@ -362,7 +264,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       let delayMs = verdict.delayMs;
       if ('breaker' in verdict) {
         // Disabled meanwhile: back at once, to be dead-lettered.
-        if (await autoDisable(destination, deps.gate.breaker(data.destinationId))) delayMs = 0;
+        if (await health.autoDisable(destination, deps.gate.breaker(data.destinationId))) delayMs = 0;
         else {
           const waited = await waitForBreaker(job, token, destination, items, runsBefore, delayMs);
           if (waited === 'settled') return;
@@ -399,7 +301,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       places.done();
     }
     const attempts = countAttempts(metrics, data.destinationId, run.calls);
-    await disableGoneUrls(data.destinationId, run.calls);
+    await health.disableGoneUrls(data.destinationId, run.calls);
 
     const urls = activeTargets(destination).map((w) => w.url);
     const now = deps.clock();
@@ -411,7 +313,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (probe && breaker.state !== 'closed') {
       // The probe failed: this job carries the next one, whatever its own calls' backoff says, and
       // the probed call is due again with it (the breaker, not its backoff, says when it goes).
-      probeAt = (await autoDisable(destination, breaker)) ? now : deps.gate.carryNextProbe(data.destinationId);
+      probeAt = (await health.autoDisable(destination, breaker)) ? now : deps.gate.carryNextProbe(data.destinationId);
       calls = calls.map((c) => (c.decision?.kind === 'retry' ? { ...c, decision: retryBy(c.decision, probeAt!) } : c));
     }
     let settled = settleRound(calls, urls, now, undefined, expiry);
@@ -479,10 +381,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     };
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
-    await noteDeadLetters(data.destinationId, letters);
     if (breaker.state !== 'closed') {
       if (settled.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
-      else if (job.id !== undefined) remember(data.destinationId, job);
+      else health.remember(data.destinationId, job);
     }
     try {
       await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, outcomes);
@@ -494,12 +395,6 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       throw err;
     }
   };
-
-  function remember(destinationId: string, job: Job): void {
-    let jobs = waiting.get(destinationId);
-    if (!jobs) waiting.set(destinationId, (jobs = new Map<string, Job>()));
-    jobs.set(job.id as string, job);
-  }
 
   /**
    * The job is parked while the destination's breaker is open (no attempt counted, its calls as
@@ -517,7 +412,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     delayMs: number,
   ): Promise<number | 'settled'> {
     const data = job.data;
-    if (job.id !== undefined) remember(data.destinationId, job);
+    health.remember(data.destinationId, job);
     const now = deps.clock();
     const windowMs = policyOf(destination, deps.policy).windowMs;
     const urls = activeTargets(destination).map((w) => w.url);
@@ -549,7 +444,6 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       },
       'delivery.attempted',
     );
-    await noteDeadLetters(data.destinationId, letters);
     if (rest.length === 0) deps.gate.releaseCarrier(data.destinationId);
     await commit(job, token, letters, rest, now + delayMs, runsBefore, 0, outcomes);
     return 'settled';
