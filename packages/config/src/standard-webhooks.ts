@@ -19,6 +19,16 @@ export function standardWebhooksKey(secret: string): Buffer {
   return Buffer.from(secret, 'utf8');
 }
 
+/**
+ * True for a secret the official libraries would read differently from us: `whsec_` followed by
+ * something that is not base64 (they decode it anyway; we would sign with its UTF-8 bytes).
+ */
+export function isMalformedWhsec(secret: string): boolean {
+  if (!secret.startsWith(PREFIX)) return false;
+  const rest = secret.slice(PREFIX.length);
+  return !(rest.length > 0 && rest.length % 4 === 0 && BASE64.test(rest));
+}
+
 /** One `v1,<base64>` signature of a message. */
 export function standardWebhooksSignature(key: Buffer, id: string, timestampSec: number, body: string): string {
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSec}.`, 'utf8').update(body, 'utf8').digest('base64')}`;

@@ -6,6 +6,7 @@
 import webhookSettingsSchema from '../../schemas/webhook-settings.schema.json';
 import type { FieldProblem } from '../field-problems.js';
 import type { WebhookSettings, WebhookTarget } from '../generated/contracts.js';
+import { isMalformedWhsec } from '../standard-webhooks.js';
 import { webhookHeaderProblems } from '../webhook-headers.js';
 
 export const webhooksDestinationType = {
@@ -22,6 +23,11 @@ function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldPr
   urls.forEach((url, i) => {
     if (urls.indexOf(url) !== i) problems.push({ field: `${at}.webhooks[${i}].url`, message: `repeats webhooks[${urls.indexOf(url)}]` });
   });
+  if (settings.standardWebhooks && settings.sharedSecret !== undefined && isMalformedWhsec(settings.sharedSecret))
+    problems.push({
+      field: `${at}.sharedSecret`,
+      message: 'starts with whsec_ but is not base64 after it: Standard Webhooks libraries would decode it and never verify',
+    });
   if (settings.previousSecret !== undefined) {
     if (settings.sharedSecret === undefined)
       problems.push({
