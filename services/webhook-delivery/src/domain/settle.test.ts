@@ -142,3 +142,30 @@ describe('settleRound while the breaker is open', () => {
     expect(settled.pending.map((p) => p.call.messageId)).toEqual(['new']);
   });
 });
+
+describe('a call that never had an attempt waits behind an open breaker', () => {
+  it('starts its window then, so it cannot wait for ever', async () => {
+    const { openBreakerExpiry, settleRound: settle } = await import('./settle.js');
+    const item = {
+      sourceId: 's',
+      call: {
+        type: 'track' as const,
+        messageId: 'm',
+        event: 'E',
+        userId: 'u',
+        timestamp: '2026-11-25T10:00:00.000Z',
+        receivedAt: '2026-11-25T10:00:00.000Z',
+      },
+    };
+    const settled = settle(
+      [{ item, decision: undefined, attempts: [] }],
+      ['https://r.example/in'],
+      7_000,
+      undefined,
+      openBreakerExpiry(60_000),
+    );
+    expect(settled.pending).toEqual([{ ...item, retry: { firstAttemptAt: 7_000, attempt: 0, urls: {} } }]);
+    // Without the breaker it waits as it is.
+    expect(settle([{ item, decision: undefined, attempts: [] }], ['https://r.example/in'], 7_000).pending).toEqual([item]);
+  });
+});

@@ -42,7 +42,8 @@ export interface HoldCap {
 
 /**
  * While the destination's circuit breaker is open, calls wait unattempted; one whose retry window
- * passed meanwhile is dead with `reason` instead of waiting on (its window kept counting).
+ * passed meanwhile is dead with `reason` instead of waiting on (its window kept counting). A call
+ * that never had an attempt starts its window when it first waits, so no call waits for ever.
  */
 export interface Expiry {
   readonly windowMs: number;
@@ -78,13 +79,14 @@ export function settleRound(calls: readonly CallRun[], urls: readonly string[], 
         dead.push({ run: c, state, reason: expiry.reason(state) });
         continue;
       }
+      const item = expiry && !state ? { ...c.item, retry: { firstAttemptAt: now, attempt: 0, urls: {} } } : c.item;
       if (pending.length >= hold) {
         // Not attempted this round (not due, or held back): its state is what earlier rounds left.
         dead.push({ run: c, state: c.item.retry ?? { firstAttemptAt: now, attempt: 0, urls: {} }, reason: capReason });
         capped++;
         continue;
       }
-      pending.push(c.item);
+      pending.push(item);
       nextAt = Math.min(nextAt, c.holdMs !== undefined ? now + c.holdMs : (nextDue(c.item, urls) ?? now));
     } else if (d.kind === 'delivered') {
       delivered.push(c);

@@ -33,7 +33,7 @@ import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
 import { retryBy } from '../domain/schedule.js';
-import { openBreakerExpiry, settleRound, type CallRun } from '../domain/settle.js';
+import { openBreakerExpiry, settleRound, type CallRun, type HoldCap, type Settled } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 
 export interface WorkerDeps extends DeliverDeps {
@@ -123,6 +123,21 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       }
     }
     return { ...(await withoutErased(deps.tombstones, items, tombstones)), missing };
+  }
+
+  /**
+   * Holds the calls still to go to DELIVERY_RETRY_MAX_PER_DESTINATION (see "The retry backlog cap"):
+   * `settle` settles the round again with a hold limit when the job would newly hold too many.
+   */
+  async function withinRetryCap(data: DeliverJob, settled: Settled, settle: (cap: HoldCap) => Settled): Promise<Settled> {
+    const counted = countedCalls(data);
+    if (deps.retryMax === 0 || settled.pending.length <= counted) return settled;
+    // Calls newly held for a retry: the one read of the destination's count, never on the all-2xx
+    // path. Jobs of one destination committing at once may each see the same room, so the count
+    // can overshoot the cap by the calls they newly hold together.
+    const current = await deps.retryBacklog.held(data.destinationId);
+    const hold = retryHoldLimit({ pending: settled.pending.length, counted, current, max: deps.retryMax });
+    return hold < settled.pending.length ? settle({ hold, reason: retryCapReason(deps.retryMax) }) : settled;
   }
 
   /** A call's dead letter, under its letter id (one per call and destination). */
@@ -318,15 +333,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     let settled = settleRound(calls, urls, now, undefined, expiry);
     if (probeAt !== undefined && settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, probeAt) };
-    const counted = countedCalls(data);
-    if (deps.retryMax > 0 && settled.pending.length > counted) {
-      // Calls newly held for a retry: the one read of the destination's count, never on the
-      // all-2xx path. Jobs of one destination committing at once may each see the same room, so
-      // the count can overshoot the cap by the calls they newly hold together.
-      const current = await deps.retryBacklog.held(data.destinationId);
-      const hold = retryHoldLimit({ pending: settled.pending.length, counted, current, max: deps.retryMax });
-      if (hold < settled.pending.length) settled = settleRound(calls, urls, now, { hold, reason: retryCapReason(deps.retryMax) }, expiry);
-    }
+    settled = await withinRetryCap(data, settled, (hold) => settleRound(calls, urls, now, hold, expiry));
     // What became of each call: for the deletion receipts, and for the replays' progress in the commit.
     const outcomes = { delivered: settled.delivered.map((c) => c.item), deadLettered: settled.dead.map((d) => d.run.item) };
     // Before the commit: a commit that fails runs the job again, which records the same outcomes.
@@ -416,36 +423,30 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const now = deps.clock();
     const windowMs = policyOf(destination, deps.policy).windowMs;
     const urls = activeTargets(destination).map((w) => w.url);
-    const waited = settleRound(
-      items.map((item) => ({ item, decision: undefined, attempts: [] })),
-      urls,
-      now,
-      undefined,
-      openBreakerExpiry(windowMs),
-    );
-    if (waited.dead.length === 0) {
-      const firstEnd = Math.min(...items.map((i) => (i.retry ? i.retry.firstAttemptAt + windowMs : Number.POSITIVE_INFINITY)));
-      return Math.max(0, Math.min(delayMs, firstEnd - now));
-    }
+    const runs = items.map((item): CallRun => ({ item, decision: undefined, attempts: [] }));
+    const expiry = openBreakerExpiry(windowMs);
+    let waited = settleRound(runs, urls, now, undefined, expiry);
+    // The park ends by the first window end of the calls it holds: they are dead-lettered on time.
+    const parkFor = (calls: readonly DeliveryItem[]) =>
+      Math.max(0, Math.min(delayMs, ...calls.map((i) => (i.retry ? i.retry.firstAttemptAt + windowMs - now : delayMs))));
+    // Nothing expired and every window already running: the job waits as it is.
+    if (waited.dead.length === 0 && items.every((i) => i.retry !== undefined)) return parkFor(items);
+    waited = await withinRetryCap(data, waited, (hold) => settleRound(runs, urls, now, hold, expiry));
     const expired = waited.dead.map((d) => d.run.item);
     const rest = waited.pending;
     const letters = waited.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     const outcomes = { deadLettered: expired };
-    await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
-    metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, letters.length);
-    deps.stats.countDestination(data.destinationId, { dead: letters.length });
-    logger.warn(
-      {
-        destinationId: data.destinationId,
-        jobId: job.id,
-        calls: items.length,
-        deadLettered: letters.length,
-        outcome: 'window_passed_while_open',
-      },
-      'delivery.attempted',
-    );
+    if (letters.length > 0) {
+      await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
+      metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, letters.length);
+      deps.stats.countDestination(data.destinationId, { dead: letters.length });
+      const line = { destinationId: data.destinationId, jobId: job.id, calls: items.length, deadLettered: letters.length };
+      logger.warn({ ...line, outcome: 'window_passed_while_open' }, 'delivery.attempted');
+    }
     if (rest.length === 0) deps.gate.releaseCarrier(data.destinationId);
-    await commit(job, token, letters, rest, now + delayMs, runsBefore, 0, outcomes);
+    else metrics.parked.inc();
+    // A commit: the calls' windows now run in the job's data (and are counted as held for a retry).
+    await commit(job, token, letters, rest, now + parkFor(rest), runsBefore, waited.capped, outcomes);
     return 'settled';
   }
 }
