@@ -274,13 +274,13 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     };
     const verdict = await deps.gate.enter(data.destinationId, parks, planned.requests, limits);
     if (verdict.kind === 'park') {
-      // Settled: the calls whose window passed were dead-lettered and the job, holding the others
-      // (if any), was moved in the commit.
       let delayMs = verdict.delayMs;
       if ('breaker' in verdict) {
         // Disabled meanwhile: back at once, to be dead-lettered.
         if (await health.autoDisable(destination, deps.gate.breaker(data.destinationId))) delayMs = 0;
         else {
+          // Settled: calls whose window passed were dead-lettered, and the job, holding the others
+          // (if any), was moved in that commit.
           const waited = await waitForBreaker(job, token, destination, items, runsBefore, delayMs);
           if (waited === 'settled') return;
           delayMs = waited;
