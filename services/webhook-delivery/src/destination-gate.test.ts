@@ -511,7 +511,7 @@ describe('DestinationGate', () => {
       expect(other.delayMs).toBe(5000);
       advance(1000);
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'probe' });
-      const places = gate.places('d1', 0, 1, true);
+      const places = gate.places('d1', 0, 1, 'probe');
       expect(places.take()).toBeUndefined();
       places.give(3, true, { signal: 'ok', status: 200 });
       places.done();

@@ -205,13 +205,19 @@ export class DestinationGate {
    * `leave`, with the bookkeeping in one spot). Requests beyond the reservation (none, when the
    * round sends what it reserved for) take a place but end no reservation.
    */
-  places(destinationId: string, parks: number, reserved: number, probe = false): RequestPlaces {
+  /**
+   * `mode`: `probe` for the breaker's probe; `last` for calls at their retry window's end, whose
+   * last attempt goes even while the breaker is open (as docs/spec.md §4 gives every call one at its
+   * deadline); their answers count as any other (a 2xx closes the breaker).
+   */
+  places(destinationId: string, parks: number, reserved: number, mode: 'normal' | 'probe' | 'last' = 'normal'): RequestPlaces {
+    const probe = mode === 'probe';
     let ended = 0;
     const lane = this.lane(destinationId);
     const paced = (v: GateVerdict): number | undefined | Promise<number | undefined> => {
       if (v.kind === 'park') return v.delayMs;
       // Admitted before the breaker opened: the request is not sent, the job is parked.
-      if (!probe && lane.breaker.state !== 'closed') {
+      if (mode === 'normal' && lane.breaker.state !== 'closed') {
         this.sent(destinationId, undefined);
         return this.breakerPark(lane, lane.breaker.probeAt, this.options.clock());
       }
@@ -239,6 +245,11 @@ export class DestinationGate {
         ended = Math.max(ended, reserved);
       },
     };
+  }
+
+  /** Reserves a job's last attempts (see `places`, mode `last`) whatever the breaker says. */
+  reserveLast(destinationId: string, requests: number): void {
+    this.lane(destinationId).inFlight += requests;
   }
 
   /** Requests reserved by admitted jobs at this destination (sent or still to send). */

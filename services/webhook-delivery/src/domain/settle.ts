@@ -4,7 +4,7 @@
  * first call still to go is due. Pure: the worker turns it into the commit.
  */
 import type { DeliveryAttempt, DeliveryItem, RetryState } from '@eventrelay/config';
-import { formatDuration, type Decision } from './schedule.js';
+import type { Decision } from './schedule.js';
 
 /**
  * What one run did with one call: a decision; or none, when no URL was due (it waits on), the
@@ -41,28 +41,16 @@ export interface HoldCap {
 }
 
 /**
- * While the destination's circuit breaker is open, calls wait unattempted; one whose retry window
- * passed meanwhile is dead with `reason` instead of waiting on (its window kept counting). A call
- * that never had an attempt starts its window when it first waits, so no call waits for ever.
+ * While the destination's circuit breaker is open, calls wait unattempted, their windows counting.
+ * A call that never had an attempt starts its window when it first waits (`since`), so that none
+ * waits for ever: at its window's end it gets its last attempt, breaker or not.
  */
-export interface Expiry {
-  readonly windowMs: number;
-  readonly reason: (state: RetryState) => string;
-}
-
-/** The expiry of calls waiting for an open breaker, for a destination whose window is `windowMs`. */
-export function openBreakerExpiry(windowMs: number): Expiry {
-  return {
-    windowMs,
-    reason: (state) => {
-      const last = Object.entries(state.urls).map(([url, u]) => `${url}: ${u.lastError}`);
-      return `retry window of ${formatDuration(windowMs)} passed while the destination's circuit breaker was open; last error: ${last.join('; ') || 'none'}`;
-    },
-  };
+export interface Waiting {
+  readonly since: number;
 }
 
 /** `urls`: the destination's URLs as configured now. */
-export function settleRound(calls: readonly CallRun[], urls: readonly string[], now: number, cap?: HoldCap, expiry?: Expiry): Settled {
+export function settleRound(calls: readonly CallRun[], urls: readonly string[], now: number, cap?: HoldCap, waiting?: Waiting): Settled {
   const delivered: CallRun[] = [];
   const retrying: CallRun[] = [];
   const dead: { run: CallRun; state: RetryState; reason: string }[] = [];
@@ -74,12 +62,7 @@ export function settleRound(calls: readonly CallRun[], urls: readonly string[], 
   for (const c of calls) {
     const d = c.decision;
     if (d === undefined) {
-      const state = c.item.retry;
-      if (expiry && state && now >= state.firstAttemptAt + expiry.windowMs) {
-        dead.push({ run: c, state, reason: expiry.reason(state) });
-        continue;
-      }
-      const item = expiry && !state ? { ...c.item, retry: { firstAttemptAt: now, attempt: 0, urls: {} } } : c.item;
+      const item = waiting && !c.item.retry ? { ...c.item, retry: { firstAttemptAt: waiting.since, attempt: 0, urls: {} } } : c.item;
       if (pending.length >= hold) {
         // Not attempted this round (not due, or held back): its state is what earlier rounds left.
         dead.push({ run: c, state: c.item.retry ?? { firstAttemptAt: now, attempt: 0, urls: {} }, reason: capReason });

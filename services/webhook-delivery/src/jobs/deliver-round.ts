@@ -64,6 +64,21 @@ export function planRound(items: readonly DeliveryItem[], destination: Destinati
 }
 
 /**
+ * The calls at or past their window's end, each with the URLs due: their last attempt, which goes
+ * even while the destination's breaker is open. The other calls wait, as they are.
+ */
+export function lastRound(round: Round, windowMs: number, now: number): Round {
+  let requests = 0;
+  const calls = round.calls.map(({ item, due }) => {
+    const ended = item.retry !== undefined && now >= item.retry.firstAttemptAt + windowMs;
+    if (!ended) return { item, due: [] };
+    requests += due.length;
+    return { item, due };
+  });
+  return { calls, requests };
+}
+
+/**
  * The breaker's probe: one request, to the first URL due of the first call that has one; every
  * other call of the round waits, as it is.
  */

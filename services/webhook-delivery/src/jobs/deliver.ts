@@ -21,7 +21,7 @@ import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/r
 import type { CallBatches, DeadLetterStore, RetryBacklog, StatsCounters } from '@eventrelay/stores';
 import { createCapNotes } from './cap-notes.js';
 import { createDestinationHealth } from './destination-health.js';
-import { activeTargets, planRound, policyOf, probeRound, runDelivery, type DeliverDeps } from './deliver-round.js';
+import { activeTargets, lastRound, planRound, policyOf, probeRound, runDelivery, type DeliverDeps } from './deliver-round.js';
 import type { OperatorEvents } from './operator-events.js';
 import type { DestinationEpisodes } from '../adapters/destination-episodes.js';
 import type { DestinationSwitches } from '../adapters/destination-switches.js';
@@ -33,7 +33,7 @@ import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
 import { retryBy } from '../domain/schedule.js';
-import { openBreakerExpiry, settleRound, type CallRun, type HoldCap, type Settled } from '../domain/settle.js';
+import { settleRound, type CallRun, type HoldCap, type Settled } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 
 export interface WorkerDeps extends DeliverDeps {
@@ -273,15 +273,26 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       maxRate: destination.settings.maxRequestsPerSecond ?? Number.POSITIVE_INFINITY,
     };
     const verdict = await deps.gate.enter(data.destinationId, parks, planned.requests, limits);
-    if (verdict.kind === 'park') {
+    const windowMs = policyOf(destination, deps.policy).windowMs;
+    let mode: 'normal' | 'probe' | 'last' = verdict.kind === 'probe' ? 'probe' : 'normal';
+    let round = mode === 'probe' ? probeRound(planned) : planned;
+    if (verdict.kind === 'park' && 'breaker' in verdict) {
+      const last = lastRound(planned, windowMs, deps.clock());
+      if (last.requests > 0) {
+        // Calls at their window's end get their last attempt, breaker or not (docs/spec.md §4).
+        deps.gate.reserveLast(data.destinationId, last.requests);
+        mode = 'last';
+        round = last;
+      }
+    }
+    if (verdict.kind === 'park' && mode !== 'last') {
       let delayMs = verdict.delayMs;
       if ('breaker' in verdict) {
         // Disabled meanwhile: back at once, to be dead-lettered.
         if (await health.autoDisable(destination, deps.gate.breaker(data.destinationId))) delayMs = 0;
         else {
-          // Settled: calls whose window passed were dead-lettered, and the job, holding the others
-          // (if any), was moved in that commit.
           const waited = await waitForBreaker(job, token, destination, items, runsBefore, delayMs);
+          // Settled: the commit that started the calls' windows left none to hold (the cap).
           if (waited === 'settled') return;
           delayMs = waited;
         }
@@ -293,9 +304,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       throw new DelayedError();
     }
     // The breaker is open and this job carries its probe: one request, the other calls wait.
-    const probe = verdict.kind === 'probe';
-    const round = probe ? probeRound(planned) : planned;
-    const places = deps.gate.places(data.destinationId, parks, round.requests, probe);
+    const probe = mode === 'probe';
+    const places = deps.gate.places(data.destinationId, parks, round.requests, mode);
     const perSecond = destination.settings.maxRequestsPerSecond;
     if (perSecond !== undefined && round.requests > 0) {
       // The destination's cap across every process: its requests' slots are taken in Redis first.
@@ -321,8 +331,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const urls = activeTargets(destination).map((w) => w.url);
     const now = deps.clock();
     const breaker = deps.gate.breaker(data.destinationId);
-    // While the breaker is open, calls this round did not attempt may have waited past their window.
-    const expiry = breaker.state === 'closed' ? undefined : openBreakerExpiry(policyOf(destination, deps.policy).windowMs);
+    // While the breaker is open, calls this round did not attempt wait on, their windows counting.
+    const waiting = breaker.state === 'closed' ? undefined : { since: now };
     let calls = run.calls;
     let probeAt: number | undefined;
     if (probe && breaker.state !== 'closed') {
@@ -331,9 +341,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       probeAt = (await health.autoDisable(destination, breaker)) ? now : deps.gate.carryNextProbe(data.destinationId);
       calls = calls.map((c) => (c.decision?.kind === 'retry' ? { ...c, decision: retryBy(c.decision, probeAt!) } : c));
     }
-    let settled = settleRound(calls, urls, now, undefined, expiry);
+    let settled = settleRound(calls, urls, now, undefined, waiting);
     if (probeAt !== undefined && settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, probeAt) };
-    settled = await withinRetryCap(data, settled, (hold) => settleRound(calls, urls, now, hold, expiry));
+    settled = await withinRetryCap(data, settled, (hold) => settleRound(calls, urls, now, hold, waiting));
     // What became of each call: for the deletion receipts, and for the replays' progress in the commit.
     const outcomes = { delivered: settled.delivered.map((c) => c.item), deadLettered: settled.dead.map((d) => d.run.item) };
     // Before the commit: a commit that fails runs the job again, which records the same outcomes.
@@ -405,10 +415,10 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
   /**
    * The job is parked while the destination's breaker is open (no attempt counted, its calls as
-   * they were), to be woken when it closes. Before that, the calls whose retry window passed
-   * meanwhile are dead-lettered (the windows keep counting); the job then holds the others.
-   * `settled` when that settled the job (committed, and moved when calls remain); else how long to
-   * park it: `delayMs`, or less when a call's window ends sooner (it is dead-lettered then, on time).
+   * they were), to be woken when it closes; never past the first of its calls' window ends, where
+   * they get their last attempt. A call that never had an attempt starts its window now: the job
+   * then holds it (a commit, within the retry backlog cap) and is moved there. Returns how long to
+   * park a job that needed no commit; `settled` when the commit left it nothing to hold.
    */
   async function waitForBreaker(
     job: Job<DeliverJob>,
@@ -422,31 +432,21 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     health.remember(data.destinationId, job);
     const now = deps.clock();
     const windowMs = policyOf(destination, deps.policy).windowMs;
-    const urls = activeTargets(destination).map((w) => w.url);
-    const runs = items.map((item): CallRun => ({ item, decision: undefined, attempts: [] }));
-    const expiry = openBreakerExpiry(windowMs);
-    let waited = settleRound(runs, urls, now, undefined, expiry);
-    // The park ends by the first window end of the calls it holds: they are dead-lettered on time.
     const parkFor = (calls: readonly DeliveryItem[]) =>
       Math.max(0, Math.min(delayMs, ...calls.map((i) => (i.retry ? i.retry.firstAttemptAt + windowMs - now : delayMs))));
-    // Nothing expired and every window already running: the job waits as it is.
-    if (waited.dead.length === 0 && items.every((i) => i.retry !== undefined)) return parkFor(items);
-    waited = await withinRetryCap(data, waited, (hold) => settleRound(runs, urls, now, hold, expiry));
-    const expired = waited.dead.map((d) => d.run.item);
-    const rest = waited.pending;
-    const letters = waited.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
-    const outcomes = { deadLettered: expired };
-    if (letters.length > 0) {
-      await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
-      metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, letters.length);
-      deps.stats.countDestination(data.destinationId, { dead: letters.length });
-      const line = { destinationId: data.destinationId, jobId: job.id, calls: items.length, deadLettered: letters.length };
-      logger.warn({ ...line, outcome: 'window_passed_while_open' }, 'delivery.attempted');
-    }
-    if (rest.length === 0) deps.gate.releaseCarrier(data.destinationId);
-    else metrics.parked.inc();
-    // A commit: the calls' windows now run in the job's data (and are counted as held for a retry).
-    await commit(job, token, letters, rest, now + parkFor(rest), runsBefore, waited.capped, outcomes);
+    if (items.every((i) => i.retry !== undefined)) return parkFor(items);
+    const urls = activeTargets(destination).map((w) => w.url);
+    const runs = items.map((item): CallRun => ({ item, decision: undefined, attempts: [] }));
+    const waiting = { since: now };
+    const held = await withinRetryCap(data, settleRound(runs, urls, now, undefined, waiting), (hold) =>
+      settleRound(runs, urls, now, hold, waiting),
+    );
+    const letters = held.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
+    if (held.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
+    metrics.parked.inc();
+    await commit(job, token, letters, held.pending, now + parkFor(held.pending), runsBefore, held.capped, {
+      deadLettered: held.dead.map((d) => d.run.item),
+    });
     return 'settled';
   }
 }
