@@ -164,7 +164,7 @@ describe('planRotateSecret', () => {
     settings: { webhooks: [{ url: A }], sharedSecret: 'current-secret-1234', standardWebhooks: true },
   };
   const rotate = (destination: Destination, rotation: { secret?: string; overlapMs?: number } = {}) =>
-    planRotateSecret(snapshot(destination), destination.id, rotation, 'whsec_generated_secret_000', ctx);
+    planRotateSecret(snapshot(destination), destination.id, rotation, 'whsec_Z2VuZXJhdGVkLXNlY3JldC0wMDA=', ctx);
 
   it('signs with the new secret and keeps the current one signing for 24 h by default', () => {
     const { result, changes, audit } = rotate(signed, { secret: 'the-new-secret-0001' });
@@ -184,8 +184,8 @@ describe('planRotateSecret', () => {
   });
 
   it('uses the generated secret when none is given', () => {
-    expect(rotate(signed).result.secret).toBe('whsec_generated_secret_000');
-    expect(rotate(signed).result.destination.settings.sharedSecret).toBe('whsec_generated_secret_000');
+    expect(rotate(signed).result.secret).toBe('whsec_Z2VuZXJhdGVkLXNlY3JldC0wMDA=');
+    expect(rotate(signed).result.destination.settings.sharedSecret).toBe('whsec_Z2VuZXJhdGVkLXNlY3JldC0wMDA=');
   });
 
   it('takes the overlap given, and with 0 replaces the secret at once', () => {
@@ -199,7 +199,7 @@ describe('planRotateSecret', () => {
   it('just sets the secret when there is none yet', () => {
     const unsigned = { ...signed, settings: { webhooks: [{ url: A }] } };
     const { result, audit } = rotate(unsigned, { overlapMs: 60_000 });
-    expect(result.destination.settings).toEqual({ webhooks: [{ url: A }], sharedSecret: 'whsec_generated_secret_000' });
+    expect(result.destination.settings).toEqual({ webhooks: [{ url: A }], sharedSecret: 'whsec_Z2VuZXJhdGVkLXNlY3JldC0wMDA=' });
     expect(result).not.toHaveProperty('previousExpiresAt');
     expect(audit?.[0]?.details).toEqual({ overlapMs: 0 });
   });
