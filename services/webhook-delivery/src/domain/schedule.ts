@@ -127,7 +127,7 @@ function lastError(results: readonly UrlResult[], urls: Record<string, UrlRetryS
 }
 
 /** `4 h`, `30 min`, `1.5 s`: a window as reasons and logs name it. */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms % 60_000 === 0) return `${ms / 60_000} min`;
   return `${ms / 1000} s`;
