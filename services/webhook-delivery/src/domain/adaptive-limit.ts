@@ -15,6 +15,7 @@
  * a 429 or 503. Pure: every change takes the time as an argument.
  */
 import type { AnswerSignal } from './answer-signal.js';
+import { SlidingCount } from './sliding-count.js';
 
 export interface LimitCaps {
   /** maxConcurrentRequests (or DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION). */
@@ -36,10 +37,9 @@ export class AdaptiveLimit {
   private lastCutAt = Number.NEGATIVE_INFINITY;
   private lastThrottleAt = Number.NEGATIVE_INFINITY;
   private lastGrowAt = 0;
-  /** 2xx and all answers per BUCKET_MS over the last second, the newest at `bucketAt`. */
-  private readonly oks = new Array<number>(BUCKETS).fill(0);
-  private readonly answers = new Array<number>(BUCKETS).fill(0);
-  private bucketAt = 0;
+  /** 2xx and all answers over the last second. */
+  private readonly oks = new SlidingCount(BUCKET_MS, BUCKETS);
+  private readonly answers = new SlidingCount(BUCKET_MS, BUCKETS);
 
   constructor(caps: LimitCaps) {
     this.caps = caps;
@@ -74,10 +74,9 @@ export class AdaptiveLimit {
 
   /** One answer (or timeout) at `now`; `status` the HTTP status when one came. */
   observe(signal: AnswerSignal, now: number, status?: number): void {
-    this.roll(now);
-    this.answers[0]!++;
+    this.answers.add(now);
     if (signal === 'ok') {
-      this.oks[0]!++;
+      this.oks.add(now);
       this.concurrencyNow = Math.min(this.caps.maxConcurrency, this.concurrencyNow + 1 / Math.max(1, this.concurrencyNow));
       this.grow(now);
       return;
@@ -92,9 +91,9 @@ export class AdaptiveLimit {
       return;
     }
     this.concurrencyNow = Math.max(1, this.concurrencyNow * 0.7);
-    const accepted = sum(this.oks);
+    const accepted = this.oks.total(now);
     if (accepted === 0 && status !== 429) return;
-    const base = accepted > 0 ? 0.9 * accepted : 0.5 * sum(this.answers);
+    const base = accepted > 0 ? 0.9 * accepted : 0.5 * this.answers.total(now);
     this.rateNow = Math.max(MIN_RATE, Math.min(this.rateNow, base));
   }
 
@@ -109,23 +108,4 @@ export class AdaptiveLimit {
     if (now - this.lastCutAt < CUT_EVERY_MS) return;
     this.rateNow = Math.min(this.caps.maxRate, this.rateNow + (elapsed / 1000) * Math.max(1, this.rateNow * 0.05));
   }
-
-  private roll(now: number): void {
-    const steps = Math.floor((now - this.bucketAt) / BUCKET_MS);
-    if (steps <= 0) return;
-    const n = Math.min(steps, BUCKETS);
-    for (let i = 0; i < n; i++) {
-      this.oks.pop();
-      this.oks.unshift(0);
-      this.answers.pop();
-      this.answers.unshift(0);
-    }
-    this.bucketAt += steps * BUCKET_MS;
-  }
-}
-
-function sum(values: readonly number[]): number {
-  let total = 0;
-  for (const v of values) total += v;
-  return total;
 }

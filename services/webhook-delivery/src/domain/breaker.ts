@@ -13,6 +13,7 @@
  * argument; which job carries the probe, and what waits how long, is the gate's business.
  */
 import { breakerFailure, type AnswerSignal } from './answer-signal.js';
+import { SlidingCount } from './sliding-count.js';
 
 const WINDOW_MS = 10_000;
 export const MIN_ATTEMPTS = 20;
@@ -31,9 +32,8 @@ export class Breaker {
   private openedAtMs = 0;
   private probeAtMs = 0;
   private probeDelay = FIRST_PROBE_MS;
-  private readonly total = new Array<number>(BUCKETS).fill(0);
-  private readonly failed = new Array<number>(BUCKETS).fill(0);
-  private bucketAt = 0;
+  private readonly answers = new SlidingCount(BUCKET_MS, BUCKETS);
+  private readonly failures = new SlidingCount(BUCKET_MS, BUCKETS);
   private closings = 0;
 
   get state(): BreakerState {
@@ -75,7 +75,7 @@ export class Breaker {
   observe(signal: AnswerSignal, status: number | undefined, now: number, probe = false): BreakerChange {
     if (signal === 'ok') {
       if (this.stateNow === 'closed') {
-        this.count(now, false);
+        this.answers.add(now);
         return undefined;
       }
       this.close();
@@ -91,9 +91,10 @@ export class Breaker {
       }
       return undefined;
     }
-    this.count(now, failure);
-    const total = sum(this.total);
-    if (failure && total >= MIN_ATTEMPTS && sum(this.failed) >= FAILURE_RATIO * total) {
+    this.answers.add(now);
+    if (failure) this.failures.add(now);
+    const total = this.answers.total(now);
+    if (failure && total >= MIN_ATTEMPTS && this.failures.total(now) >= FAILURE_RATIO * total) {
       this.stateNow = 'open';
       this.openedAtMs = now;
       this.probeDelay = FIRST_PROBE_MS;
@@ -111,28 +112,7 @@ export class Breaker {
   private close(): void {
     this.stateNow = 'closed';
     this.closings++;
-    this.total.fill(0);
-    this.failed.fill(0);
+    this.answers.clear();
+    this.failures.clear();
   }
-
-  private count(now: number, failure: boolean): void {
-    const steps = Math.floor((now - this.bucketAt) / BUCKET_MS);
-    if (steps > 0) {
-      for (let i = 0; i < Math.min(steps, BUCKETS); i++) {
-        this.total.pop();
-        this.total.unshift(0);
-        this.failed.pop();
-        this.failed.unshift(0);
-      }
-      this.bucketAt += steps * BUCKET_MS;
-    }
-    this.total[0]!++;
-    if (failure) this.failed[0]!++;
-  }
-}
-
-function sum(values: readonly number[]): number {
-  let total = 0;
-  for (const v of values) total += v;
-  return total;
 }
