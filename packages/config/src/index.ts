@@ -36,6 +36,7 @@ export { emptySnapshot, exportConfig, planUpsert, type ConfigChange, type Config
 export { MAX_BODY_DEPTH, bodyDepthProblem } from './json-depth.js';
 export { planConfigFile, type ConfigFileMode, type ConfigFileOutcome } from './config-file-plan.js';
 export { destinationCatalog, destinationType } from './destination-catalog.js';
+export { previousSecretInForce } from './destinations/webhooks.js';
 export type {
   NormalizedCall,
   RouteJob,

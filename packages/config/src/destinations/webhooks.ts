@@ -5,7 +5,7 @@
  */
 import webhookSettingsSchema from '../../schemas/webhook-settings.schema.json';
 import type { FieldProblem } from '../field-problems.js';
-import type { WebhookSettings, WebhookTarget } from '../generated/contracts.js';
+import type { PreviousSecret, WebhookSettings, WebhookTarget } from '../generated/contracts.js';
 import { isMalformedWhsec } from '../standard-webhooks.js';
 import { webhookHeaderProblems } from '../webhook-headers.js';
 
@@ -15,6 +15,15 @@ export const webhooksDestinationType = {
   settingsSchema: webhookSettingsSchema,
   settingsProblems: webhookSettingsProblems,
 } as const;
+
+/**
+ * A rotation's previous secret while it still signs (until its `expiresAt`, never after); an
+ * expiresAt that does not parse (settings refuse it) gives NaN, and NaN > now is false: ignored.
+ * Delivery signs with it; a write drops one that has expired.
+ */
+export function previousSecretInForce(previous: PreviousSecret | undefined, nowMs: number): PreviousSecret | undefined {
+  return previous !== undefined && Date.parse(previous.expiresAt) > nowMs ? previous : undefined;
+}
 
 /** Problems beyond the schema; `at` is the path of the settings object, e.g. `settings`. */
 function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldProblem[] {

@@ -5,6 +5,7 @@
 import {
   RequestError,
   describeProblem,
+  previousSecretInForce,
   destinationType,
   type ConfigChange,
   type ConfigPlan,
@@ -90,7 +91,9 @@ export function planPatchDestination(
   }
   const secret = given.sharedSecret === undefined ? oldSecret : (given.sharedSecret ?? undefined);
   if (secret !== undefined) settings.sharedSecret = secret;
-  const previous = secret === undefined || given.previousSecret === null ? undefined : stillSigning(oldPrevious, ctx);
+  // A previous secret that expired signs nothing any more: a write drops it rather than keep it stored.
+  const previous =
+    secret === undefined || given.previousSecret === null ? undefined : previousSecretInForce(oldPrevious, Date.parse(ctx.now));
   if (previous !== undefined) settings.previousSecret = previous;
   const destination: Destination = {
     ...old,
@@ -156,14 +159,6 @@ export function planRotateSecret(
     audit: [auditEntry(ctx, 'destination.secret_rotated', id, { overlapMs })],
     result: { destination, secret, ...(previousExpiresAt !== undefined ? { previousExpiresAt } : {}) },
   };
-}
-
-/**
- * A previous secret still within its overlap. One that expired signs nothing any more (delivery
- * ignores it), so a write drops it rather than keep an old secret stored for nothing.
- */
-function stillSigning(previous: Settings['previousSecret'], ctx: WriteContext): Settings['previousSecret'] {
-  return previous !== undefined && Date.parse(previous.expiresAt) > Date.parse(ctx.now) ? previous : undefined;
 }
 
 /**

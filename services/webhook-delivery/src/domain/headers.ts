@@ -11,6 +11,7 @@
 import {
   RESERVED_WEBHOOK_HEADERS,
   callDeliveryId,
+  previousSecretInForce,
   signBody,
   standardWebhooksKey,
   standardWebhooksSignature,
@@ -52,7 +53,8 @@ export function buildHeaders(input: HeaderInput): Record<string, string> {
   }
   const secret = input.sharedSecret;
   const signing = input.signing;
-  const previous = secret !== undefined && signing !== undefined ? overlappingSecret(signing.previousSecret, signing.now) : undefined;
+  const previous =
+    secret !== undefined && signing !== undefined ? previousSecretInForce(signing.previousSecret, signing.now)?.secret : undefined;
   headers['user-agent'] = USER_AGENT;
   headers['content-type'] = 'application/json';
   if (secret !== undefined) headers['x-signature'] = signBody(previous ?? secret, input.body);
@@ -71,10 +73,4 @@ export function buildHeaders(input: HeaderInput): Record<string, string> {
     headers['webhook-signature'] = previous === undefined ? sign(secret) : `${sign(secret)} ${sign(previous)}`;
   }
   return headers;
-}
-
-/** The previous secret while it still signs: until its `expiresAt`, never after. */
-function overlappingSecret(previous: PreviousSecret | undefined, now: number): string | undefined {
-  // An expiresAt that does not parse (settings refuse it) gives NaN, and NaN > now is false: ignored.
-  return previous !== undefined && Date.parse(previous.expiresAt) > now ? previous.secret : undefined;
 }
