@@ -130,7 +130,7 @@ describe('a call that never had an attempt waits behind an open breaker', () => 
         receivedAt: '2026-11-25T10:00:00.000Z',
       },
     };
-    const settled = settle([{ item, decision: undefined, attempts: [] }], ['https://r.example/in'], 7_000, undefined, { since: 7_000 });
+    const settled = settle([{ item, decision: undefined, attempts: [] }], ['https://r.example/in'], 7_000, undefined, true);
     expect(settled.pending).toEqual([{ ...item, retry: { firstAttemptAt: 7_000, attempt: 0, urls: {} } }]);
     // Without the breaker it waits as it is.
     expect(settle([{ item, decision: undefined, attempts: [] }], ['https://r.example/in'], 7_000).pending).toEqual([item]);

@@ -41,16 +41,12 @@ export interface HoldCap {
 }
 
 /**
- * While the destination's circuit breaker is open, calls wait unattempted, their windows counting.
- * A call that never had an attempt starts its window when it first waits (`since`), so that none
- * waits for ever: at its window's end it gets its last attempt, breaker or not.
+ * `urls`: the destination's URLs as configured now. `breakerOpen`: calls wait unattempted behind
+ * the destination's circuit breaker, their windows counting; a call that never had an attempt
+ * starts its window now, so that none waits for ever (at its window's end it gets its last
+ * attempt, breaker or not).
  */
-export interface Waiting {
-  readonly since: number;
-}
-
-/** `urls`: the destination's URLs as configured now. */
-export function settleRound(calls: readonly CallRun[], urls: readonly string[], now: number, cap?: HoldCap, waiting?: Waiting): Settled {
+export function settleRound(calls: readonly CallRun[], urls: readonly string[], now: number, cap?: HoldCap, breakerOpen = false): Settled {
   const delivered: CallRun[] = [];
   const retrying: CallRun[] = [];
   const dead: { run: CallRun; state: RetryState; reason: string }[] = [];
@@ -62,7 +58,7 @@ export function settleRound(calls: readonly CallRun[], urls: readonly string[], 
   for (const c of calls) {
     const d = c.decision;
     if (d === undefined) {
-      const item = waiting && !c.item.retry ? { ...c.item, retry: { firstAttemptAt: waiting.since, attempt: 0, urls: {} } } : c.item;
+      const item = breakerOpen && !c.item.retry ? { ...c.item, retry: { firstAttemptAt: now, attempt: 0, urls: {} } } : c.item;
       if (pending.length >= hold) {
         // Not attempted this round (not due, or held back): its state is what earlier rounds left.
         dead.push({ run: c, state: c.item.retry ?? { firstAttemptAt: now, attempt: 0, urls: {} }, reason: capReason });

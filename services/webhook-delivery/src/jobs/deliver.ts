@@ -332,18 +332,19 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const now = deps.clock();
     const breaker = deps.gate.breaker(data.destinationId);
     // While the breaker is open, calls this round did not attempt wait on, their windows counting.
-    const waiting = breaker.state === 'closed' ? undefined : { since: now };
+    const breakerOpen = breaker.state !== 'closed';
     let calls = run.calls;
     let probeAt: number | undefined;
-    if (probe && breaker.state !== 'closed') {
+    if (probe && breakerOpen) {
       // The probe failed: this job carries the next one, whatever its own calls' backoff says, and
       // the probed call is due again with it (the breaker, not its backoff, says when it goes).
       probeAt = (await health.autoDisable(destination, breaker)) ? now : deps.gate.carryNextProbe(data.destinationId);
       calls = calls.map((c) => (c.decision?.kind === 'retry' ? { ...c, decision: retryBy(c.decision, probeAt!) } : c));
     }
-    let settled = settleRound(calls, urls, now, undefined, waiting);
+    let settled = settleRound(calls, urls, now, undefined, breakerOpen);
+    settled = await withinRetryCap(data, settled, (hold) => settleRound(calls, urls, now, hold, breakerOpen));
+    // After the cap, which settles again: the job that carries the next probe comes back for it.
     if (probeAt !== undefined && settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, probeAt) };
-    settled = await withinRetryCap(data, settled, (hold) => settleRound(calls, urls, now, hold, waiting));
     // What became of each call: for the deletion receipts, and for the replays' progress in the commit.
     const outcomes = { delivered: settled.delivered.map((c) => c.item), deadLettered: settled.dead.map((d) => d.run.item) };
     // Before the commit: a commit that fails runs the job again, which records the same outcomes.
@@ -437,9 +438,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (items.every((i) => i.retry !== undefined)) return parkFor(items);
     const urls = activeTargets(destination).map((w) => w.url);
     const runs = items.map((item): CallRun => ({ item, decision: undefined, attempts: [] }));
-    const waiting = { since: now };
-    const held = await withinRetryCap(data, settleRound(runs, urls, now, undefined, waiting), (hold) =>
-      settleRound(runs, urls, now, hold, waiting),
+    const held = await withinRetryCap(data, settleRound(runs, urls, now, undefined, true), (hold) =>
+      settleRound(runs, urls, now, hold, true),
     );
     const letters = held.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     if (held.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
