@@ -35,6 +35,7 @@ import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-ca
 import { retryBy } from '../domain/schedule.js';
 import { settleRound, type CallRun, type HoldCap, type Settled } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
+import { originOf } from '../domain/url-origin.js';
 
 export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void>; onLoad?(listener: () => void): void };
@@ -299,8 +300,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       }
       metrics.parked.inc();
       await deps.putBack(job, deps.clock() + delayMs, token);
-      // The breaker closed while this job was being parked (after the jobs were woken): back now.
-      if ('breaker' in verdict && deps.gate.breaker(data.destinationId).state === 'closed') await job.promote().catch(() => undefined);
+      await backIfBreakerClosed(job, closesBefore);
       throw new DelayedError();
     }
     // The breaker is open and this job carries its probe: one request, the other calls wait.
@@ -406,13 +406,20 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     try {
       await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, outcomes);
     } catch (err) {
-      // The breaker closed while this job ran or committed (its calls held back, or woken before
-      // it was delayed): its calls are due now, not at the end of a park.
-      if (err instanceof DelayedError && breaker.state === 'closed' && breaker.closes !== closesBefore)
-        await job.promote().catch(() => undefined);
+      if (err instanceof DelayedError) await backIfBreakerClosed(job, closesBefore);
       throw err;
     }
   };
+
+  /**
+   * A job just moved to the delayed set comes back at once when its destination's breaker closed
+   * since it started (`closesBefore`): the close woke the jobs parked then, and this one was still
+   * running (its calls held back, or being parked), so its calls are due now, not after its park.
+   */
+  async function backIfBreakerClosed(job: Job<DeliverJob>, closesBefore: number): Promise<void> {
+    const breaker = deps.gate.breaker(job.data.destinationId);
+    if (breaker.state === 'closed' && breaker.closes !== closesBefore) await job.promote().catch(() => undefined);
+  }
 
   /**
    * The job is parked while the destination's breaker is open (no attempt counted, its calls as
@@ -471,16 +478,7 @@ function countAttempts(metrics: DeliveryMetrics, destination: string, calls: rea
   return { attempts, failed };
 }
 
-// Receiver URLs often carry credentials in their path or query: logs get the origin only (the
-// attempt log, behind the admin API, keeps the full URL).
+// The URLs of a call's attempts, for its log line (origins only, see domain/url-origin.ts).
 function urlsOf(c: CallRun) {
   return c.attempts.map((a) => ({ url: originOf(a.url), outcome: a.outcome, status: a.status, error: a.error, ms: a.latencyMs }));
-}
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
-  }
 }

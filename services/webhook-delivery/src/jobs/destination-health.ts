@@ -15,6 +15,7 @@ import type { CallRun } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 import { activeTargets } from './deliver-round.js';
 import type { OperatorEvents } from './operator-events.js';
+import { originOf } from '../domain/url-origin.js';
 
 interface HealthDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void>; onLoad?(listener: () => void): void };
@@ -144,13 +145,4 @@ export function createDestinationHealth(deps: HealthDeps) {
   }
 
   return { remember, returned, noteDeadLetters, disableGoneUrls, autoDisable };
-}
-
-/** Receiver URLs often carry credentials in their path or query: operators get the origin. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
-  }
 }
