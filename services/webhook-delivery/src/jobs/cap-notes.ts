@@ -2,12 +2,12 @@
  * What a per-destination cap did in a commit, for operators: the letters the dead-letter cap
  * evicted and the calls the retry backlog cap dead-lettered, counted in the metrics; the first of
  * an episode (the stores mark one per destination per hour, in the commit's MULTI) also gets one
- * warning and one audit entry.
+ * operator event (a warning, an audit entry, a notification: operator-events.ts).
  */
 import type { Logger } from '@eventrelay/runtime';
 import type { DeadLetterStore, RetryBacklog } from '@eventrelay/stores';
 import type { DeliveryMetrics } from '../metrics.js';
-import type { OperatorAction, OperatorEvents } from './operator-events.js';
+import type { OperatorEvents } from './operator-events.js';
 
 interface CapNoteDeps {
   readonly deadLetters: Pick<DeadLetterStore, 'evictionOf'>;
@@ -35,11 +35,12 @@ export function createCapNotes(deps: CapNoteDeps) {
     if (evicted === 0) return;
     deps.metrics.deadLettersEvicted.inc({ destination: destinationId }, evicted);
     if (began)
-      await episodeBegan(destinationId, 'destination.dead_letters_evicted', 'delivery.dead_letters_evicting', {
-        reason: 'dead letter cap reached',
-        max: deps.deadLetterMax,
-        evicted,
-      });
+      await deps.events.record(
+        'destination.dead_letters_evicted',
+        destinationId,
+        { reason: 'dead letter cap reached', max: deps.deadLetterMax, evicted },
+        'delivery.dead_letters_evicting',
+      );
   }
 
   /**
@@ -54,19 +55,12 @@ export function createCapNotes(deps: CapNoteDeps) {
     if (capped === 0) return;
     deps.metrics.retryCapped.inc({ destination: destinationId }, capped);
     if (change.episodeBegan)
-      await episodeBegan(destinationId, 'destination.retry_backlog_capped', 'delivery.retry_backlog_capped', {
-        reason: 'retry backlog cap reached',
-        max: deps.retryMax,
-        deadLettered: capped,
-      });
-  }
-
-  /**
-   * One warning, one audit entry and one notification for the first time in an episode that a
-   * destination's cap dropped or diverted something.
-   */
-  function episodeBegan(destinationId: string, action: OperatorAction, event: string, details: Record<string, unknown>): Promise<void> {
-    return deps.events.record(action, destinationId, details, event);
+      await deps.events.record(
+        'destination.retry_backlog_capped',
+        destinationId,
+        { reason: 'retry backlog cap reached', max: deps.retryMax, deadLettered: capped },
+        'delivery.retry_backlog_capped',
+      );
   }
 
   return { noteEvictions, noteRetryBacklog };
