@@ -8,7 +8,7 @@ import type { Logger } from '@eventrelay/runtime';
 import type { AuditLog } from '@eventrelay/stores';
 import type { OperatorNotifier } from '../adapters/operator-webhook.js';
 
-export type OperatorAction =
+type OperatorAction =
   | 'destination.breaker_opened'
   | 'destination.breaker_closed'
   | 'destination.auto_disabled'
