@@ -12,6 +12,7 @@ import deliveryAttemptSchema from '../schemas/delivery-attempt.schema.json';
 import deadLetterSchema from '../schemas/dead-letter.schema.json';
 import adminApiSchema from '../schemas/admin-api.schema.json';
 import audienceConditionSchema from '../schemas/audience-condition.schema.json';
+import destinationFiltersSchema from '../schemas/destination-filters.schema.json';
 import profileJobSchema from '../schemas/profile-job.schema.json';
 import audienceJobSchema from '../schemas/audience-job.schema.json';
 import regulationJobSchema from '../schemas/regulation-job.schema.json';
@@ -30,6 +31,7 @@ export const contractSchemas = [
   deadLetterSchema,
   adminApiSchema,
   audienceConditionSchema,
+  destinationFiltersSchema,
   profileJobSchema,
   audienceJobSchema,
   regulationJobSchema,

@@ -1,6 +1,12 @@
 /* Generated from schemas/*.schema.json by scripts/gen-types.mjs. Do not edit: change a schema and run pnpm gen:types. */
 
 /**
+ * What a destination gets (docs/filters.md): rules applied in order. drop and only decide whether a call is sent at all (in the router, before any delivery job exists); dropFields and keepFields change what is sent of the calls that are.
+ *
+ * @maxItems 20
+ */
+export type DestinationFilters = FilterRule[];
+/**
  * Work of the audiences service that is not driven by one call: a full pass over the profiles for one audience (its backfill on creation, or after its definition changed), or the periodic sync of every time-windowed audience.
  */
 export type AudienceJob =
@@ -31,6 +37,7 @@ export interface Contracts {
   DeadLetter: DeadLetter;
   DeliverJob: DeliverJob;
   DeliveryAttempt: DeliveryAttempt;
+  DestinationFilters: DestinationFilters;
   EventrelayConfig: EventrelayConfig;
   NormalizedCall: NormalizedCall;
   ProfileJob: ProfileJob;
@@ -108,6 +115,7 @@ export interface DestinationCreate {
    */
   sourceIds?: string[];
   settings: WebhookSettings;
+  filters?: DestinationFilters;
 }
 /**
  * Settings of one Webhooks destination (docs/spec.md §4).
@@ -147,6 +155,8 @@ export interface WebhookSettings {
    * disable the destination once its circuit has been open this long (1 min to 30 days); default never
    */
   autoDisableAfterMs?: number;
+  mapping?: Mapping;
+  batching?: Batching;
 }
 export interface WebhookTarget {
   /**
@@ -176,7 +186,206 @@ export interface PreviousSecret {
   expiresAt: string;
 }
 /**
- * JSON merge patch of a destination: fields given replace the stored ones (webhooks and sourceIds as whole lists); settings.sharedSecret null removes the secret, leaving it out keeps it; a header value given as its hint keeps the stored value; a webhook given without `disabled` keeps the disabled state stored for its URL; a numeric setting or previousSecret given as null goes back to its default.
+ * the body to send instead of docs/spec.md §4's, built from each call by this template (docs/filters.md, "Mappings"): JSON whose objects with an @ key are directives (@path, @template, @if, @coalesce, @literal); checked on save
+ */
+export interface Mapping {}
+/**
+ * send the calls of a delivery round together: one POST holds a JSON array of up to maxCalls bodies and maxBytes bytes (docs/filters.md, "Batched sending"); every call of a POST gets its outcome
+ */
+export interface Batching {
+  /**
+   * calls per POST; default 100
+   */
+  maxCalls?: number;
+  /**
+   * bytes of a POST's body; default 1048576 (1 MiB). A call whose body alone is larger is sent alone
+   */
+  maxBytes?: number;
+}
+/**
+ * One rule: exactly one of drop, only, dropFields and keepFields; `if` narrows dropFields and keepFields to the calls it holds for.
+ */
+export interface FilterRule {
+  /**
+   * shown by preview and in the attempt log when the rule decides
+   */
+  name?: string;
+  drop?: CallCondition;
+  only?: CallCondition2;
+  /**
+   * these fields are left out of what is sent (paths under properties, traits or context, or those objects whole)
+   *
+   * @minItems 1
+   * @maxItems 100
+   *
+   * Items: a dot-separated path into the call, e.g. properties.plan or context.library.name (at most 10 names)
+   */
+  dropFields?: string[];
+  /**
+   * of properties, traits and context, only these fields are sent; the call's other fields (type, ids, event, name, timestamp) always are
+   *
+   * @minItems 1
+   * @maxItems 100
+   *
+   * Items: a dot-separated path into the call, e.g. properties.plan or context.library.name (at most 10 names)
+   */
+  keepFields?: string[];
+  if?: CallCondition3;
+}
+/**
+ * calls for which the condition holds are not sent
+ */
+export interface CallCondition {
+  /**
+   * true when every condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  all?: CallCondition1[];
+  /**
+   * true when at least one condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  any?: CallCondition1[];
+  not?: CallCondition1;
+  field?: FieldTest;
+  sample?: SampleTest;
+}
+/**
+ * A test of one call: a tree of all / any / not over field tests and sampling. Each node is an object with exactly one of its keys.
+ */
+export interface CallCondition1 {
+  /**
+   * true when every condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  all?: CallCondition1[];
+  /**
+   * true when at least one condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  any?: CallCondition1[];
+  not?: CallCondition1;
+  field?: FieldTest;
+  sample?: SampleTest;
+}
+/**
+ * A test of one field of the call, by path, with exactly one operator.
+ */
+export interface FieldTest {
+  /**
+   * a dot-separated path into the call, e.g. properties.plan or context.library.name (at most 10 names)
+   */
+  path: string;
+  /**
+   * compared with the field's value by JSON equality
+   */
+  equals?: string | number | boolean | null;
+  /**
+   * compared with the field's value by JSON equality
+   */
+  not_equals?: string | number | boolean | null;
+  /**
+   * true: the field is present (null counts as present); false: it is not
+   */
+  exists?: boolean;
+  /**
+   * a string field holds this text (case-sensitive), or an array field holds this value
+   */
+  contains?: string | number | boolean;
+  /**
+   * a number compares with numeric fields; a string with string fields in code-unit order (ISO 8601 times of the same form compare as times)
+   */
+  gt?: string | number;
+  /**
+   * a number compares with numeric fields; a string with string fields in code-unit order (ISO 8601 times of the same form compare as times)
+   */
+  gte?: string | number;
+  /**
+   * a number compares with numeric fields; a string with string fields in code-unit order (ISO 8601 times of the same form compare as times)
+   */
+  lt?: string | number;
+  /**
+   * a number compares with numeric fields; a string with string fields in code-unit order (ISO 8601 times of the same form compare as times)
+   */
+  lte?: string | number;
+  /**
+   * the field equals one of these
+   *
+   * @minItems 1
+   * @maxItems 500
+   *
+   * Items: compared with the field's value by JSON equality
+   */
+  in?: (string | number | boolean | null)[];
+  /**
+   * a string field begins with this text (case-sensitive)
+   */
+  starts_with?: string;
+  /**
+   * a string field matches this pattern as a whole: * any run of characters, ? one character, \ takes the next character as itself; case-sensitive, linear time
+   */
+  matches?: string;
+}
+/**
+ * True for a stable share of users: the hash of the call's userId (its anonymousId when it has none) falls in the first `percent` of the range. A user is in or out for every call, on every process.
+ */
+export interface SampleTest {
+  percent: number;
+}
+/**
+ * A test of one call: a tree of all / any / not over field tests and sampling. Each node is an object with exactly one of its keys.
+ */
+export interface CallCondition2 {
+  /**
+   * true when every condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  all?: CallCondition1[];
+  /**
+   * true when at least one condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  any?: CallCondition1[];
+  not?: CallCondition1;
+  field?: FieldTest;
+  sample?: SampleTest;
+}
+/**
+ * A test of one call: a tree of all / any / not over field tests and sampling. Each node is an object with exactly one of its keys.
+ */
+export interface CallCondition3 {
+  /**
+   * true when every condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  all?: CallCondition1[];
+  /**
+   * true when at least one condition is
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  any?: CallCondition1[];
+  not?: CallCondition1;
+  field?: FieldTest;
+  sample?: SampleTest;
+}
+/**
+ * JSON merge patch of a destination: fields given replace the stored ones (webhooks and sourceIds as whole lists); settings.sharedSecret null removes the secret, leaving it out keeps it; a header value given as its hint keeps the stored value; a webhook given without `disabled` keeps the disabled state stored for its URL; a numeric setting, previousSecret, mapping or batching given as null goes back to its default; filters are replaced as a whole list.
  */
 export interface DestinationPatch {
   enabled?: boolean;
@@ -203,7 +412,13 @@ export interface DestinationPatch {
     maxConcurrentRequests?: number | null;
     maxRequestsPerSecond?: number | null;
     autoDisableAfterMs?: number | null;
+    mapping?: Mapping | null;
+    batching?: Batching | null;
   };
+  /**
+   * the whole list; null or [] removes every rule
+   */
+  filters?: DestinationFilters | null;
 }
 export interface WebhookTargetPatch {
   /**
@@ -247,7 +462,10 @@ export interface DestinationView {
     maxConcurrentRequests?: number;
     maxRequestsPerSecond?: number;
     autoDisableAfterMs?: number;
+    mapping?: {};
+    batching?: Batching;
   };
+  filters?: DestinationFilters;
 }
 export interface WebhookTargetView {
   url: string;
@@ -1187,6 +1405,7 @@ export interface Destination {
    */
   sourceIds: string[];
   settings: WebhookSettings;
+  filters?: DestinationFilters;
 }
 export interface Audience {
   /**
