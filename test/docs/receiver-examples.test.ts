@@ -11,9 +11,7 @@ import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { NormalizedCall, PreviousSecret } from '@eventrelay/config';
-import { buildBody } from '../../services/webhook-delivery/src/domain/body';
-import { buildHeaders } from '../../services/webhook-delivery/src/domain/headers';
+import { buildBody, buildHeaders, type NormalizedCall, type PreviousSecret } from '@eventrelay/config';
 
 const ROOT = path.resolve(__dirname, '../..');
 const EXAMPLES = path.join(ROOT, 'examples', 'receivers');

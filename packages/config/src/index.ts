@@ -96,6 +96,10 @@ export type {
   StatsReport,
   DestinationStats,
   SourceStats,
+  Batching,
+  FilterRule,
+  CallCondition,
+  DestinationFilters,
 } from './generated/contracts.js';
 export { traitKey } from './audiences/trait-key.js';
 export { audienceProblems } from './audiences/audience-rules.js';
@@ -113,3 +117,16 @@ export {
   type AttemptFilter,
   type DeadLetterFilterOf,
 } from './delivery-filters.js';
+export { buildBody } from './webhook-request/body.js';
+export { USER_AGENT, buildHeaders, type HeaderInput, type SigningInput } from './webhook-request/headers.js';
+export {
+  DEFAULT_BATCH_MAX_BYTES,
+  DEFAULT_BATCH_MAX_CALLS,
+  batchBody,
+  batchDeliveryId,
+  batchGroups,
+  callBody,
+  filtersOf,
+  type CallBody,
+} from './webhook-request/request.js';
+export { mappingProblems } from './mapping/mapping.js';

@@ -15,6 +15,7 @@ export const RESERVED_WEBHOOK_HEADERS: ReadonlySet<string> = new Set([
   // Sent only while a secret rotation overlaps; the prefix below already refuses it at save time,
   // and listing it drops one stored before that rule so it never shows outside an overlap.
   'x-eventrelay-signature-next',
+  'x-eventrelay-batch-size',
   // Standard Webhooks (a destination's standardWebhooks setting): a static one would forge them.
   'webhook-id',
   'webhook-timestamp',

@@ -7,9 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { standardWebhooksKey, standardWebhooksSignature } from '@eventrelay/config';
+import { USER_AGENT, standardWebhooksKey, standardWebhooksSignature } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
-import { USER_AGENT } from '../domain/headers.js';
 
 interface OperatorEvent {
   /** The audit action, e.g. `destination.breaker_opened`. */

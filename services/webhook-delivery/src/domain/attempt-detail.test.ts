@@ -1,5 +1,4 @@
-import { buildHeaders } from './headers';
-import type { NormalizedCall } from '@eventrelay/config';
+import { buildHeaders, type NormalizedCall } from '@eventrelay/config';
 import {
   REQUEST_BODY_EXCERPT,
   RESPONSE_BODY_EXCERPT,

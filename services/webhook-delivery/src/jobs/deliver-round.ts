@@ -4,9 +4,18 @@
  * attempt, and decide what becomes of each call. Knows nothing of BullMQ; deliver.ts turns the
  * decisions into queue operations.
  */
-import type { DeliveryAttempt, DeliveryItem, Destination, WebhookTarget } from '@eventrelay/config';
-import { buildBody } from '../domain/body.js';
-import { buildHeaders } from '../domain/headers.js';
+import {
+  batchBody,
+  batchDeliveryId,
+  batchGroups,
+  buildHeaders,
+  callBody,
+  type CallBody,
+  type DeliveryAttempt,
+  type DeliveryItem,
+  type Destination,
+  type WebhookTarget,
+} from '@eventrelay/config';
 import { answerSignal } from '../domain/answer-signal.js';
 import { classify, type Outcome } from '../domain/outcome.js';
 import { attemptDetail, keepsDetail, type DetailLevel } from '../domain/attempt-detail.js';
@@ -28,11 +37,26 @@ export interface DeliverDeps {
   readonly detail?: DetailLevel;
 }
 
-/** What a round attempts: for each call of the job, the URLs due for it, decided once at `now`. */
+/** A call of a round: the URLs due for it, decided once at the round's `now`. */
+export interface RoundCall {
+  readonly item: DeliveryItem;
+  readonly due: readonly WebhookTarget[];
+}
+
+/** What a round attempts: for each call of the job, the URLs due for it. */
 export interface Round {
-  readonly calls: readonly { readonly item: DeliveryItem; readonly due: readonly WebhookTarget[] }[];
-  /** Requests the round makes: what the job reserves at the gate. */
+  readonly calls: readonly RoundCall[];
+  /** Requests the round makes (POSTs: with batching, one carries several calls): what the job reserves at the gate. */
   readonly requests: number;
+  readonly destination: Destination;
+  /** Each call's body, rendered once per round when first needed (request counts with batching, or the send). */
+  readonly bodyOf: (item: DeliveryItem) => CallBody;
+}
+
+/** One POST of a round: a URL and the calls its body carries (one, or with batching several). */
+interface RoundRequest {
+  readonly target: WebhookTarget;
+  readonly calls: readonly RoundCall[];
 }
 
 /**
@@ -53,14 +77,42 @@ export function policyOf(destination: Destination, defaults: RetryPolicy): Retry
 export function planRound(items: readonly DeliveryItem[], destination: Destination, now: number): Round {
   const targets = activeTargets(destination);
   const urls = targets.map((w) => w.url);
-  let requests = 0;
   const calls = items.map((item) => {
     const dueNow = dueUrls(urls, item.retry, now);
     const due = dueNow.length === urls.length ? targets : targets.filter((w) => dueNow.includes(w.url));
-    requests += due.length;
     return { item, due };
   });
-  return { calls, requests };
+  const bodies = new Map<DeliveryItem, CallBody>();
+  const bodyOf = (item: DeliveryItem): CallBody => {
+    let body = bodies.get(item);
+    if (!body) bodies.set(item, (body = callBody(item.call, destination)));
+    return body;
+  };
+  return withRequests({ calls, requests: 0, destination, bodyOf });
+}
+
+function withRequests(round: Round): Round {
+  return { ...round, requests: roundRequests(round).length };
+}
+
+/**
+ * The round's POSTs. Without batching, one per call and URL due. With it, per URL, the calls due
+ * there grouped in order (batchGroups); a call whose body cannot be built is in none.
+ */
+function roundRequests(round: Round): RoundRequest[] {
+  const batching = round.destination.settings.batching;
+  const requests: RoundRequest[] = [];
+  if (batching === undefined) {
+    for (const call of round.calls) for (const target of call.due) requests.push({ target, calls: [call] });
+    return requests;
+  }
+  for (const target of activeTargets(round.destination)) {
+    const group = round.calls.filter((c) => c.due.includes(target) && round.bodyOf(c.item).ok);
+    if (group.length === 0) continue;
+    const bodies = group.map((c) => (round.bodyOf(c.item) as { body: string }).body);
+    for (const positions of batchGroups(bodies, batching)) requests.push({ target, calls: positions.map((i) => group[i]!) });
+  }
+  return requests;
 }
 
 /**
@@ -68,14 +120,11 @@ export function planRound(items: readonly DeliveryItem[], destination: Destinati
  * even while the destination's breaker is open. The other calls wait, as they are.
  */
 export function lastRound(round: Round, windowMs: number, now: number): Round {
-  let requests = 0;
   const calls = round.calls.map(({ item, due }) => {
     const ended = item.retry !== undefined && now >= item.retry.firstAttemptAt + windowMs;
-    if (!ended) return { item, due: [] };
-    requests += due.length;
-    return { item, due };
+    return { item, due: ended ? due : [] };
   });
-  return { calls, requests };
+  return withRequests({ ...round, calls });
 }
 
 /**
@@ -89,7 +138,7 @@ export function probeRound(round: Round): Round {
     taken = true;
     return { item, due: due.slice(0, 1) };
   });
-  return { calls, requests: taken ? 1 : 0 };
+  return { ...round, calls, requests: taken ? 1 : 0 };
 }
 
 export interface RunResult {
@@ -97,10 +146,18 @@ export interface RunResult {
   readonly ms: number;
 }
 
+/** What the round's requests did for one call. */
+interface CallTally {
+  readonly results: UrlResult[];
+  readonly attempts: DeliveryAttempt[];
+  holdMs?: number;
+}
+
 /**
  * Runs `round` against `destination`, the job's destination as configured now, and enabled.
  * `stopping()` true: calls not started yet are left as they are (not attempted, no attempt
- * counted), for a shutdown.
+ * counted), for a shutdown. A call whose body cannot be built (its mapping's output is too large)
+ * is dead at once: no attempt could ever send it.
  */
 export async function runDelivery(
   destinationId: string,
@@ -113,62 +170,83 @@ export async function runDelivery(
   const urls = activeTargets(destination).map((w) => w.url);
   const policy = policyOf(destination, deps.policy);
   const timeoutMs = destination.settings.timeoutMs ?? deps.timeoutMs;
+  const batched = destination.settings.batching !== undefined;
   const startedAt = deps.clock();
   // One backoff draw for the job's round: its calls failed together, so they are retried
   // together (one job run); jobs still draw apart from each other, which is what spreads a
   // receiver's backlog out when it recovers.
   const draw = deps.random();
   const random = () => draw;
-  const calls = await Promise.all(
-    round.calls.map(async ({ item, due }): Promise<CallRun> => {
-      if (due.length === 0 || stopping()) return { item, decision: undefined, attempts: [] };
-      const attempt = (item.retry?.attempt ?? 0) + 1;
-      const body = buildBody(item.call);
-      const attempts: DeliveryAttempt[] = [];
-      let holdMs: number | undefined;
-      const results: UrlResult[] = await Promise.all(
-        due.map(async (target): Promise<UrlResult | undefined> => {
-          const hold = await places.take();
-          if (hold !== undefined || stopping()) {
-            places.give(undefined, hold === undefined);
-            if (hold !== undefined) holdMs = Math.max(holdMs ?? 0, hold);
-            return undefined;
-          }
-          // Read before the headers: webhook-timestamp and the rotation overlap are this attempt's time.
-          const began = deps.clock();
-          const headers = buildHeaders({
-            body,
-            messageId: item.call.messageId,
-            attempt,
-            sharedSecret: destination.settings.sharedSecret,
-            staticHeaders: target.headers,
-            signing: {
-              destinationId,
-              sourceId: item.sourceId,
-              now: began,
-              previousSecret: destination.settings.previousSecret,
-              standardWebhooks: destination.settings.standardWebhooks,
-            },
-          });
-          const sent = await deps.sender.send(target.url, headers, body, timeoutMs);
-          const ended = deps.clock();
-          const outcome = classify(sent, ended);
-          places.give(ended - began, true, { signal: answerSignal(outcome), status: outcome.status });
-          const record = attemptRecord(destinationId, item, target.url, attempt, outcome, ended - began, began);
-          // Built after the request: the attempt log's detail never delays a send.
-          if (keepsDetail(deps.detail ?? 'all', outcome.kind))
-            Object.assign(record, attemptDetail(item.call, headers, target.headers, body, sent));
-          attempts.push(record);
-          deps.record(record);
-          return { url: target.url, outcome };
-        }),
-      ).then((r) => r.filter((x): x is UrlResult => x !== undefined));
-      // Stopped, or held back, before any URL of this call was tried: it is as it was.
-      if (results.length === 0) return { item, decision: undefined, attempts, ...(holdMs !== undefined ? { holdMs } : {}) };
-      const decision = decideRound({ urls, state: item.retry, results, startedAt, now: deps.clock(), policy, random });
-      return { item, decision, attempts };
-    }),
-  );
+  const tallies = new Map<DeliveryItem, CallTally>();
+  const tallyOf = (item: DeliveryItem): CallTally => {
+    let tally = tallies.get(item);
+    if (!tally) tallies.set(item, (tally = { results: [], attempts: [] }));
+    return tally;
+  };
+  const send = async ({ target, calls }: RoundRequest): Promise<void> => {
+    const hold = await places.take();
+    if (hold !== undefined || stopping()) {
+      places.give(undefined, hold === undefined);
+      if (hold !== undefined) for (const c of calls) tallyOf(c.item).holdMs = Math.max(tallyOf(c.item).holdMs ?? 0, hold);
+      return;
+    }
+    const bodies = calls.map((c) => (round.bodyOf(c.item) as { body: string }).body);
+    const body = batched ? batchBody(bodies) : bodies[0]!;
+    const first = calls[0]!.item;
+    const attemptOf = (item: DeliveryItem) => (item.retry?.attempt ?? 0) + 1;
+    // Read before the headers: webhook-timestamp and the rotation overlap are this attempt's time.
+    const began = deps.clock();
+    const headers = buildHeaders({
+      body,
+      messageId: batched
+        ? batchDeliveryId(
+            destinationId,
+            calls.map((c) => ({ sourceId: c.item.sourceId, messageId: c.item.call.messageId })),
+          )
+        : first.call.messageId,
+      ...(batched ? { batchSize: calls.length } : {}),
+      attempt: Math.max(...calls.map((c) => attemptOf(c.item))),
+      sharedSecret: destination.settings.sharedSecret,
+      staticHeaders: target.headers,
+      signing: {
+        destinationId,
+        sourceId: first.sourceId,
+        now: began,
+        previousSecret: destination.settings.previousSecret,
+        standardWebhooks: destination.settings.standardWebhooks,
+      },
+    });
+    const sent = await deps.sender.send(target.url, headers, body, timeoutMs);
+    const ended = deps.clock();
+    const outcome = classify(sent, ended);
+    places.give(ended - began, true, { signal: answerSignal(outcome), status: outcome.status });
+    // Built after the request: the attempt log's detail never delays a send.
+    const keepDetail = keepsDetail(deps.detail ?? 'all', outcome.kind);
+    for (const { item } of calls) {
+      const record = attemptRecord(destinationId, item, target.url, attemptOf(item), outcome, ended - began, began);
+      if (keepDetail) Object.assign(record, attemptDetail(item.call, headers, target.headers, body, sent));
+      const tally = tallyOf(item);
+      tally.attempts.push(record);
+      tally.results.push({ url: target.url, outcome });
+      deps.record(record);
+    }
+  };
+  await Promise.all(roundRequests(round).map(send));
+  const calls = round.calls.map(({ item }): CallRun => {
+    const rendered = round.bodyOf(item);
+    if (!rendered.ok)
+      return {
+        item,
+        decision: { kind: 'dead', reason: rendered.error, state: item.retry ?? { firstAttemptAt: startedAt, attempt: 0, urls: {} } },
+        attempts: [],
+      };
+    const tally = tallies.get(item);
+    // Stopped, or held back, before any URL of this call was tried: it is as it was.
+    if (!tally || tally.results.length === 0)
+      return { item, decision: undefined, attempts: tally?.attempts ?? [], ...(tally?.holdMs !== undefined ? { holdMs: tally.holdMs } : {}) };
+    const decision = decideRound({ urls, state: item.retry, results: tally.results, startedAt, now: deps.clock(), policy, random });
+    return { item, decision, attempts: tally.attempts };
+  });
   return { calls, ms: deps.clock() - startedAt };
 }
 

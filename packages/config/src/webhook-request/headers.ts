@@ -8,21 +8,21 @@
  * previous secret (a receiver that has not switched keeps verifying), the new secret's goes in
  * X-Eventrelay-Signature-Next, and webhook-signature carries both, as Standard Webhooks allows.
  */
-import {
-  RESERVED_WEBHOOK_HEADERS,
-  callDeliveryId,
-  previousSecretInForce,
-  signBody,
-  standardWebhooksKey,
-  standardWebhooksSignature,
-  type PreviousSecret,
-} from '@eventrelay/config';
+import { callDeliveryId } from '../delivery-ids.js';
+import { previousSecretInForce } from '../destinations/webhooks.js';
+import type { PreviousSecret } from '../generated/contracts.js';
+import { signBody } from '../signature.js';
+import { standardWebhooksKey, standardWebhooksSignature } from '../standard-webhooks.js';
+import { RESERVED_WEBHOOK_HEADERS } from '../webhook-headers.js';
 
 export const USER_AGENT = 'Eventrelay/1.0';
 
 export interface HeaderInput {
   readonly body: string;
+  /** The call's messageId; for a batched POST, its batchDeliveryId. */
   readonly messageId: string;
+  /** Set for a batched POST: how many calls its array holds (X-Eventrelay-Batch-Size). */
+  readonly batchSize?: number | undefined;
   readonly attempt: number;
   readonly sharedSecret?: string | undefined;
   readonly staticHeaders?: Readonly<Record<string, string>> | undefined;
@@ -61,11 +61,12 @@ export function buildHeaders(input: HeaderInput): Record<string, string> {
   if (secret !== undefined && previous !== undefined) headers['x-eventrelay-signature-next'] = signBody(secret, input.body);
   headers['x-eventrelay-message-id'] = input.messageId;
   headers['x-eventrelay-attempt'] = String(input.attempt);
+  if (input.batchSize !== undefined) headers['x-eventrelay-batch-size'] = String(input.batchSize);
   // Settings refuse standardWebhooks without a secret; an unsigned webhook-* set would only
   // make receivers reject every call, so none is sent then.
   if (secret !== undefined && signing?.standardWebhooks === true) {
     // The same on every attempt of the call, so receivers dedupe on it as on the message id.
-    const id = callDeliveryId(signing.destinationId, signing.sourceId, input.messageId);
+    const id = input.batchSize === undefined ? callDeliveryId(signing.destinationId, signing.sourceId, input.messageId) : input.messageId;
     const timestamp = Math.floor(signing.now / 1000);
     const sign = (s: string) => standardWebhooksSignature(standardWebhooksKey(s), id, timestamp, input.body);
     headers['webhook-id'] = id;

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { callDeliveryId, signBody, standardWebhooksKey, standardWebhooksSignature } from '@eventrelay/config';
-import { USER_AGENT, buildHeaders, type SigningInput } from './headers';
+import { callDeliveryId, signBody, standardWebhooksKey, standardWebhooksSignature } from '../index.js';
+import { USER_AGENT, buildHeaders, type SigningInput } from './headers.js';
 
 const body = '{"version":1,"type":"track","event":"Tested"}';
 const base = { body, messageId: 'msg-1', attempt: 2 };

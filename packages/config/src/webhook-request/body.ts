@@ -2,7 +2,7 @@
  * The webhook body of each call type, exactly as docs/spec.md §4 lists its keys. Key order is fixed
  * here (and by the golden fixtures) because receivers verify the signature over these exact bytes.
  */
-import type { DeleteNotice, NormalizedCall } from '@eventrelay/config';
+import type { DeleteNotice, NormalizedCall } from '../generated/contracts.js';
 
 type Body = Record<string, unknown>;
 

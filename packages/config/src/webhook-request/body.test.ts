@@ -1,10 +1,10 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { signBody, type DeleteNotice, type NormalizedCall } from '@eventrelay/config';
+import { signBody, type DeleteNotice, type NormalizedCall } from '../index.js';
 import { buildBody } from './body.js';
 import { USER_AGENT, buildHeaders } from './headers.js';
 
-const FIXTURES = path.join(__dirname, '../../../../packages/config/fixtures/webhooks');
+const FIXTURES = path.join(__dirname, '../../fixtures/webhooks');
 
 interface CallFixture {
   readonly name: string;
