@@ -130,3 +130,5 @@ export {
   type CallBody,
 } from './webhook-request/request.js';
 export { mappingProblems } from './mapping/mapping.js';
+export type { CallLike } from './filters/call-condition.js';
+export { filtersProblems, type FilterDecision } from './filters/destination-filters.js';

@@ -307,6 +307,20 @@ export class CallBatches {
     return [...bySource].map(([sourceId, calls]) => ({ sourceId, calls }));
   }
 
+  /**
+   * The calls stored in the batch's fields `c<part>` for each of `parts` (the router's read for
+   * filters that test fields a route entry does not hold), by part; a part not found is left out.
+   */
+  async readParts(batchId: string, parts: readonly number[]): Promise<Map<number, NormalizedCall[]>> {
+    const texts = parts.length === 0 ? [] : await this.redis.hmget(this.key(batchId), ...parts.map((p) => `c${p}`));
+    const calls = new Map<number, NormalizedCall[]>();
+    parts.forEach((part, i) => {
+      const text = texts[i];
+      if (text !== null && text !== undefined) calls.set(part, JSON.parse(text) as NormalizedCall[]);
+    });
+    return calls;
+  }
+
   /** Queues on `tx` the step that marks the batch routed and names the destinations holding it. */
   queuePlan(tx: ChainableCommander, batchId: string, destinationIds: readonly string[]): void {
     (tx as unknown as QueuedBatchCommands).planBatch(1, this.key(batchId), ...destinationIds);

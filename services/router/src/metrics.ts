@@ -14,12 +14,17 @@ export function createRouterMetrics(registry: Registry) {
     filtered: startAtZero(
       new Counter({
         name: 'eventrelay_router_filtered_total',
-        help: 'Deliveries not made, by reason: integrations (a call turned an enabled, connected destination off; one per call and destination), suppression (a call of a suppressed user)',
+        help: "Deliveries not made, by reason: integrations (a call turned an enabled, connected destination off; one per call and destination), suppression (a call of a suppressed user), filter_drop and filter_only (a destination's drop rule held, or its only rule did not; one per call and destination)",
         labelNames: ['reason'] as const,
         registers: [registry],
       }),
-      [{ reason: 'integrations' }, { reason: 'suppression' }],
+      [{ reason: 'integrations' }, { reason: 'suppression' }, { reason: 'filter_drop' }, { reason: 'filter_only' }],
     ),
+    wholeCallReads: new Counter({
+      name: 'eventrelay_router_whole_call_reads_total',
+      help: "Route jobs for which the router read the calls themselves: a destination's drop or only rule tests a field beyond type, event, userId, messageId, timestamp and integrations",
+      registers: [registry],
+    }),
     fanout: new Histogram({
       name: 'eventrelay_router_fanout',
       help: 'Destinations one call is routed to',

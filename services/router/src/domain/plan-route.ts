@@ -5,7 +5,8 @@
  * way and why, for the log line and the metrics. Works on the batch's route entries only: the
  * calls themselves stay in Redis until webhook-delivery reads them.
  */
-import type { Destination, ProfileCall, RouteEntry } from '@eventrelay/config';
+import { filtersOf, type Destination, type NormalizedCall, type ProfileCall, type RouteEntry } from '@eventrelay/config';
+import { filterInput } from './filter-input.js';
 import { selectDestinations } from './select-destinations.js';
 import { isSuppressed, type Suppression } from './suppression.js';
 
@@ -21,21 +22,27 @@ export interface RoutePlan {
   /** (call, destination) pairs: what the deliveries hold in all. */
   readonly routedPairs: number;
   readonly suppressed: number;
-  /** Calls that no destination takes (none connected, or `integrations` turned them all off). */
+  /** Calls that no destination takes (none connected, or `integrations` or filters turned them all off). */
   readonly unrouted: number;
   /** (call, enabled connected destination) pairs that a call's `integrations` turned off. */
   readonly turnedOff: number;
+  /** (call, destination) pairs the destination's filters refused, by how: a drop rule held, or an only rule did not. */
+  readonly filtered: { readonly drop: number; readonly only: number };
   /** Destinations per call, in entry order (0 for a suppressed or unrouted call). */
   readonly fanout: number[];
   /** Identify and track calls with a userId, for profiles, by source; suppressed users' calls are not here. */
   readonly profiles: { readonly sourceId: string; readonly calls: ProfileCall[] }[];
 }
 
-/** `connected(sourceId)`: the destinations connected to a source (enabled or not). */
+/**
+ * `connected(sourceId)`: the destinations connected to a source (enabled or not). `wholeCall(entry)`:
+ * the call itself, when the router read it for filters that test fields the entry lacks (filter-input.ts).
+ */
 export function planRoute(
   entries: readonly RouteEntry[],
   connected: (sourceId: string) => readonly Destination[],
   suppressions: ReadonlyMap<string, Suppression>,
+  wholeCall: (entry: RouteEntry) => NormalizedCall | undefined = () => undefined,
 ): RoutePlan {
   type Part = PlannedDelivery['parts'][number];
   const byDestination = new Map<string, Map<number, Part>>();
@@ -44,16 +51,31 @@ export function planRoute(
   let suppressed = 0;
   let unrouted = 0;
   let turnedOff = 0;
+  const filtered = { drop: 0, only: 0 };
   const fanout: number[] = [];
   // A batch holds the calls of a few sources: look each one's destinations up once.
-  const sources = new Map<string, { destinations: readonly Destination[]; enabled: number }>();
+  const sources = new Map<string, { destinations: readonly Destination[]; enabled: number; filtering: boolean }>();
   const sourceOf = (sourceId: string) => {
     let source = sources.get(sourceId);
     if (!source) {
       const destinations = connected(sourceId);
-      sources.set(sourceId, (source = { destinations, enabled: destinations.filter((d) => d.enabled).length }));
+      sources.set(
+        sourceId,
+        (source = {
+          destinations,
+          enabled: destinations.filter((d) => d.enabled).length,
+          filtering: destinations.some((d) => d.enabled && filtersOf(d).decides),
+        }),
+      );
     }
     return source;
+  };
+  const passes = (d: Destination, entry: RouteEntry): boolean => {
+    const filters = filtersOf(d);
+    if (!filters.decides) return true;
+    const decision = filters.decide(filterInput(entry, wholeCall(entry)));
+    if (!decision.send) filtered[decision.reason]++;
+    return decision.send;
   };
   for (const entry of entries) {
     if (isSuppressed(entry, entry.sourceId, entry.userId === undefined ? undefined : suppressions.get(entry.userId))) {
@@ -68,9 +90,10 @@ export function planRoute(
       else profiles.set(entry.sourceId, [profileCall]);
     }
     const source = sourceOf(entry.sourceId);
-    const targets = selectDestinations(entry, source.destinations);
+    const selected = selectDestinations(entry, source.destinations);
+    turnedOff += source.enabled - selected.length;
+    const targets = source.filtering ? selected.filter((d) => passes(d, entry)) : selected;
     if (targets.length === 0) unrouted++;
-    turnedOff += source.enabled - targets.length;
     fanout.push(targets.length);
     routedPairs += targets.length;
     for (const d of targets) {
@@ -87,6 +110,7 @@ export function planRoute(
     suppressed,
     unrouted,
     turnedOff,
+    filtered,
     fanout,
     profiles: [...profiles].map(([sourceId, calls]) => ({ sourceId, calls })),
   };

@@ -18,12 +18,14 @@ import {
   type DeliverJob,
   type Destination,
   type LegacyRouteJob,
+  type NormalizedCall,
   type ProfileJob,
   type RouteEntry,
   type RouteJob,
 } from '@eventrelay/config';
 import { execAll, queueJobAdd, type Logger } from '@eventrelay/runtime';
 import type { CallBatches } from '@eventrelay/stores';
+import { readsWholeCall } from '../domain/filter-input.js';
 import { planRoute, type RoutePlan } from '../domain/plan-route.js';
 
 type PlannedDelivery = RoutePlan['deliveries'][number];
@@ -37,7 +39,7 @@ export interface RouteDeps {
     lookup(entries: readonly RouteEntry[]): Promise<ReadonlyMap<string, Suppression>>;
   };
   /** The batches of the route shard this processor serves. */
-  readonly batches: Pick<CallBatches, 'routeState' | 'queuePlan' | 'queueHold' | 'prefix'>;
+  readonly batches: Pick<CallBatches, 'routeState' | 'readParts' | 'queuePlan' | 'queueHold' | 'prefix'>;
   /** A MULTI on the connection of the queues below (runtime transactionsOn). */
   readonly transaction: () => ChainableCommander;
   /** A pipeline on that connection, for job adds that need no MULTI around them (runtime pipelinesOn). */
@@ -79,8 +81,11 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
       );
       return;
     }
-    const suppressions = suppressed > 0 ? await deps.suppressions.lookup(entries) : NONE_SUPPRESSED;
-    const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), suppressions);
+    const [suppressions, wholeCall] = await Promise.all([
+      suppressed > 0 ? deps.suppressions.lookup(entries) : NONE_SUPPRESSED,
+      wholeCallsFor(batchId, entries),
+    ]);
+    const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), suppressions, wholeCall);
     if (plan.deliveries.every((d) => deps.deliverQueueOf(d.destinationId).opts.prefix === deps.batches.prefix)) {
       const tx = deps.transaction();
       deps.batches.queuePlan(
@@ -94,6 +99,24 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     } else await routeAcrossShards(batchId, plan);
     account(job, batchId, entries, plan, started);
   };
+
+  /**
+   * The calls themselves, for the sources with a destination whose filters test fields the route
+   * entries lack: one read of those sources' fields of the batch, none when no filter needs it.
+   */
+  async function wholeCallsFor(batchId: string, entries: readonly RouteEntry[]): Promise<(entry: RouteEntry) => NormalizedCall | undefined> {
+    const parts = new Set<number>();
+    const reading = new Map<string, boolean>();
+    for (const entry of entries) {
+      let reads = reading.get(entry.sourceId);
+      if (reads === undefined) reading.set(entry.sourceId, (reads = deps.destinations.forSource(entry.sourceId).some(readsWholeCall)));
+      if (reads) parts.add(entry.part);
+    }
+    if (parts.size === 0) return () => undefined;
+    const calls = await deps.batches.readParts(batchId, [...parts]);
+    metrics.wholeCallReads.inc();
+    return (entry) => calls.get(entry.part)?.[entry.index - entry.part];
+  }
 
   function queueDelivery(tx: ChainableCommander, batchId: string, d: PlannedDelivery): void {
     queueJobAdd(
@@ -157,7 +180,12 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     const entries = legacy.calls.map((call, i) => routeEntryOf(call, legacy.sourceId, i, 0));
     // No batch read to pair a count with: the lookup itself (one round trip) reads after the job
     // was taken, which keeps the ordering argument above.
-    const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), await deps.suppressions.lookup(entries));
+    const plan = planRoute(
+      entries,
+      (sourceId) => deps.destinations.forSource(sourceId),
+      await deps.suppressions.lookup(entries),
+      (entry) => legacy.calls[entry.index],
+    );
     // Legacy jobs predate shards: with one shard these adds are one MULTI, as before.
     const tx = deps.transaction();
     for (const d of plan.deliveries) {
@@ -183,6 +211,8 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
       metrics.filtered.inc({ reason: 'suppression' }, plan.suppressed);
     }
     if (plan.turnedOff > 0) metrics.filtered.inc({ reason: 'integrations' }, plan.turnedOff);
+    if (plan.filtered.drop > 0) metrics.filtered.inc({ reason: 'filter_drop' }, plan.filtered.drop);
+    if (plan.filtered.only > 0) metrics.filtered.inc({ reason: 'filter_only' }, plan.filtered.only);
     for (const n of plan.fanout) metrics.fanout.observe(n);
     if (plan.unrouted > 0) metrics.calls.inc({ result: 'unrouted' }, plan.unrouted);
     metrics.deliveries.inc(plan.routedPairs);
@@ -197,6 +227,7 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
         deliveries: plan.routedPairs,
         jobs: plan.deliveries.length,
         suppressed: plan.suppressed,
+        ...(plan.filtered.drop + plan.filtered.only > 0 ? { filtered: plan.filtered.drop + plan.filtered.only } : {}),
         unrouted: plan.unrouted,
         attempt: job.attemptsMade + 1,
         ms,
