@@ -92,8 +92,10 @@ function changedFields(snapshot: ConfigSnapshot, change: ConfigChange): { create
       ),
     );
   const [before, after] = [flat(stored), flat(next)];
+  // A mapping's key order is the order of its body's keys: there it counts.
+  const text = (key: string) => (key === 'settings.mapping' ? JSON.stringify : canonical);
   const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])]
-    .filter((key) => canonical(before[key]) !== canonical(after[key]))
+    .filter((key) => text(key)(before[key]) !== text(key)(after[key]))
     .sort();
   return fields.length > 0 ? { created: false, fields } : undefined;
 }

@@ -7,6 +7,7 @@ import type { EventrelayConfig } from './generated/contracts.js';
 import { describeSchemaErrors, validateConfigShape } from './schemas.js';
 import { describeProblem } from './field-problems.js';
 import { bodyDepthProblem } from './json-depth.js';
+import { filtersProblems } from './filters/destination-filters.js';
 import { destinationType } from './destination-catalog.js';
 import { audienceProblems } from './audiences/audience-rules.js';
 
@@ -38,9 +39,10 @@ export function checkConfig(value: unknown, origin: string): ValidConfig {
   const config: ValidConfig = { sources: value.sources ?? [], destinations: value.destinations ?? [], audiences: value.audiences ?? [] };
   const problems = [...uniqueness(config), ...references(config)];
   // The settings rules belong to the destination's catalog type (the schema has checked the name).
-  config.destinations.forEach((d, i) =>
-    problems.push(...(destinationType(d.name)?.settingsProblems(d.settings, `destinations[${i}].settings`) ?? []).map(describeProblem)),
-  );
+  config.destinations.forEach((d, i) => {
+    problems.push(...(destinationType(d.name)?.settingsProblems(d.settings, `destinations[${i}].settings`) ?? []).map(describeProblem));
+    if (d.filters !== undefined) problems.push(...filtersProblems(d.filters, `destinations[${i}].filters`).map(describeProblem));
+  });
   if (problems.length > 0) throw new ConfigError('invalid_config', `${origin}: ${problems.join('; ')}`);
   return config;
 }

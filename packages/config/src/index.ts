@@ -26,7 +26,14 @@ export {
 } from './env.js';
 export { queueCatalog, type PayloadOf, type QueueKey } from './queues.js';
 export { asKeyspace, consumedShards, keySlot, keyspace, type Keyspace } from './shards.js';
-export { adminBodyValidator, adminQueryValidator, contractSchemas, schemaProblems, type AdminApiDefinition } from './schemas.js';
+export {
+  adminBodyValidator,
+  adminQueryValidator,
+  contractSchemas,
+  schemaProblems,
+  validateNormalizedCall,
+  type AdminApiDefinition,
+} from './schemas.js';
 export { checkConfig, parseConfigText, type ValidConfig } from './config-file.js';
 export { RESERVED_WEBHOOK_HEADERS } from './webhook-headers.js';
 export { SIGNATURE_HEADER, signBody, verifySignature } from './signature.js';
@@ -74,6 +81,10 @@ export type {
   PreviousSecret,
   SecretRotation,
   SecretRotated,
+  PreviewRequest,
+  UnsavedPreviewRequest,
+  PreviewResult,
+  PreviewedRequest,
   SecretHint,
   WebhookTargetPatch,
   WebhookTargetView,

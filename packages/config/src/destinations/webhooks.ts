@@ -6,6 +6,7 @@
 import webhookSettingsSchema from '../../schemas/webhook-settings.schema.json';
 import type { FieldProblem } from '../field-problems.js';
 import type { PreviousSecret, WebhookSettings, WebhookTarget } from '../generated/contracts.js';
+import { mappingProblems } from '../mapping/mapping.js';
 import { isMalformedWhsec } from '../standard-webhooks.js';
 import { webhookHeaderProblems } from '../webhook-headers.js';
 
@@ -37,6 +38,7 @@ function webhookSettingsProblems(settings: WebhookSettings, at: string): FieldPr
       field: `${at}.sharedSecret`,
       message: 'starts with whsec_ but is not base64 after it: Standard Webhooks libraries would decode it and never verify',
     });
+  if (settings.mapping !== undefined) problems.push(...mappingProblems(settings.mapping, `${at}.mapping`));
   if (settings.previousSecret !== undefined) {
     if (settings.sharedSecret === undefined)
       problems.push({

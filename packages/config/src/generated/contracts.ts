@@ -39,7 +39,7 @@ export interface Contracts {
   DeliveryAttempt: DeliveryAttempt;
   DestinationFilters: DestinationFilters;
   EventrelayConfig: EventrelayConfig;
-  NormalizedCall: NormalizedCall;
+  NormalizedCall: NormalizedCall1;
   ProfileJob: ProfileJob;
   RegulationJob: RegulationJob;
   RouteJob: RouteJob;
@@ -56,6 +56,9 @@ export interface AdminApi {
   destinationView?: DestinationView;
   secretRotation?: SecretRotation;
   secretRotated?: SecretRotated;
+  previewRequest?: PreviewRequest;
+  unsavedPreviewRequest?: UnsavedPreviewRequest;
+  previewResult?: PreviewResult;
   catalogEntry?: CatalogEntry;
   replayRequest?: ReplayRequest;
   replayResult?: ReplayResult;
@@ -507,6 +510,138 @@ export interface SecretRotated {
   previousExpiresAt?: string;
   destination: DestinationView;
 }
+/**
+ * A sample call to preview against a destination (docs/filters.md, "Preview"): a call as the intake stores it; messageId, timestamp and receivedAt are filled in when left out.
+ */
+export interface PreviewRequest {
+  call: Call;
+  /**
+   * the source the call comes from (it is part of webhook-id); default the destination's first, else `preview`
+   */
+  sourceId?: string;
+}
+/**
+ * the call, e.g. {"type": "track", "event": "Order Completed", "userId": "u-1", "properties": {"total": 30}}
+ */
+export interface Call {}
+/**
+ * A preview for a destination that is not saved: its settings and filters as a create would give them.
+ */
+export interface UnsavedPreviewRequest {
+  call: Call;
+  /**
+   * the source the call comes from (it is part of webhook-id); default the destination's first, else `preview`
+   */
+  sourceId?: string;
+  destination: DestinationCreate;
+}
+/**
+ * What the destination would do with the call: the filters' decision and, when it is sent, each request exactly as delivery would make its first attempt now.
+ */
+export interface PreviewResult {
+  decision: PreviewDecision;
+  call: NormalizedCall;
+  /**
+   * why the body cannot be built (a mapping whose output is too large): delivery would dead-letter the call
+   */
+  error?: string;
+  /**
+   * one per URL that is not disabled; empty when the call is not sent
+   */
+  requests: PreviewedRequest[];
+}
+export interface PreviewDecision {
+  send: boolean;
+  /**
+   * the position in filters of the rule that refused the call
+   */
+  rule?: number;
+  /**
+   * that rule's name, when it has one
+   */
+  name?: string;
+  /**
+   * drop: its drop condition held; only: its only condition did not
+   */
+  reason?: 'drop' | 'only';
+}
+/**
+ * the call as previewed, with what was filled in
+ */
+export interface NormalizedCall {
+  type: 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
+  messageId: string;
+  userId?: string;
+  anonymousId?: string;
+  /**
+   * track only
+   */
+  event?: string;
+  /**
+   * page and screen
+   */
+  name?: string;
+  /**
+   * page
+   */
+  category?: string;
+  /**
+   * group only
+   */
+  groupId?: string;
+  /**
+   * alias only
+   */
+  previousId?: string;
+  properties?: {
+    [k: string]: unknown;
+  };
+  traits?: {
+    [k: string]: unknown;
+  };
+  context?: {
+    [k: string]: unknown;
+  };
+  integrations?: {
+    [k: string]: unknown;
+  };
+  /**
+   * ISO 8601 UTC with milliseconds, clock-skew corrected
+   */
+  timestamp: string;
+  /**
+   * the client's own timestamp, ISO 8601 UTC
+   */
+  originalTimestamp?: string;
+  /**
+   * when the client sent it, ISO 8601 UTC
+   */
+  sentAt?: string;
+  /**
+   * server time at intake, ISO 8601 UTC
+   */
+  receivedAt: string;
+  [k: string]: unknown;
+}
+export interface PreviewedRequest {
+  url: string;
+  /**
+   * eventrelay's headers as sent (signatures over this body); webhook-timestamp and the signatures that cover it change with the time of the attempt
+   */
+  headers: {
+    [k: string]: string;
+  };
+  /**
+   * the URL's static headers, sent too; values are write-only, so shown as hints
+   */
+  staticHeaders?: {
+    [k: string]: SecretHint;
+  };
+  /**
+   * the exact bytes of the body (UTF-8)
+   */
+  body: string;
+}
 export interface CatalogEntry {
   name: string;
   description: string;
@@ -695,12 +830,12 @@ export interface DeadLetter {
 export interface DeadLetterCall {
   sourceId: string;
   destinationId: string;
-  call: NormalizedCall | DeleteNotice;
+  call: NormalizedCall1 | DeleteNotice;
 }
 /**
  * A tracking call after ingest validated and normalized it. Unknown top-level keys are kept as sent.
  */
-export interface NormalizedCall {
+export interface NormalizedCall1 {
   type: 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
   messageId: string;
   userId?: string;
@@ -1218,7 +1353,7 @@ export interface TestSendResult {
    */
   messageId: string;
   sourceId: string;
-  call: NormalizedCall;
+  call: NormalizedCall1;
 }
 export interface ConsoleInfo {
   /**
@@ -1331,7 +1466,7 @@ export interface HeldDeliverJob {
  */
 export interface DeliveryItem {
   sourceId: string;
-  call: NormalizedCall | DeleteNotice;
+  call: NormalizedCall1 | DeleteNotice;
   retry?: RetryState;
   /**
    * the replay (POST /admin/v1/destinations/:id/replay) that put this call back on the queue; its final outcome is counted in that replay's progress

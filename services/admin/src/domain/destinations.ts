@@ -5,6 +5,7 @@
 import {
   RequestError,
   describeProblem,
+  filtersProblems,
   previousSecretInForce,
   destinationType,
   type ConfigChange,
@@ -41,6 +42,7 @@ export function planCreateDestination(
     enabled: input.enabled ?? false,
     sourceIds: input.sourceIds ?? [],
     settings: input.settings,
+    ...(input.filters !== undefined && input.filters.length > 0 ? { filters: input.filters } : {}),
   };
   assertValid(destination, snapshot);
   return {
@@ -67,6 +69,8 @@ const RESETTABLE = [
   'maxConcurrentRequests',
   'maxRequestsPerSecond',
   'autoDisableAfterMs',
+  'mapping',
+  'batching',
 ] as const satisfies readonly (keyof SettingsPatch & keyof Settings)[];
 
 /**
@@ -95,11 +99,14 @@ export function planPatchDestination(
   const previous =
     secret === undefined || given.previousSecret === null ? undefined : previousSecretInForce(oldPrevious, Date.parse(ctx.now));
   if (previous !== undefined) settings.previousSecret = previous;
+  const { filters: oldFilters, ...unfiltered } = old;
+  const filters = patch.filters === undefined ? oldFilters : (patch.filters ?? undefined);
   const destination: Destination = {
-    ...old,
+    ...unfiltered,
     ...(patch.enabled === undefined ? {} : { enabled: patch.enabled }),
     ...(patch.sourceIds === undefined ? {} : { sourceIds: patch.sourceIds }),
     settings,
+    ...(filters !== undefined && filters.length > 0 ? { filters } : {}),
   };
   assertValid(destination, snapshot);
   return {
@@ -246,6 +253,7 @@ export function destinationProblems(destination: Destination, snapshot: ConfigSn
   destination.sourceIds.forEach((sourceId, i) => {
     if (!snapshot.sources.has(sourceId)) problems.push({ field: `sourceIds[${i}]`, message: `names no source ("${sourceId}")` });
   });
+  if (destination.filters !== undefined) problems.push(...filtersProblems(destination.filters, 'filters'));
   return problems;
 }
 

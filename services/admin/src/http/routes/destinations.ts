@@ -1,5 +1,12 @@
 /** Destinations: create, read, change (the enabled switch too), rotate the secret, delete. */
-import type { DestinationCreate, DestinationPatch, SecretRotated, SecretRotation } from '@eventrelay/config';
+import type {
+  DestinationCreate,
+  DestinationPatch,
+  PreviewRequest,
+  SecretRotated,
+  SecretRotation,
+  UnsavedPreviewRequest,
+} from '@eventrelay/config';
 import {
   existingDestination,
   planCreateDestination,
@@ -8,6 +15,7 @@ import {
   planRotateSecret,
 } from '../../domain/destinations.js';
 import { toDestinationView } from '../../domain/destination-view.js';
+import { previewDelivery } from '../../domain/preview.js';
 import type { AdminRequest, RouteSpec } from '../route-spec.js';
 import { byId, ok, param, type RouteKit } from './kit.js';
 
@@ -34,6 +42,47 @@ export function destinationRoutes({ deps, ctx, write, read }: RouteKit): RouteSp
         status: 201,
         body: toDestinationView(await write((s) => planCreateDestination(s, req.body, deps.newId('dst'), ctx(req)))),
       }),
+    },
+    {
+      method: 'post',
+      path: '/destinations/preview',
+      operationId: 'previewUnsavedDestination',
+      summary:
+        "What a destination that is not saved yet would do with a sample call: its filters' decision, and each request's exact body and headers",
+      body: 'UnsavedPreviewRequest',
+      answer: { status: 200, schema: 'PreviewResult', description: 'the decision and the requests' },
+      errors: ['invalid_request'],
+      handle: async (req: AdminRequest<UnsavedPreviewRequest>) => {
+        const now = deps.clock();
+        // Planned as a create (every check of a save), never written.
+        const destination = await read(
+          (s) => planCreateDestination(s, { ...req.body.destination, id: undefined }, deps.newId('dst'), ctx(req)).result,
+        );
+        return ok(
+          previewDelivery({ destination, call: req.body.call, sourceId: req.body.sourceId, now, newMessageId: deps.newTestMessageId }),
+        );
+      },
+    },
+    {
+      method: 'post',
+      path: '/destinations/:id/preview',
+      operationId: 'previewDestination',
+      summary: "What a destination would do with a sample call: its filters' decision, and each request's exact body and headers",
+      body: 'PreviewRequest',
+      answer: { status: 200, schema: 'PreviewResult', description: 'the decision and the requests' },
+      errors: ['invalid_request', 'not_found'],
+      handle: async (req: AdminRequest<PreviewRequest>) => {
+        const destination = await read((s) => existingDestination(s, param(req, 'id')));
+        return ok(
+          previewDelivery({
+            destination,
+            call: req.body.call,
+            sourceId: req.body.sourceId,
+            now: deps.clock(),
+            newMessageId: deps.newTestMessageId,
+          }),
+        );
+      },
     },
     {
       method: 'get',
