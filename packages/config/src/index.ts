@@ -113,3 +113,7 @@ export {
   type AttemptFilter,
   type DeadLetterFilterOf,
 } from './delivery-filters.js';
+export { compileCondition, conditionProblems, conditionRoots, type CallLike } from './filters/call-condition.js';
+export { compileFilters, filtersProblems, type CompiledFilters, type FilterDecision } from './filters/destination-filters.js';
+export { pathProblem, splitPath, valueAt } from './filters/call-path.js';
+export { compileValueTest } from './filters/value-test.js';
