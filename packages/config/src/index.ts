@@ -141,5 +141,7 @@ export {
   type CallBody,
 } from './webhook-request/request.js';
 export { mappingProblems } from './mapping/mapping.js';
-export type { CallLike } from './filters/call-condition.js';
-export { filtersProblems, type FilterDecision } from './filters/destination-filters.js';
+export { compileCondition, conditionProblems, conditionRoots, type CallLike } from './filters/call-condition.js';
+export { compileFilters, filtersProblems, type CompiledFilters, type FilterDecision } from './filters/destination-filters.js';
+export { pathProblem, splitPath, valueAt } from './filters/call-path.js';
+export { compileValueTest } from './filters/value-test.js';

@@ -1,21 +1,400 @@
 /**
- * Mapping templates (webhook settings `mapping`, docs/filters.md "Mappings"): the body built from
- * a call by a declarative template. STUB: the mapping work replaces this body.
+ * Mapping templates (webhook settings `mapping`, docs/filters.md "Mappings"): the body sent to a
+ * receiver, built from each call by a declarative template. No user code runs.
+ *
+ * A template is JSON rendered recursively. An object none of whose keys starts with `@` is a
+ * literal object (its keys in the template's order; a key whose value is absent is left out), an
+ * array renders its items (absent items left out), a string, number, boolean or null is itself.
+ * An object with an `@` key is a directive, exactly one of:
+ *
+ * - `{"@path": "properties.plan"}`: the call's value there (any JSON), or absent;
+ * - `{"@template": "Order {{properties.order_id}}"}`: a string, see template-text.ts;
+ * - `{"@if": <CallCondition>, "then": <template>, "else": <template>}`: `then` when the
+ *   condition holds for the call, else `else`; a branch left out renders absent;
+ * - `{"@coalesce": [<template>, ...]}` (1 to 10): the first item that renders present and not
+ *   null, or absent;
+ * - `{"@literal": <JSON>}`: that JSON verbatim, not rendered (keys starting with `@` included).
+ *
+ * The top level is a literal object, so a body is always a JSON object. Rendering writes JSON
+ * text directly and stops once it passes MAX_OUTPUT_BYTES characters.
  */
+import Ajv, { type ValidateFunction } from 'ajv';
+import destinationFiltersSchema from '../../schemas/destination-filters.schema.json';
 import type { FieldProblem } from '../field-problems.js';
-import type { CallLike } from '../filters/call-condition.js';
+import { compileCondition, conditionProblems, type CallLike, type CallTest } from '../filters/call-condition.js';
+import { pathProblem, splitPath, valueAt } from '../filters/call-path.js';
+import type { CallCondition } from '../generated/contracts.js';
+import { MAX_BODY_DEPTH, bodyDepthProblem } from '../json-depth.js';
+import { schemaProblems } from '../schemas.js';
+import { jsonTextLength } from './json-length.js';
+import { parseTemplateText, placeholderText, type TemplatePart } from './template-text.js';
 
 export type RenderedBody = { readonly ok: true; readonly body: string } | { readonly ok: false; readonly error: string };
 
+/** The longest body a mapping renders, in characters (UTF-16 code units, as JavaScript counts a string's length). */
+export const MAX_OUTPUT_BYTES = 262_144;
+/** The longest template, in characters of its JSON text (no whitespace). */
+export const MAX_TEMPLATE_CHARS = 16_384;
+/** Objects, arrays, scalars and directives of a template, a `@literal`'s value counted in; an `@if`'s condition is not. */
+export const MAX_TEMPLATE_NODES = 500;
+/** Objects, arrays and directives inside one another, the top level being level 1. */
+export const MAX_TEMPLATE_DEPTH = 10;
+export const MAX_COALESCE_ITEMS = 10;
+export const MAPPING_DIRECTIVES = ['@path', '@template', '@if', '@coalesce', '@literal'] as const;
+export type MappingDirective = (typeof MAPPING_DIRECTIVES)[number];
+
+const OUTPUT_TOO_LONG = `the mapping's output passed ${MAX_OUTPUT_BYTES} characters`;
+const DIRECTIVE_LIST = MAPPING_DIRECTIVES.join(', ');
+
+type JsonObject = Readonly<Record<string, unknown>>;
+
+function isObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function directiveKeys(value: JsonObject): string[] {
+  return Object.keys(value).filter((key) => key.startsWith('@'));
+}
+
+function isDirectiveName(key: string): key is MappingDirective {
+  return (MAPPING_DIRECTIVES as readonly string[]).includes(key);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Save-time checks
+
 /** Problems with a template, found on save; `at` is its field path, e.g. `settings.mapping`. */
 export function mappingProblems(template: unknown, at: string): FieldProblem[] {
-  void template;
-  void at;
-  throw new Error('not implemented');
+  if (!isObject(template)) return [{ field: at, message: 'must be a JSON object (the body sent to the receiver)' }];
+  const top = directiveKeys(template);
+  if (top.length > 0)
+    return [{ field: at, message: `must be a JSON object, not a directive (it has ${top.join(', ')}): the body sent is an object` }];
+  const problems: FieldProblem[] = [];
+  if (jsonTextLength(template, MAX_TEMPLATE_CHARS) > MAX_TEMPLATE_CHARS)
+    problems.push({ field: at, message: `is longer than ${MAX_TEMPLATE_CHARS} characters of JSON` });
+  const walk: Walk = { problems, nodes: 0, tooMany: false, tooDeep: false, at };
+  checkNode(template, at, 1, walk);
+  return problems;
+}
+
+interface Walk {
+  readonly problems: FieldProblem[];
+  readonly at: string;
+  nodes: number;
+  tooMany: boolean;
+  tooDeep: boolean;
+}
+
+/** Counts one node; false (and one problem for the whole template) once there are too many. */
+function countNode(walk: Walk): boolean {
+  if (walk.tooMany) return false;
+  walk.nodes += 1;
+  if (walk.nodes <= MAX_TEMPLATE_NODES) return true;
+  walk.tooMany = true;
+  walk.problems.push({ field: walk.at, message: `has more than ${MAX_TEMPLATE_NODES} nodes (objects, arrays, values and directives)` });
+  return false;
+}
+
+/** Whether a container at `depth` may be entered; one problem (at the first too deep) otherwise. */
+function withinDepth(depth: number, field: string, walk: Walk): boolean {
+  if (depth <= MAX_TEMPLATE_DEPTH) return true;
+  if (!walk.tooDeep) {
+    walk.tooDeep = true;
+    walk.problems.push({ field, message: `nests deeper than ${MAX_TEMPLATE_DEPTH} levels (objects, arrays and directives)` });
+  }
+  return false;
+}
+
+// Recursion is bounded: a container past MAX_TEMPLATE_DEPTH is not entered.
+function checkNode(value: unknown, field: string, depth: number, walk: Walk): void {
+  if (!countNode(walk)) return;
+  if (value === null || typeof value !== 'object') return;
+  if (!withinDepth(depth, field, walk)) return;
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => checkNode(item, `${field}[${i}]`, depth + 1, walk));
+    return;
+  }
+  const object = value as JsonObject;
+  const directives = directiveKeys(object);
+  if (directives.length === 0) {
+    for (const [key, child] of Object.entries(object)) checkNode(child, `${field}.${key}`, depth + 1, walk);
+    return;
+  }
+  const unknown = directives.filter((key) => !isDirectiveName(key));
+  for (const key of unknown)
+    walk.problems.push({ field: `${field}.${key}`, message: `is not a directive (the directives are ${DIRECTIVE_LIST})` });
+  if (unknown.length > 0) return;
+  if (directives.length > 1) {
+    walk.problems.push({ field, message: `mixes directives ${directives.join(', ')}: a directive object holds exactly one` });
+    return;
+  }
+  const directive = directives[0] as MappingDirective;
+  const allowed = directive === '@if' ? ['then', 'else'] : [];
+  const others = Object.keys(object).filter((key) => key !== directive && !allowed.includes(key));
+  if (others.length > 0)
+    walk.problems.push({
+      field,
+      message:
+        directive === '@if'
+          ? `@if takes only then and else beside it (found ${others.join(', ')})`
+          : `${directive} takes no other keys (found ${others.join(', ')})`,
+    });
+  checkDirective(directive, object, field, depth, walk);
+}
+
+function checkDirective(directive: MappingDirective, object: JsonObject, field: string, depth: number, walk: Walk): void {
+  const argument = object[directive];
+  const argumentField = `${field}.${directive}`;
+  switch (directive) {
+    case '@path': {
+      if (typeof argument !== 'string') {
+        walk.problems.push({ field: argumentField, message: 'must be a string: a path into the call, e.g. properties.plan' });
+        return;
+      }
+      const problem = pathProblem(argument);
+      if (problem !== undefined) walk.problems.push({ field: argumentField, message: problem });
+      return;
+    }
+    case '@template': {
+      if (typeof argument !== 'string') {
+        walk.problems.push({ field: argumentField, message: 'must be a string with {{ path }} placeholders' });
+        return;
+      }
+      const parsed = parseTemplateText(argument);
+      if ('problems' in parsed) for (const message of parsed.problems) walk.problems.push({ field: argumentField, message });
+      return;
+    }
+    case '@if':
+      walk.problems.push(...callConditionProblems(argument, argumentField));
+      for (const branch of ['then', 'else'] as const)
+        if (Object.hasOwn(object, branch)) checkNode(object[branch], `${field}.${branch}`, depth + 1, walk);
+      return;
+    case '@coalesce':
+      if (!Array.isArray(argument) || argument.length < 1 || argument.length > MAX_COALESCE_ITEMS) {
+        walk.problems.push({ field: argumentField, message: `must be a list of 1 to ${MAX_COALESCE_ITEMS} templates` });
+        return;
+      }
+      argument.forEach((item, i) => checkNode(item, `${argumentField}[${i}]`, depth + 1, walk));
+      return;
+    case '@literal':
+      checkLiteral(argument, argumentField, depth + 1, walk);
+      return;
+    default: {
+      const never: never = directive;
+      void never;
+    }
+  }
+}
+
+// A @literal's value is sent as it is, so its nodes and levels count like the template's own.
+function checkLiteral(value: unknown, field: string, depth: number, walk: Walk): void {
+  if (!countNode(walk)) return;
+  if (value === null || typeof value !== 'object') return;
+  if (!withinDepth(depth, field, walk)) return;
+  if (Array.isArray(value)) value.forEach((item, i) => checkLiteral(item, `${field}[${i}]`, depth + 1, walk));
+  else for (const [key, child] of Object.entries(value)) checkLiteral(child, `${field}.${key}`, depth + 1, walk);
+}
+
+let conditionValidator: ValidateFunction<CallCondition> | undefined;
+
+/** The validator of a CallCondition (destination-filters.schema.json), compiled on first use. */
+function callConditionSchema(): ValidateFunction<CallCondition> {
+  if (conditionValidator === undefined) {
+    const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
+    ajv.addSchema(destinationFiltersSchema);
+    const fn = ajv.getSchema<CallCondition>('destination-filters.schema.json#/definitions/CallCondition');
+    if (!fn) throw new Error('CallCondition is not in destination-filters.schema.json');
+    conditionValidator = fn;
+  }
+  return conditionValidator;
+}
+
+/**
+ * An `@if`'s condition checked as a filter rule's is: its nesting first (the schema validator
+ * recurses), then the schema, then conditionProblems.
+ */
+function callConditionProblems(condition: unknown, field: string): FieldProblem[] {
+  const deep = bodyDepthProblem(condition, MAX_BODY_DEPTH);
+  if (deep) return [{ field, message: deep.message }];
+  const validate = callConditionSchema();
+  if (!validate(condition)) return schemaProblems(validate.errors, field);
+  return conditionProblems(condition, field);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+/**
+ * The body's text so far, and its length. Only text that stays in the body is ever checked
+ * against the limit: a key and its comma are added unchecked and taken back when the value is
+ * absent, a present value's first write checks them with it, and null is not written by the node
+ * that yields it but by the object or array that keeps it (a @coalesce skips it unwritten). So a
+ * body of exactly MAX_OUTPUT_BYTES characters renders, and one more character does not.
+ */
+interface Output {
+  readonly parts: string[];
+  length: number;
+}
+
+/** Thrown (one shared instance, so no stack is captured per render) to stop a render that passed the limit. */
+class OutputTooLong extends Error {}
+const TOO_LONG = new OutputTooLong(OUTPUT_TOO_LONG);
+
+function write(out: Output, text: string): void {
+  out.parts.push(text);
+  out.length += text.length;
+  if (out.length > MAX_OUTPUT_BYTES) throw TOO_LONG;
+}
+
+/** Text that stays only if a value follows it (whose write checks the limit). */
+function writeTentative(out: Output, text: string): void {
+  out.parts.push(text);
+  out.length += text.length;
+}
+
+function rewind(out: Output, parts: number, length: number): void {
+  out.parts.length = parts;
+  out.length = length;
+}
+
+/** What a node did: wrote its value's text, wrote nothing because it is absent, or wrote nothing because it is null. */
+const WROTE = 0;
+const ABSENT = 1;
+const NULL = 2;
+type Rendered = typeof WROTE | typeof ABSENT | typeof NULL;
+
+type RenderNode = (call: CallLike, out: Output) => Rendered;
+
+const absent: RenderNode = () => ABSENT;
+const nullNode: RenderNode = () => NULL;
+
+/** A value kept in an object or array: null written there, absent taken back with its key or comma. */
+function keep(rendered: Rendered, out: Output, parts: number, length: number): boolean {
+  if (rendered === NULL) write(out, 'null');
+  else if (rendered === ABSENT) rewind(out, parts, length);
+  return rendered !== ABSENT;
 }
 
 /** The template compiled: renders the JSON text of a call's body, or says why it cannot. */
 export function compileMapping(template: Readonly<Record<string, unknown>>): (call: CallLike) => RenderedBody {
-  void template;
-  throw new Error('not implemented');
+  const problems = mappingProblems(template, 'mapping');
+  if (problems.length > 0) throw new Error(`invalid mapping: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`);
+  const root = compileNode(template);
+  return (call) => {
+    const out: Output = { parts: [], length: 0 };
+    try {
+      root(call, out);
+    } catch (error) {
+      if (error === TOO_LONG) return { ok: false, error: OUTPUT_TOO_LONG };
+      throw error;
+    }
+    return { ok: true, body: out.parts.join('') };
+  };
+}
+
+function compileNode(value: unknown): RenderNode {
+  if (value === null) return nullNode;
+  if (typeof value !== 'object') return constant(JSON.stringify(value) ?? 'null');
+  if (Array.isArray(value)) return compileArray(value.map(compileNode));
+  const object = value as JsonObject;
+  const directive = directiveKeys(object)[0] as MappingDirective | undefined;
+  if (directive === undefined)
+    return compileObject(Object.entries(object).map(([key, child]) => [`${JSON.stringify(key)}:`, compileNode(child)]));
+  const argument = object[directive];
+  switch (directive) {
+    case '@path':
+      return compilePath(splitPath(argument as string));
+    case '@template': {
+      const parsed = parseTemplateText(argument as string);
+      if (!('parts' in parsed)) throw new Error('unreachable: the template was checked');
+      return compileTemplate(parsed.parts);
+    }
+    case '@if':
+      return compileIf(
+        compileCondition(argument as CallCondition),
+        Object.hasOwn(object, 'then') ? compileNode(object.then) : absent,
+        Object.hasOwn(object, 'else') ? compileNode(object.else) : absent,
+      );
+    case '@coalesce':
+      return compileCoalesce((argument as unknown[]).map(compileNode));
+    case '@literal':
+      return argument === null ? nullNode : constant(JSON.stringify(argument) ?? 'null');
+    default: {
+      const never: never = directive;
+      return never;
+    }
+  }
+}
+
+function constant(text: string): RenderNode {
+  return (_call, out) => {
+    write(out, text);
+    return WROTE;
+  };
+}
+
+function compileArray(items: readonly RenderNode[]): RenderNode {
+  return (call, out) => {
+    write(out, '[');
+    let first = true;
+    for (const item of items) {
+      const parts = out.parts.length;
+      const length = out.length;
+      if (!first) writeTentative(out, ',');
+      if (keep(item(call, out), out, parts, length)) first = false;
+    }
+    write(out, ']');
+    return WROTE;
+  };
+}
+
+function compileObject(entries: readonly (readonly [keyText: string, value: RenderNode])[]): RenderNode {
+  return (call, out) => {
+    write(out, '{');
+    let first = true;
+    for (const [keyText, value] of entries) {
+      const parts = out.parts.length;
+      const length = out.length;
+      writeTentative(out, first ? keyText : `,${keyText}`);
+      if (keep(value(call, out), out, parts, length)) first = false;
+    }
+    write(out, '}');
+    return WROTE;
+  };
+}
+
+function compilePath(segments: readonly string[]): RenderNode {
+  return (call, out) => {
+    const value = valueAt(call, segments);
+    if (value === null) return NULL;
+    const text = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
+    if (text === undefined) return ABSENT;
+    write(out, text);
+    return WROTE;
+  };
+}
+
+function compileTemplate(parts: readonly TemplatePart[]): RenderNode {
+  return (call, out) => {
+    let text = '';
+    for (const part of parts) {
+      text += typeof part === 'string' ? part : placeholderText(valueAt(call, part.path));
+      // Stop before building (and escaping) a string the body cannot hold anyway.
+      if (out.length + text.length > MAX_OUTPUT_BYTES) throw TOO_LONG;
+    }
+    write(out, JSON.stringify(text));
+    return WROTE;
+  };
+}
+
+function compileIf(test: CallTest, then: RenderNode, otherwise: RenderNode): RenderNode {
+  return (call, out) => (test(call) ? then(call, out) : otherwise(call, out));
+}
+
+/** The first item that wrote a value; null and absent items are skipped, having written nothing. */
+function compileCoalesce(items: readonly RenderNode[]): RenderNode {
+  return (call, out) => {
+    for (const item of items) if (item(call, out) === WROTE) return WROTE;
+    return ABSENT;
+  };
 }

@@ -2,7 +2,7 @@
  * Whether a profile meets an audience condition (the grammar is audience-condition.schema.json;
  * docs/audiences.md has examples). Pure; `now` is injected so time windows are testable.
  */
-import type { AudienceCondition, TraitTest } from '@eventrelay/config';
+import { compileValueTest, type AudienceCondition, type TraitTest } from '@eventrelay/config';
 import { utcDay, type ProfileView } from './profile.js';
 
 export function meets(condition: AudienceCondition, view: ProfileView, now: number): boolean {
@@ -15,34 +15,11 @@ export function meets(condition: AudienceCondition, view: ProfileView, now: numb
   return false;
 }
 
+// The operators are the ones call conditions use (compileValueTest), so they mean the same in both.
+// Compiled per evaluation: audiences have no pattern or list operators, so compiling is a few closures.
 function traitMeets(test: TraitTest, view: ProfileView): boolean {
   const trait = view.trait(test.key);
-  if (test.exists !== undefined) return trait.set === test.exists;
-  if (!trait.set) return false;
-  const value = trait.value;
-  if (test.equals !== undefined) return sameJson(value, test.equals);
-  if (test.not_equals !== undefined) return !sameJson(value, test.not_equals);
-  if (test.contains !== undefined) {
-    if (typeof value === 'string') return typeof test.contains === 'string' && value.includes(test.contains);
-    return Array.isArray(value) && value.some((item) => sameJson(item, test.contains));
-  }
-  if (test.gt !== undefined) return compare(value, test.gt, (c) => c > 0);
-  if (test.gte !== undefined) return compare(value, test.gte, (c) => c >= 0);
-  if (test.lt !== undefined) return compare(value, test.lt, (c) => c < 0);
-  if (test.lte !== undefined) return compare(value, test.lte, (c) => c <= 0);
-  return false;
-}
-
-// Only values of the same kind compare: a number with a number, a string with a string. Anything
-// else (a string "10" against 5, a missing trait) is simply not in the audience.
-function compare(value: unknown, bound: string | number, ok: (c: number) => boolean): boolean {
-  if (typeof value === 'number' && typeof bound === 'number') return ok(value - bound);
-  if (typeof value === 'string' && typeof bound === 'string') return ok(value < bound ? -1 : value > bound ? 1 : 0);
-  return false;
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return a === b || (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && JSON.stringify(a) === JSON.stringify(b));
+  return compileValueTest(test)(trait.set ? trait.value : undefined);
 }
 
 /** Whether membership can change with time alone, so the periodic sync must look at it. */

@@ -1,0 +1,114 @@
+/**
+ * dropFields and keepFields (docs/filters.md): what of a call's properties, traits and context a
+ * destination is sent. The call is never changed: only the objects on the way to a changed field
+ * are copied, everything else is shared, and a call nothing changes is returned as it is.
+ * Paths name object fields; a path through something else (an array, a string) is left alone.
+ */
+import { splitPath } from './call-path.js';
+
+/** The call fields a field list may touch; the others identify the call to its receiver. */
+export const SHAPED_ROOTS: readonly string[] = ['properties', 'traits', 'context'];
+
+export type Shape = (call: object) => object;
+
+/** The names a list reaches under one object: a leaf takes the field whole, a branch goes on. */
+type PathTree = Map<string, PathTree | 'whole'>;
+
+/** The listed paths as a tree; a path also listed whole (`properties` beside `properties.plan`) wins. */
+function treeOf(paths: readonly string[]): PathTree {
+  const root: PathTree = new Map();
+  for (const path of paths) {
+    const names = splitPath(path);
+    let tree = root;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const existing = tree.get(name);
+      if (existing === 'whole') break;
+      if (i === names.length - 1) tree.set(name, 'whole');
+      else if (existing) tree = existing;
+      else tree.set(name, (tree = new Map()));
+    }
+  }
+  return root;
+}
+
+/** Removes each listed path (`properties` removes the whole object). */
+export function compileDropFields(paths: readonly string[]): Shape {
+  const tree = treeOf(paths);
+  return (call) => without(call, tree) as object;
+}
+
+/**
+ * Within properties, traits and context keeps only the listed paths (and the objects on the way
+ * to them, even when the leaf is absent); of those three, an object none of whose paths is listed
+ * is removed. The call's other fields are always kept.
+ */
+export function compileKeepFields(paths: readonly string[]): Shape {
+  const tree = treeOf(paths);
+  const unlisted = SHAPED_ROOTS.filter((root) => !tree.has(root));
+  const listed = [...tree].filter(([root]) => SHAPED_ROOTS.includes(root));
+  return (call) => {
+    const source = call as Record<string, unknown>;
+    let changes: Changes | undefined;
+    for (const root of unlisted) if (Object.hasOwn(source, root)) (changes ??= new Map()).set(root, REMOVED);
+    for (const [root, sub] of listed) {
+      if (sub === 'whole' || !Object.hasOwn(source, root)) continue;
+      const value = source[root];
+      const kept = only(value, sub);
+      if (kept !== value) (changes ??= new Map()).set(root, kept);
+    }
+    return changes ? rebuilt(source, changes) : call;
+  };
+}
+
+const REMOVED = Symbol('removed');
+type Changes = Map<string, unknown>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function without(value: unknown, tree: PathTree): unknown {
+  if (!isRecord(value)) return value;
+  let changes: Changes | undefined;
+  for (const [name, sub] of tree) {
+    if (!Object.hasOwn(value, name)) continue;
+    if (sub === 'whole') {
+      (changes ??= new Map()).set(name, REMOVED);
+      continue;
+    }
+    const child = value[name];
+    const next = without(child, sub);
+    if (next !== child) (changes ??= new Map()).set(name, next);
+  }
+  return changes ? rebuilt(value, changes) : value;
+}
+
+function only(value: unknown, tree: PathTree): unknown {
+  if (!isRecord(value)) return value;
+  let changes: Changes | undefined;
+  for (const name of Object.keys(value)) {
+    const sub = tree.get(name);
+    if (sub === 'whole') continue;
+    const child = value[name];
+    const next = sub === undefined ? REMOVED : only(child, sub);
+    if (next !== child) (changes ??= new Map()).set(name, next);
+  }
+  return changes ? rebuilt(value, changes) : value;
+}
+
+/**
+ * A copy of `value` with the changes made, its fields in their order. Built anew rather than
+ * copied and deleted from, so the copy stays a fast object for V8.
+ */
+function rebuilt(value: Record<string, unknown>, changes: Changes): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const name of Object.keys(value)) {
+    const next = changes.has(name) ? changes.get(name) : value[name];
+    if (next === REMOVED) continue;
+    // `copy[name] = next` with name `__proto__` would set the prototype instead of the field.
+    if (name === '__proto__') Object.defineProperty(copy, name, { value: next, writable: true, enumerable: true, configurable: true });
+    else copy[name] = next;
+  }
+  return copy;
+}
