@@ -118,6 +118,41 @@ describe('planRoute', () => {
     });
   });
 
+  describe('destination filters', () => {
+    const orders = destination('orders', { filters: [{ name: 'orders', only: { field: { path: 'event', matches: 'Order *' } } }] });
+    const noTests = destination('no-tests', { filters: [{ drop: { field: { path: 'properties.test', equals: true } } }] });
+    const batch = [
+      call('m-1', { event: 'Order Completed', properties: { test: true } }),
+      call('m-2', { event: 'Signed Up' }),
+      call('m-3', { event: 'Order Refunded' }),
+    ];
+
+    it('leaves out the calls a drop rule holds for, or an only rule does not, counting each by how', () => {
+      const routed = entries(batch);
+      const whole = new Map(batch.map((c, i) => [i, c]));
+      const plan = planRoute(routed, connectedTo([orders, noTests, destination('all')]), none, (e) => whole.get(e.index));
+      expect(pairs(plan, routed).sort()).toEqual(
+        ['m-1→all', 'm-1→orders', 'm-2→all', 'm-2→no-tests', 'm-3→all', 'm-3→no-tests', 'm-3→orders'].sort(),
+      );
+      expect(plan.filtered).toEqual({ drop: 1, only: 1 });
+      expect(plan.fanout).toEqual([2, 2, 3]);
+      expect(plan.routedPairs).toBe(7);
+    });
+
+    it('tests the route entry when the whole call was not read: a field the entry lacks is absent', () => {
+      const routed = entries(batch);
+      // properties.test is not in a route entry: without the call, the drop rule never holds.
+      const plan = planRoute(routed, connectedTo([noTests]), none);
+      expect(plan.filtered).toEqual({ drop: 0, only: 0 });
+      expect(plan.routedPairs).toBe(3);
+    });
+
+    it('counts a call that every destination filtered out as unrouted', () => {
+      const routed = entries([call('m-1', { event: 'Signed Up' })]);
+      expect(planRoute(routed, connectedTo([orders]), none)).toMatchObject({ deliveries: [], unrouted: 1, filtered: { drop: 0, only: 1 } });
+    });
+  });
+
   describe('suppression', () => {
     const calls = [
       call('a-1', { userId: 'alice' }),
@@ -149,7 +184,16 @@ describe('planRoute', () => {
         connectedTo([destination('d1'), destination('d2')]),
         aliceEverywhere,
       );
-      expect(plan).toEqual({ deliveries: [], routedPairs: 0, suppressed: 1, unrouted: 0, turnedOff: 0, fanout: [0], profiles: [] });
+      expect(plan).toEqual({
+        deliveries: [],
+        routedPairs: 0,
+        suppressed: 1,
+        unrouted: 0,
+        turnedOff: 0,
+        filtered: { drop: 0, only: 0 },
+        fanout: [0],
+        profiles: [],
+      });
     });
 
     it('suppresses before integrations are looked at', () => {
@@ -158,7 +202,16 @@ describe('planRoute', () => {
         connectedTo([destination('d1')]),
         aliceEverywhere,
       );
-      expect(plan).toEqual({ deliveries: [], routedPairs: 0, suppressed: 1, unrouted: 0, turnedOff: 0, fanout: [0], profiles: [] });
+      expect(plan).toEqual({
+        deliveries: [],
+        routedPairs: 0,
+        suppressed: 1,
+        unrouted: 0,
+        turnedOff: 0,
+        filtered: { drop: 0, only: 0 },
+        fanout: [0],
+        profiles: [],
+      });
     });
   });
 
