@@ -107,10 +107,6 @@ export type {
   StatsReport,
   DestinationStats,
   SourceStats,
-  Batching,
-  FilterRule,
-  CallCondition,
-  DestinationFilters,
 } from './generated/contracts.js';
 export { traitKey } from './audiences/trait-key.js';
 export { audienceProblems } from './audiences/audience-rules.js';
@@ -129,19 +125,8 @@ export {
   type DeadLetterFilterOf,
 } from './delivery-filters.js';
 export { buildBody } from './webhook-request/body.js';
-export { USER_AGENT, buildHeaders, type HeaderInput, type SigningInput } from './webhook-request/headers.js';
-export {
-  DEFAULT_BATCH_MAX_BYTES,
-  DEFAULT_BATCH_MAX_CALLS,
-  batchBody,
-  batchDeliveryId,
-  batchGroups,
-  callBody,
-  filtersOf,
-  type CallBody,
-} from './webhook-request/request.js';
-export { mappingProblems } from './mapping/mapping.js';
-export { compileCondition, conditionProblems, conditionRoots, type CallLike } from './filters/call-condition.js';
-export { compileFilters, filtersProblems, type CompiledFilters, type FilterDecision } from './filters/destination-filters.js';
-export { pathProblem, splitPath, valueAt } from './filters/call-path.js';
+export { USER_AGENT, buildHeaders } from './webhook-request/headers.js';
+export { batchBody, batchDeliveryId, batchGroups, callBody, filtersOf, type CallBody } from './webhook-request/request.js';
+export type { CallLike } from './filters/call-condition.js';
+export { filtersProblems } from './filters/destination-filters.js';
 export { compileValueTest } from './filters/value-test.js';

@@ -41,8 +41,8 @@ export function callBody(call: NormalizedCall | DeleteNotice, destination: Desti
   return render(shaped as unknown as Record<string, unknown>);
 }
 
-export const DEFAULT_BATCH_MAX_CALLS = 100;
-export const DEFAULT_BATCH_MAX_BYTES = 1024 * 1024;
+const DEFAULT_BATCH_MAX_CALLS = 100;
+const DEFAULT_BATCH_MAX_BYTES = 1024 * 1024;
 
 /**
  * The calls' bodies grouped into POSTs, in order: each group holds at most maxCalls bodies and

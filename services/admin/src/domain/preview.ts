@@ -30,7 +30,7 @@ export interface PreviewInput {
 }
 
 /** The call as the intake would store it: messageId, timestamp and receivedAt filled in when left out, then checked. */
-export function previewCall(given: object, now: number, newMessageId: () => string): NormalizedCall {
+function previewCall(given: object, now: number, newMessageId: () => string): NormalizedCall {
   const at = new Date(now).toISOString();
   const call: unknown = { messageId: newMessageId(), timestamp: at, receivedAt: at, ...given };
   if (!validateNormalizedCall(call)) {

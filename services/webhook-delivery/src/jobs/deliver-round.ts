@@ -38,7 +38,7 @@ export interface DeliverDeps {
 }
 
 /** A call of a round: the URLs due for it, decided once at the round's `now`. */
-export interface RoundCall {
+interface RoundCall {
   readonly item: DeliveryItem;
   readonly due: readonly WebhookTarget[];
 }
