@@ -38,7 +38,7 @@ export function callBody(call: NormalizedCall | DeleteNotice, destination: Desti
   if (mapping === undefined) return { ok: true, body: buildBody(shaped) };
   let render = compiledMappings.get(mapping);
   if (!render) compiledMappings.set(mapping, (render = compileMapping(mapping as Readonly<Record<string, unknown>>)));
-  return render(shaped as unknown as Record<string, unknown>);
+  return render(shaped);
 }
 
 const DEFAULT_BATCH_MAX_CALLS = 100;

@@ -43,7 +43,7 @@ function previewCall(given: object, now: number, newMessageId: () => string): No
 export function previewDelivery(input: PreviewInput): PreviewResult {
   const { destination, now } = input;
   const call = previewCall(input.call, now, input.newMessageId);
-  const decision = filtersOf(destination).decide(call as unknown as Readonly<Record<string, unknown>>);
+  const decision = filtersOf(destination).decide(call);
   if (!decision.send) return { decision, call, requests: [] };
   const rendered = callBody(call, destination);
   if (!rendered.ok) return { decision, call, error: rendered.error, requests: [] };
