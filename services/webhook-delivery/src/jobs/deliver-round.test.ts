@@ -1,5 +1,6 @@
-import type { DeliveryItem, Destination } from '@eventrelay/config';
-import { activeTargets, lastRound, planRound, probeRound } from './deliver-round.js';
+import { batchDeliveryId, signBody, type DeliveryAttempt, type DeliveryItem, type Destination } from '@eventrelay/config';
+import { DEFAULT_RETRY_POLICY } from '../domain/schedule.js';
+import { activeTargets, lastRound, planRound, probeRound, runDelivery } from './deliver-round.js';
 
 const call = (messageId: string) => ({
   type: 'track' as const,
@@ -42,5 +43,63 @@ describe('planning a round', () => {
       ['old', 1],
       ['young', 0],
     ]);
+  });
+});
+
+describe('a batched round', () => {
+  const batched: Destination = {
+    ...destination,
+    settings: {
+      webhooks: [{ url: 'https://a.example/in' }, { url: 'https://c.example/in' }],
+      sharedSecret: 's3cret',
+      batching: { maxCalls: 2 },
+    },
+  };
+  const items = ['m-1', 'm-2', 'm-3'].map((id): DeliveryItem => ({ sourceId: 's', call: call(id) }));
+
+  it('counts one request per group of calls per URL', () => {
+    expect(planRound(items, batched, 0).requests).toBe(4);
+    expect(planRound(items, { ...batched, settings: { ...batched.settings, batching: {} } }, 0).requests).toBe(2);
+  });
+
+  it('sends each group as one signed array, and gives every call the POST’s outcome', async () => {
+    const sent: { url: string; headers: Record<string, string>; body: string }[] = [];
+    const records: DeliveryAttempt[] = [];
+    const sender = {
+      send: async (url: string, headers: Record<string, string>, body: string) => {
+        sent.push({ url, headers, body });
+        return url.startsWith('https://a.') ? { kind: 'response' as const, status: 200 } : { kind: 'response' as const, status: 503 };
+      },
+    };
+    const places = { take: () => undefined, give: () => undefined, done: () => undefined };
+    const deps = {
+      sender,
+      record: (a: DeliveryAttempt) => records.push(a),
+      policy: DEFAULT_RETRY_POLICY,
+      timeoutMs: 5000,
+      clock: () => 1000,
+      random: () => 0.5,
+    };
+    const run = await runDelivery('d', planRound(items, batched, 1000), batched, deps, places);
+    expect(sent).toHaveLength(4);
+    const toA = sent.filter((s) => s.url === 'https://a.example/in');
+    expect(toA.map((s) => JSON.parse(s.body).length)).toEqual([2, 1]);
+    expect(toA.map((s) => s.headers['x-eventrelay-batch-size'])).toEqual(['2', '1']);
+    for (const s of sent) expect(s.headers['x-signature']).toBe(signBody('s3cret', s.body));
+    expect(toA[0]!.headers['x-eventrelay-message-id']).toBe(
+      batchDeliveryId('d', [
+        { sourceId: 's', messageId: 'm-1' },
+        { sourceId: 's', messageId: 'm-2' },
+      ]),
+    );
+    expect(run.calls.map((c) => c.decision?.kind)).toEqual(['delivered', 'delivered', 'delivered']);
+    // One attempt record per call and URL, each with its POST's outcome.
+    expect(records).toHaveLength(6);
+    expect(
+      records
+        .filter((r) => r.outcome === 'success')
+        .map((r) => r.messageId)
+        .sort(),
+    ).toEqual(['m-1', 'm-2', 'm-3']);
   });
 });
