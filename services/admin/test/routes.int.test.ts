@@ -97,6 +97,8 @@ describe('admin API routes', () => {
           'GET /admin/v1/sources/{id}/events',
           'GET /admin/v1/destinations',
           'POST /admin/v1/destinations',
+          'POST /admin/v1/destinations/preview',
+          'POST /admin/v1/destinations/{id}/preview',
           'GET /admin/v1/destinations/{id}',
           'PATCH /admin/v1/destinations/{id}',
           'DELETE /admin/v1/destinations/{id}',
@@ -155,7 +157,7 @@ describe('admin API routes', () => {
           checked++;
         }
       }
-      expect(checked).toBe(29 * variants.length);
+      expect(checked).toBe(31 * variants.length);
       // Nothing was written by any of them.
       expect((await admin.call('GET', '/sources/src-auth')).body.name).toBe('Auth');
       expect((await admin.call('GET', '/destinations/dst-auth')).status).toBe(200);
