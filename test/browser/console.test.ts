@@ -481,7 +481,7 @@ describe('web console in Chromium', () => {
     };
     const call = (test: boolean) =>
       JSON.stringify({ type: 'track', event: 'Order Completed', userId: 'u-1', properties: { orderId: 'o-7', total: 30, test } });
-    await page.getByRole('link', { name: 'Destinations' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Destinations' }).click();
     await page.getByRole('link', { name: 'New destination' }).click();
     await heading('New destination').waitFor();
     await page.getByLabel('URL 1', { exact: true }).fill(`${hookA.url}/shaped`);
