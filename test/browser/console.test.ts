@@ -6,7 +6,8 @@
  * watch them in the live debugger, the delivery log and at the receivers; make the receivers
  * refuse, see the dead letters, replay them in bulk once they recover and watch them delivered;
  * and find it all counted in the Overview's charts; then change a delivery setting and rotate the
- * shared secret with an overlap. Locators are by role and label, so they also test the labelling.
+ * shared secret with an overlap; then preview a new destination's drop filter and mapping before
+ * saving it. Locators are by role and label, so they also test the labelling.
  */
 import { Analytics } from '@segment/analytics-node';
 import type { Browser, Page } from 'playwright-core';
@@ -469,6 +470,63 @@ describe('web console in Chromium', () => {
     await context.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  // Last but one: the screens above, and their audit, expect a single destination.
+  it('previews a drop filter and a mapping before saving them, and saves both', async () => {
+    const FILTERS = [{ name: 'no tests', drop: { field: { path: 'properties.test', equals: true } } }];
+    const MAPPING = {
+      event: { '@path': 'event' },
+      order: { '@template': 'Order {{properties.orderId}}' },
+      total: { '@path': 'properties.total' },
+    };
+    const call = (test: boolean) =>
+      JSON.stringify({ type: 'track', event: 'Order Completed', userId: 'u-1', properties: { orderId: 'o-7', total: 30, test } });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Destinations' }).click();
+    await page.getByRole('link', { name: 'New destination' }).click();
+    await heading('New destination').waitFor();
+    await page.getByLabel('URL 1', { exact: true }).fill(`${hookA.url}/shaped`);
+
+    // JSON that does not parse is shown next to its editor, and nothing is sent.
+    const filters = page.getByLabel('Filters', { exact: true });
+    await filters.fill('[{"drop": ');
+    const preview = page.getByRole('button', { name: 'Preview', exact: true });
+    await preview.click();
+    await eventually(async () => expect(await filters.getAttribute('aria-invalid')).toBe('true'), STEP_MS);
+    const errorId = (await filters.getAttribute('aria-describedby'))!.split(' ')[0];
+    expect(await page.locator(`[id="${errorId}"]`).textContent()).toMatch(/^not valid JSON/);
+
+    await filters.fill(JSON.stringify(FILTERS));
+    await page.getByLabel('Mapping', { exact: true }).fill(JSON.stringify(MAPPING));
+    const sample = page.getByLabel('Sample call');
+    const result = page.getByRole('region', { name: 'Preview result' });
+    await sample.fill(call(true));
+    await preview.click();
+    await result.getByText('Not sent: rule 1 (no tests) — drop', { exact: true }).waitFor();
+    expect(await result.getByRole('region', { name: /^Request / }).count()).toBe(0);
+
+    await sample.fill(call(false));
+    await preview.click();
+    await result.getByText('Sent', { exact: true }).waitFor();
+    // The exact bytes the mapping renders: its keys in the template's order, no spaces.
+    expect(await page.getByLabel('Request 1 body', { exact: true }).textContent()).toBe(
+      '{"event":"Order Completed","order":"Order o-7","total":30}',
+    );
+    expect(await page.getByLabel('Request 1 headers').textContent()).toContain('content-type: application/json');
+    expect(await result.getByText(`${hookA.url}/shaped`).count()).toBe(1);
+
+    await page.getByRole('button', { name: 'Save destination' }).click();
+    const title = page.getByRole('heading', { level: 1, name: /Webhooks dst_/ });
+    await title.waitFor();
+    const id = /dst_[A-Za-z0-9_-]+/.exec((await title.textContent()) ?? '')![0];
+    const res = await fetch(`${stack.url('admin')}/admin/v1/destinations/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const stored = (await res.json()) as { filters?: unknown; settings: { mapping?: unknown; batching?: unknown } };
+    expect(stored.filters).toEqual(FILTERS);
+    expect(stored.settings.mapping).toEqual(MAPPING);
+    expect(stored.settings.batching).toBeUndefined();
+    // The settings form, read again, shows what was stored.
+    expect(JSON.parse(await page.getByLabel('Filters', { exact: true }).inputValue())).toEqual(FILTERS);
+    expect(JSON.parse(await page.getByLabel('Mapping', { exact: true }).inputValue())).toEqual(MAPPING);
+  });
 
   it('ran without a CSP violation or an error in the page', () => {
     // Answers the flows provoke on purpose (401 for the wrong token, 400 for the bad URL, 404 from

@@ -8,6 +8,15 @@
 import type { DestinationView, SecretHint, SecretRotation, SecretRotated } from '@eventrelay/config';
 // The bounds come from the contract itself, so the form cannot drift from what the API accepts.
 import settingsSchema from '@eventrelay/config/schemas/webhook-settings.schema.json';
+import {
+  emptyShaping,
+  shapingCreate,
+  shapingFromView,
+  shapingPatch,
+  shapingProblems,
+  type ShapingInput,
+  type ShapingPart,
+} from './destination-shaping';
 
 export const MAX_WEBHOOKS = 5;
 
@@ -76,6 +85,8 @@ export interface DestinationForm {
   readonly enabled: boolean;
   readonly delivery: Readonly<Record<DeliverySetting, SettingInput>>;
   readonly standardWebhooks: boolean;
+  /** Filters, mapping and batching: what is sent, and how many calls a request carries. */
+  readonly shaping: ShapingInput;
   /**
    * What the stored destination had set when it was read (absent for a new one): an emptied field
    * is sent as null, back to the default, only for a setting that was set.
@@ -83,6 +94,7 @@ export interface DestinationForm {
   readonly stored?: {
     readonly settings: readonly (DeliverySetting | 'standardWebhooks')[];
     readonly secretSet: boolean;
+    readonly shaping: readonly ShapingPart[];
   };
 }
 
@@ -105,6 +117,7 @@ export function emptyForm(catalogName = 'Webhooks'): DestinationForm {
     enabled: false,
     delivery: emptyDelivery(),
     standardWebhooks: false,
+    shaping: emptyShaping(),
   };
 }
 
@@ -118,6 +131,7 @@ function settingInput(name: DeliverySetting, value: number | undefined): Setting
 
 export function formFromView(view: DestinationView): DestinationForm {
   const settings = view.settings;
+  const shaping = shapingFromView(view);
   return {
     catalogName: view.name,
     sourceIds: [...view.sourceIds],
@@ -132,9 +146,11 @@ export function formFromView(view: DestinationView): DestinationForm {
       SettingInput
     >,
     standardWebhooks: settings.standardWebhooks === true,
+    shaping: shaping.input,
     stored: {
       settings: [...DELIVERY_SETTINGS, 'standardWebhooks' as const].filter((name) => settings[name] !== undefined),
       secretSet: settings.sharedSecret.set,
+      shaping: shaping.stored,
     },
   };
 }
@@ -195,6 +211,7 @@ function headersBody(rows: readonly HeaderRow[], keepHints: boolean): Record<str
 
 export function createBody(form: DestinationForm): Record<string, unknown> {
   const secret = form.sharedSecret.trim();
+  const shaping = shapingCreate(form.shaping);
   return {
     name: form.catalogName,
     enabled: form.enabled,
@@ -206,7 +223,9 @@ export function createBody(form: DestinationForm): Record<string, unknown> {
       }),
       ...(secret ? { sharedSecret: secret } : {}),
       ...deliveryCreate(form),
+      ...shaping.settings,
     },
+    ...(shaping.filters ? { filters: shaping.filters } : {}),
   };
 }
 
@@ -216,6 +235,7 @@ export function createBody(form: DestinationForm): Record<string, unknown> {
  */
 export function patchBody(form: DestinationForm): Record<string, unknown> {
   const secret = form.sharedSecret.trim();
+  const shaping = shapingPatch(form.shaping, form.stored?.shaping ?? []);
   return {
     sourceIds: [...form.sourceIds],
     settings: {
@@ -225,7 +245,9 @@ export function patchBody(form: DestinationForm): Record<string, unknown> {
       }),
       ...(secret ? { sharedSecret: secret } : {}),
       ...deliveryPatch(form),
+      ...shaping.settings,
     },
+    ...(shaping.filters !== undefined ? { filters: shaping.filters } : {}),
   };
 }
 
@@ -277,7 +299,7 @@ export function localProblems(form: DestinationForm): Record<string, string> {
   }
   if (form.standardWebhooks && form.sharedSecret.trim() === '' && !form.stored?.secretSet)
     out[settingField('standardWebhooks')] = 'needs a shared secret to sign with: set one below';
-  return out;
+  return { ...out, ...shapingProblems(form.shaping) };
 }
 
 /** How long the current secret keeps signing next to the new one after a rotation. */

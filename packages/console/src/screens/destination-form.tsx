@@ -13,6 +13,7 @@ import {
   type SettingUnit,
   type WebhookRow,
 } from '../lib/destination-form';
+import { ShapingFields } from './destination-shaping';
 import type { Source } from './sources';
 
 export interface CatalogEntry {
@@ -32,7 +33,7 @@ interface Props {
 
 const UNIT_LABELS: Record<SettingUnit, string> = { count: '', seconds: 'seconds', minutes: 'minutes', hours: 'hours' };
 
-/** The seed's setup flow as one form, each step a fieldset: catalog, sources, URLs, secret, delivery, enable. */
+/** The seed's setup flow as one form, each step a fieldset: catalog, sources, URLs, secret, delivery, what is sent, enable. */
 export function DestinationFields({ form, onChange, errors, catalog, sources, existing }: Props) {
   const base = useId();
   const setWebhook = (i: number, w: WebhookRow) => onChange({ ...form, webhooks: form.webhooks.map((x, j) => (j === i ? w : x)) });
@@ -209,9 +210,15 @@ export function DestinationFields({ form, onChange, errors, catalog, sources, ex
           );
         })}
       </fieldset>
+      <ShapingFields
+        legend={existing ? 'What is sent' : '6. What is sent'}
+        shaping={form.shaping}
+        onChange={(shaping) => onChange({ ...form, shaping })}
+        errors={errors}
+      />
       {!existing && (
         <fieldset>
-          <legend>6. Enable</legend>
+          <legend>7. Enable</legend>
           <div class="choice">
             <input
               type="checkbox"

@@ -24,9 +24,12 @@ import {
   type RotationForm,
   type SecretRotated,
 } from '../lib/destination-form';
+import { shapingPartOf } from '../lib/destination-shaping';
 import { deliveryFilterQuery } from '../lib/filters';
+import { isCallField } from '../lib/preview';
 import { href, withQuery } from '../lib/routes';
 import { DestinationFields, type CatalogEntry } from './destination-form';
+import { PreviewPanel } from './destination-preview';
 import type { Source } from './sources';
 
 const CALL_TYPES = ['track', 'identify', 'page', 'screen', 'group', 'alias'] as const;
@@ -87,7 +90,9 @@ function errorsOf(err: unknown): { fields: Record<string, string>; other: unknow
   return { fields: {}, other: err };
 }
 
-const SHOWN_FIELDS = (form: DestinationForm): string[] => [
+/** The fields an input shows; filters, mapping, batching and the sample call claim every path under theirs. */
+const SHOWN_FIELDS = (form: DestinationForm, errors: Record<string, string>): string[] => [
+  ...Object.keys(errors).filter((field) => shapingPartOf(field) !== undefined || isCallField(field)),
   'name',
   'sourceIds',
   'settings.webhooks',
@@ -137,6 +142,7 @@ export function NewDestination({ api }: { api: Api }) {
       <ErrorNote error={catalog.error ?? sources.error} />
       <form class="form" onSubmit={(e) => void save(e)} noValidate>
         <DestinationFields form={form} onChange={setForm} errors={errors} catalog={catalog.data ?? []} sources={sources.data ?? []} />
+        <PreviewPanel api={api} form={form} errors={errors} onErrors={setErrors} existing={false} />
         <Problems errors={errors} form={form} failure={failure} />
         <button type="submit" disabled={busy}>
           {busy ? 'Saving…' : 'Save destination'}
@@ -147,7 +153,7 @@ export function NewDestination({ api }: { api: Api }) {
 }
 
 function Problems({ errors, form, failure }: { errors: Record<string, string>; form: DestinationForm; failure: unknown }) {
-  const rest = unclaimed(errors, SHOWN_FIELDS(form));
+  const rest = unclaimed(errors, SHOWN_FIELDS(form, errors));
   const count = Object.keys(errors).length;
   return (
     <div role="alert">
@@ -407,6 +413,7 @@ function EditDestination({ api, d, sources, onSaved }: { api: Api; d: Destinatio
           sources={sources}
           existing={{ secretSet: d.settings.sharedSecret.set }}
         />
+        <PreviewPanel api={api} form={form} errors={errors} onErrors={setErrors} existing />
         <Problems errors={errors} form={form} failure={failure} />
         <button type="submit">Save settings</button>
         {saved && <Status>Saved.</Status>}
