@@ -107,6 +107,8 @@ export type {
   StatsReport,
   DestinationStats,
   SourceStats,
+  Batching,
+  DestinationFilters,
 } from './generated/contracts.js';
 export { traitKey } from './audiences/trait-key.js';
 export { audienceProblems } from './audiences/audience-rules.js';
