@@ -30,7 +30,7 @@ export const FILTERS_EXAMPLE = '[{"name": "no tests", "drop": {"field": {"path":
 export const MAPPING_EXAMPLE = '{"event": {"@path": "event"}, "total": {"@path": "properties.total"}}';
 
 /** The field paths the API names for each editor; every problem under one shows next to it. */
-export const SHAPING_FIELDS: Record<ShapingPart, string> = {
+const SHAPING_FIELDS: Record<ShapingPart, string> = {
   filters: 'filters',
   mapping: 'settings.mapping',
   batching: 'settings.batching',

@@ -10,7 +10,7 @@ import { parseJsonText } from './destination-shaping';
 export type { PreviewResult };
 
 /** The sample call's input; the API's problems with the call (`call.type`) show next to it. */
-export const CALL_FIELD = 'call';
+const CALL_FIELD = 'call';
 
 export const SAMPLE_CALL = JSON.stringify(
   { type: 'track', event: 'Order Completed', userId: 'user-1', properties: { total: 30, currency: 'EUR' } },
