@@ -295,3 +295,31 @@ describe('checkConfig', () => {
     expect(() => checkConfig({ sources: 'none' }, 'api')).toThrow('api: sources must be array');
   });
 });
+
+describe('filters and mappings in a config file', () => {
+  const withShaping = (extra: Json): Json => {
+    const config = valid();
+    const [d] = config['destinations'] as Json[];
+    Object.assign(d!, extra);
+    return config;
+  };
+
+  it('accepts valid filters, a mapping and batching', () => {
+    const config = withShaping({
+      filters: [{ name: 'orders', only: { field: { path: 'event', matches: 'Order *' } } }, { dropFields: ['context.ip'] }],
+    });
+    const [d] = config['destinations'] as { settings: Json }[];
+    Object.assign(d!.settings, { mapping: { event: { '@path': 'event' } }, batching: { maxCalls: 50 } });
+    expect(parseConfigText(JSON.stringify(config), 'eventrelay.config.json').destinations[0]!.filters).toHaveLength(2);
+  });
+
+  it('refuses rules and templates that are wrong, naming where', () => {
+    const config = withShaping({ filters: [{ drop: { field: { path: 'a..b', equals: 1 } } }, { dropFields: ['userId'] }] });
+    const [d] = config['destinations'] as { settings: Json }[];
+    Object.assign(d!.settings, { mapping: { x: { '@nope': 1 } } });
+    const message = problems(config);
+    expect(message).toContain('destinations[0].filters[0].drop.field.path');
+    expect(message).toContain('destinations[0].filters[1].dropFields[0]');
+    expect(message).toContain('destinations[0].settings.mapping.x');
+  });
+});
