@@ -192,30 +192,9 @@ export async function runDelivery(
     }
     const bodies = calls.map((c) => (round.bodyOf(c.item) as { body: string }).body);
     const body = batched ? batchBody(bodies) : bodies[0]!;
-    const first = calls[0]!.item;
-    const attemptOf = (item: DeliveryItem) => (item.retry?.attempt ?? 0) + 1;
     // Read before the headers: webhook-timestamp and the rotation overlap are this attempt's time.
     const began = deps.clock();
-    const headers = buildHeaders({
-      body,
-      messageId: batched
-        ? batchDeliveryId(
-            destinationId,
-            calls.map((c) => ({ sourceId: c.item.sourceId, messageId: c.item.call.messageId })),
-          )
-        : first.call.messageId,
-      ...(batched ? { batchSize: calls.length } : {}),
-      attempt: Math.max(...calls.map((c) => attemptOf(c.item))),
-      sharedSecret: destination.settings.sharedSecret,
-      staticHeaders: target.headers,
-      signing: {
-        destinationId,
-        sourceId: first.sourceId,
-        now: began,
-        previousSecret: destination.settings.previousSecret,
-        standardWebhooks: destination.settings.standardWebhooks,
-      },
-    });
+    const headers = postHeaders(destinationId, destination, { target, calls }, body, began);
     const sent = await deps.sender.send(target.url, headers, body, timeoutMs);
     const ended = deps.clock();
     const outcome = classify(sent, ended);
@@ -232,9 +211,11 @@ export async function runDelivery(
     }
   };
   await Promise.all(roundRequests(round).map(send));
+  // Only a mapping can fail to build a body.
+  const mapped = destination.settings.mapping !== undefined;
   const calls = round.calls.map(({ item }): CallRun => {
-    const rendered = round.bodyOf(item);
-    if (!rendered.ok)
+    const rendered = mapped ? round.bodyOf(item) : undefined;
+    if (rendered?.ok === false)
       return {
         item,
         decision: { kind: 'dead', reason: rendered.error, state: item.retry ?? { firstAttemptAt: startedAt, attempt: 0, urls: {} } },
@@ -243,11 +224,55 @@ export async function runDelivery(
     const tally = tallies.get(item);
     // Stopped, or held back, before any URL of this call was tried: it is as it was.
     if (!tally || tally.results.length === 0)
-      return { item, decision: undefined, attempts: tally?.attempts ?? [], ...(tally?.holdMs !== undefined ? { holdMs: tally.holdMs } : {}) };
+      return {
+        item,
+        decision: undefined,
+        attempts: tally?.attempts ?? [],
+        ...(tally?.holdMs !== undefined ? { holdMs: tally.holdMs } : {}),
+      };
     const decision = decideRound({ urls, state: item.retry, results: tally.results, startedAt, now: deps.clock(), policy, random });
     return { item, decision, attempts: tally.attempts };
   });
   return { calls, ms: deps.clock() - startedAt };
+}
+
+const attemptOf = (item: DeliveryItem) => (item.retry?.attempt ?? 0) + 1;
+
+/**
+ * The headers of one POST. A batched POST is named by its calls (batchDeliveryId), says how many
+ * it carries, and counts as the highest attempt among them.
+ */
+function postHeaders(
+  destinationId: string,
+  destination: Destination,
+  request: RoundRequest,
+  body: string,
+  now: number,
+): Record<string, string> {
+  const { settings } = destination;
+  const items = request.calls.map((c) => c.item);
+  const batched = settings.batching !== undefined;
+  const first = items[0]!;
+  return buildHeaders({
+    body,
+    messageId: batched
+      ? batchDeliveryId(
+          destinationId,
+          items.map((item) => ({ sourceId: item.sourceId, messageId: item.call.messageId })),
+        )
+      : first.call.messageId,
+    ...(batched ? { batchSize: items.length } : {}),
+    attempt: Math.max(...items.map(attemptOf)),
+    sharedSecret: settings.sharedSecret,
+    staticHeaders: request.target.headers,
+    signing: {
+      destinationId,
+      sourceId: first.sourceId,
+      now,
+      previousSecret: settings.previousSecret,
+      standardWebhooks: settings.standardWebhooks,
+    },
+  });
 }
 
 function attemptRecord(
