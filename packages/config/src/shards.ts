@@ -8,6 +8,7 @@
  * dead letters, retry backlog, replay progress) to the shard of its id.
  * With one shard, shard 0 is the home prefix itself: the keys are those of a single Redis.
  */
+import { hashBytes } from './hash32.js';
 
 const SLOTS = 16384;
 
@@ -22,19 +23,12 @@ function crc16(text: string): number {
 }
 
 /**
- * A well-mixed 32-bit hash of an id (FNV-1a, then MurmurHash3's finalizer), for placing ids on
- * shards. Not crc16: it is linear, and ids that differ in a counter (src-1, src-2, …) fell unevenly
- * on shards by it (38% of 480 such ids on one of three primaries, where 33% was due).
+ * Ids go on shards by a well-mixed hash of their UTF-8 bytes (hash32.ts). Not crc16: it is linear,
+ * and ids that differ in a counter (src-1, src-2, …) fell unevenly on shards by it (38% of 480
+ * such ids on one of three primaries, where 33% was due).
  */
 function spread(id: string): number {
-  let h = 0x811c9dc5;
-  for (const byte of Buffer.from(id, 'utf8')) h = Math.imul(h ^ byte, 0x01000193);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return hashBytes(Buffer.from(id, 'utf8'));
 }
 
 /** The hash tag of a key as Redis Cluster reads it: the text inside the first non-empty {…}, else undefined. */

@@ -4,6 +4,7 @@
  * The hash has no seed, per process or per rule, so a user is in or out on every call, on every
  * process, after every restart — and samples nest: the users in a 10% sample are in every 20% one.
  */
+import { hashCodeUnits } from '../hash32.js';
 import type { CallLike } from './call-condition.js';
 
 export const SAMPLE_BUCKETS = 10_000;
@@ -21,21 +22,8 @@ export function sampleBucket(id: string): number {
   return stableHash(id) % SAMPLE_BUCKETS;
 }
 
-/**
- * FNV-1a over the UTF-16 code units, then murmur3's finalizer: FNV alone leaves the low bits
- * poorly mixed for ids that differ only in their last characters (user-1, user-2 …), and the
- * bucket is taken from the low bits. 32-bit arithmetic only, so every platform agrees.
- */
-export function stableHash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+/** The user's hash (hash32.ts, over the id's UTF-16 code units: no copy per call). */
+export const stableHash = hashCodeUnits;
 
 /** The sample compiled: 0 never passes, 100 always does (a call with no id too); in between, by bucket. */
 export function compileSample(percent: number): (call: CallLike) => boolean {

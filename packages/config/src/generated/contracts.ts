@@ -39,7 +39,7 @@ export interface Contracts {
   DeliveryAttempt: DeliveryAttempt;
   DestinationFilters: DestinationFilters;
   EventrelayConfig: EventrelayConfig;
-  NormalizedCall: NormalizedCall1;
+  NormalizedCall: NormalizedCall;
   ProfileJob: ProfileJob;
   RegulationJob: RegulationJob;
   RouteJob: RouteJob;
@@ -536,7 +536,7 @@ export interface UnsavedPreviewRequest {
   destination: DestinationCreate;
 }
 /**
- * What the destination would do with the call: the filters' decision and, when it is sent, each request exactly as delivery would make its first attempt now.
+ * What the destination would do with the call: the filters' decision, the call as previewed (what was left out filled in) and, when it is sent, each request exactly as delivery would make its first attempt now.
  */
 export interface PreviewResult {
   decision: PreviewDecision;
@@ -566,7 +566,7 @@ export interface PreviewDecision {
   reason?: 'drop' | 'only';
 }
 /**
- * the call as previewed, with what was filled in
+ * A tracking call after ingest validated and normalized it. Unknown top-level keys are kept as sent.
  */
 export interface NormalizedCall {
   type: 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
@@ -830,65 +830,7 @@ export interface DeadLetter {
 export interface DeadLetterCall {
   sourceId: string;
   destinationId: string;
-  call: NormalizedCall1 | DeleteNotice;
-}
-/**
- * A tracking call after ingest validated and normalized it. Unknown top-level keys are kept as sent.
- */
-export interface NormalizedCall1 {
-  type: 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
-  messageId: string;
-  userId?: string;
-  anonymousId?: string;
-  /**
-   * track only
-   */
-  event?: string;
-  /**
-   * page and screen
-   */
-  name?: string;
-  /**
-   * page
-   */
-  category?: string;
-  /**
-   * group only
-   */
-  groupId?: string;
-  /**
-   * alias only
-   */
-  previousId?: string;
-  properties?: {
-    [k: string]: unknown;
-  };
-  traits?: {
-    [k: string]: unknown;
-  };
-  context?: {
-    [k: string]: unknown;
-  };
-  integrations?: {
-    [k: string]: unknown;
-  };
-  /**
-   * ISO 8601 UTC with milliseconds, clock-skew corrected
-   */
-  timestamp: string;
-  /**
-   * the client's own timestamp, ISO 8601 UTC
-   */
-  originalTimestamp?: string;
-  /**
-   * when the client sent it, ISO 8601 UTC
-   */
-  sentAt?: string;
-  /**
-   * server time at intake, ISO 8601 UTC
-   */
-  receivedAt: string;
-  [k: string]: unknown;
+  call: NormalizedCall | DeleteNotice;
 }
 /**
  * Sent once per affected source when a DELETE or SUPPRESS_WITH_DELETE regulation is created.
@@ -1353,7 +1295,7 @@ export interface TestSendResult {
    */
   messageId: string;
   sourceId: string;
-  call: NormalizedCall1;
+  call: NormalizedCall;
 }
 export interface ConsoleInfo {
   /**
@@ -1466,7 +1408,7 @@ export interface HeldDeliverJob {
  */
 export interface DeliveryItem {
   sourceId: string;
-  call: NormalizedCall1 | DeleteNotice;
+  call: NormalizedCall | DeleteNotice;
   retry?: RetryState;
   /**
    * the replay (POST /admin/v1/destinations/:id/replay) that put this call back on the queue; its final outcome is counted in that replay's progress
