@@ -20,9 +20,11 @@ import { distEntry, ensureRedis, startChaosProcess, startPrivateRedis } from '@e
 import { measureBareHttp, runChain } from './lib/chain.js';
 import { evaluateTargets, markdownReport, misbehavingRows, misbehavingTable, tableRows, type Baselines } from './lib/chaos-report.js';
 import { chartSpecs, writeCharts } from './lib/charts.js';
-import { PHASES, pipelineReport, runPipeline } from './lib/pipeline.js';
+import { FILTER_RULES } from './lib/filters.js';
+import { filtersReport } from './lib/filters-report.js';
+import { DEFAULT_PHASES, FILTER_PHASES, filtersRate, PHASES, pipelineReport, runPipeline } from './lib/pipeline.js';
 import { connectRedis, infoField, runBench } from './lib/proc.js';
-import { BENCH_DIR, envList, envNumber, fmtInt, machine, RESULTS_DIR, table, verdict, writeResult } from './lib/report.js';
+import { BENCH_DIR, envList, envNumber, fmtInt, machine, RESULTS_DIR, table, targetsLine, verdict, writeResult } from './lib/report.js';
 import { runScenario, type RunResult, type RunSettings } from './lib/run.js';
 import { DESTINATIONS, SCENARIOS, scenarioNamed } from './lib/scenarios.js';
 import { STACK_SERVICES } from './lib/stack.js';
@@ -46,13 +48,13 @@ const soakS = envNumber('BENCH_SOAK_S', 600, 0, 24 * 3600);
 const withBaselines = envNumber('BENCH_BASELINES', 1, 0, 1) === 1;
 const scenarios = process.env['BENCH_SCENARIOS'] ? process.env['BENCH_SCENARIOS'].split(',').map(scenarioNamed) : [...SCENARIOS];
 const modes = envList('BENCH_MODES', MODES);
-const phases = envList('BENCH_PHASES', PHASES);
+const phases = envList('BENCH_PHASES', PHASES, DEFAULT_PHASES);
 // Only a complete run at the default durations writes latest.* (the committed results); others write dated, git-ignored files.
+const defaultDurations = settings.durationS >= 20 && settings.warmupS >= 5;
 const complete =
-  settings.durationS >= 20 &&
-  settings.warmupS >= 5 &&
+  defaultDurations &&
   (pipeline
-    ? phases.length === PHASES.length
+    ? DEFAULT_PHASES.every((p) => phases.includes(p))
     : scenarios.length === SCENARIOS.length && modes.length === MODES.length && soakS >= 600 && withBaselines);
 // BENCH_REDIS=private: a redis-server of the bench's own, so that INFO commandstats hold no other client's commands.
 const redisMode = envList('BENCH_REDIS', ['shared', 'private'] as const)[0] ?? 'shared';
@@ -84,7 +86,7 @@ async function main(): Promise<void> {
     `${what}; ${fmtInt(settings.rate)} calls/s fixed, window ${fmtInt(settings.windowCalls)}; ${settings.warmupS} s warm-up + ${settings.durationS} s each; Redis ${redis.url}; run ${runTag}`,
   );
   if (pipeline) {
-    const results = await runPipeline(phases, run, receiver);
+    const { results, micro } = await runPipeline(phases, run, receiver);
     await receiver.stop();
     const r = connectRedis(redis.url);
     const version = infoField(await r.info('server'), 'redis_version') ?? 'unknown';
@@ -94,8 +96,48 @@ async function main(): Promise<void> {
       settings: { ...run, redisMode },
       machine: { ...machine(), redis: version },
     });
-    process.stdout.write(`\n${text}\nwrote ${writeResult('pipeline-latest.json', 'pipeline', started, json, complete).join(', ')}\n`);
-    if (!allMet && complete) process.exitCode = 1;
+    // The filter phases' report (issue 22): in pipeline-latest.json, and on its own in filters-latest.json when all three ran at the default durations.
+    const withFilters = FILTER_PHASES.some((p) => phases.includes(p));
+    const filters = filtersReport(
+      { fanout: results.fanout10, filters: results.filters10, micro },
+      { destinations: DESTINATIONS, rules: FILTER_RULES.length, rate: filtersRate() },
+    );
+    const filtersTargets = targetsLine(filters.met);
+    const filtersJson = {
+      date: started.toISOString(),
+      duration_s: settings.durationS,
+      warmup_s: settings.warmupS,
+      batch_size: settings.batchSize,
+      redis_mode: redisMode,
+      phases: phases.filter((p) => (FILTER_PHASES as readonly string[]).includes(p)),
+      ...filters.json,
+      rules: FILTER_RULES,
+      machine: { ...machine(), redis: version },
+      notes:
+        'Everything on one machine; each pipeline phase on a fresh system. fanout10 and filters10: one source connected to ten signed Webhooks destinations (a receiver port each), ' +
+        'the same fixed offered rate, batches of 20 track calls to /v1/batch; the rules refuse none of them, so both deliver the same calls (verified: lost 0). ' +
+        'router_usec_per_call = router CPU (user + system, /proc) over the measured window / calls routed in it (deliveries / destinations); the difference between the two phases is what the rules add, ' +
+        'including the HMGET and parse of the whole calls that the properties.* rule makes the router do; per call x destination = that / destinations. ' +
+        'delivery_usec_per_delivered_call: webhook-delivery CPU per (call, destination) delivered, where dropFields and keepFields apply. ' +
+        'micro: planRoute (services/router/dist) in the bench process on one batch of 500 route entries, process.cpuUsage() over interleaved rounds after a warm-up, median; ' +
+        'filters_with_parse adds JSON.parse of the batch parts (the CPU of the whole-call read); the micro target verdict uses it.',
+    };
+    const pipelineJson = { ...json, ...(withFilters ? { filters: filters.json } : {}) };
+    const written = [
+      ...writeResult('pipeline-latest.json', 'pipeline', started, pipelineJson, complete),
+      ...(withFilters
+        ? writeResult(
+            'filters-latest.json',
+            'filters',
+            started,
+            filtersJson,
+            defaultDurations && FILTER_PHASES.every((p) => phases.includes(p)),
+          )
+        : []),
+    ];
+    const filtersText = withFilters ? `${filters.text}\n${filtersTargets.line}\n` : '';
+    process.stdout.write(`\n${text}\n${filtersText}wrote ${written.join(', ')}\n`);
+    if ((!allMet || (withFilters && !filtersTargets.all)) && complete) process.exitCode = 1;
     return;
   }
 

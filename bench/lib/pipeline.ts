@@ -8,6 +8,10 @@
  *                over BENCH_SINGLE_CONNECTIONS (128) connections
  *   replicas     batched saturation with a second webhook-delivery process beside the first
  *   baseline     the bare BullMQ → undici chain (baselines/bullmq-chain.ts), same window
+ *   fanout10     one source to ten destinations, BENCH_FILTERS_RATE calls/s (150) offered, no filters
+ *   filters10    the same with ten filter rules on each destination (filters.ts; they refuse none)
+ *   filters_micro  the router's planRoute in this process, without and with the rules (filters.ts)
+ * The three filter phases make filters-report.ts's report (issue 22).
  * Redis CPU per delivered call is used_cpu_user + used_cpu_sys over the window divided by the calls
  * delivered in it; the one-core ceiling is 1,000,000 µs ÷ that.
  */
@@ -15,10 +19,15 @@ import type { ChaosProcess } from '@eventrelay/testkit';
 import { runChain, type ChainResult } from './chain.js';
 import { envNumber, fmtFixed, fmtInt, fmtMs, roundOrNull, table, targetsLine } from './report.js';
 import { runScenario, type RunResult, type RunSettings } from './run.js';
-import { PIPELINE } from './scenarios.js';
+import { FILTER_RULES, measurePlanRoute, type MicroResult } from './filters.js';
+import { PIPELINE, PIPELINE_FANOUT } from './scenarios.js';
 
-export const PHASES = ['fixed', 'saturation', 'single_call', 'replicas', 'baseline'] as const;
+/** Every phase BENCH_PHASES can name; without it, DEFAULT_PHASES run. */
+export const PHASES = ['fixed', 'saturation', 'single_call', 'replicas', 'baseline', 'fanout10', 'filters10', 'filters_micro'] as const;
+export const DEFAULT_PHASES: readonly Phase[] = [...PHASES];
+export const FILTER_PHASES = ['fanout10', 'filters10', 'filters_micro'] as const;
 type Phase = (typeof PHASES)[number];
+type StackPhase = Exclude<Phase, 'filters_micro'>;
 type Figures = ChainResult &
   Partial<
     Pick<
@@ -27,6 +36,8 @@ type Figures = ChainResult &
     >
   >;
 const singleConnections = () => envNumber('BENCH_SINGLE_CONNECTIONS', 128, 1, 4000);
+/** Calls/s offered in fanout10 and filters10 (each goes to ten destinations). */
+export const filtersRate = (): number => envNumber('BENCH_FILTERS_RATE', 150, 1, 100_000);
 
 /** Issue 16's targets: Redis per delivered call, throughput against the bare chain of the same run (machines vary by 1.7x from day to day), latency at a fixed rate. */
 const TARGET = {
@@ -56,24 +67,38 @@ export async function runPipeline(
   phases: readonly Phase[],
   s: RunSettings,
   receiver: ChaosProcess,
-): Promise<Partial<Record<Phase, Figures>>> {
-  const out: Partial<Record<Phase, Figures>> = {};
+): Promise<{ results: Partial<Record<StackPhase, Figures>>; micro?: MicroResult }> {
+  const out: Partial<Record<StackPhase, Figures>> = {};
+  let micro: MicroResult | undefined;
   for (const phase of phases) {
     process.stderr.write(`bench: pipeline ${phase}\n`);
+    if (phase === 'filters_micro') {
+      micro = measurePlanRoute();
+      process.stderr.write(
+        `bench:   planRoute ${micro.no_filters.usec_per_call} µs/call without filters, ${micro.filters.usec_per_call} with the rules, ${micro.filters_with_parse.usec_per_call} with the parse\n`,
+      );
+      continue;
+    }
     const r = (out[phase] =
       phase === 'baseline'
         ? await runChain(s, receiver, { detail: true })
-        : await runScenario(PIPELINE, phase === 'fixed' ? 'fixed' : 'saturation', s, receiver, {
-            detail: true,
-            ...(phase === 'single_call' ? { single: true, connections: singleConnections() } : {}),
-            ...(phase === 'replicas' ? { deliveries: 2 } : {}),
-          }));
+        : phase === 'fanout10' || phase === 'filters10'
+          ? await runScenario(PIPELINE_FANOUT, 'fixed', { ...s, rate: filtersRate() }, receiver, {
+              detail: true,
+              label: phase,
+              ...(phase === 'filters10' ? { filters: FILTER_RULES } : {}),
+            })
+          : await runScenario(PIPELINE, phase === 'fixed' ? 'fixed' : 'saturation', s, receiver, {
+              detail: true,
+              ...(phase === 'single_call' ? { single: true, connections: singleConnections() } : {}),
+              ...(phase === 'replicas' ? { deliveries: 2 } : {}),
+            }));
     const redis = r.detail?.redis;
     process.stderr.write(
       `bench:   ${fmtInt(r.delivered_calls_per_s)} delivered calls/s, p99 ${fmtMs(r.latency_ms.p99)} ms, Redis ${redis?.cpu_usec_per_call ?? '-'} µs and ${redis?.commands_per_call ?? '-'} commands per call\n`,
     );
   }
-  return out;
+  return { results: out, ...(micro ? { micro } : {}) };
 }
 
 /** Per delivered call: what Redis costs, and what one Redis core could carry at that cost. */
@@ -89,7 +114,7 @@ function redisFigures(r: Figures | undefined) {
 
 /** pipeline-latest.json (its keys are read elsewhere: keep them) and the terminal report. */
 export function pipelineReport(
-  results: Partial<Record<Phase, Figures>>,
+  results: Partial<Record<StackPhase, Figures>>,
   ctx: { date: string; settings: RunSettings & { redisMode: string }; machine: Record<string, unknown> },
 ): { json: Record<string, unknown>; text: string; allMet: boolean } {
   const { fixed, saturation: sat, single_call: single, replicas, baseline: base } = results;
@@ -123,7 +148,7 @@ export function pipelineReport(
   };
   const targets = targetsLine(met);
 
-  const phases = Object.entries(results) as [Phase, Figures][];
+  const phases = Object.entries(results) as [StackPhase, Figures][];
   const usecOf = (r: Figures) => Object.fromEntries(Object.entries(r.cpu_usec_per_delivered_call).filter(([k]) => k !== 'sum'));
   const cpuNames = [...new Set(phases.flatMap(([, r]) => Object.keys(usecOf(r))))];
   const byCommand = (r: Figures, c: string) => r.detail?.redis.by_command.find((x) => x.command === c);

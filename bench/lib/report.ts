@@ -14,10 +14,10 @@ export function envNumber(name: string, fallback: number, min: number, max: numb
   return n;
 }
 
-/** A comma-separated subset of `all` from `name` (BENCH_PHASES, BENCH_MODES…), in the order given; all of them when unset. */
-export function envList<P extends string>(name: string, all: readonly P[]): P[] {
+/** A comma-separated subset of `all` from `name` (BENCH_PHASES, BENCH_MODES…), in the order given; `fallback` (all of them) when unset. */
+export function envList<P extends string>(name: string, all: readonly P[], fallback: readonly P[] = all): P[] {
   const raw = process.env[name];
-  if (!raw) return [...all];
+  if (!raw) return [...fallback];
   return raw.split(',').map((p) => {
     if (!all.includes(p.trim() as P)) throw new Error(`${name}: unknown value "${p}"; use ${all.join(', ')}`);
     return p.trim() as P;

@@ -52,6 +52,10 @@ export interface RunOptions {
   readonly deliveries?: number;
   /** Redis commands and CPU, queue lengths, service counters and intake request latency over the window. */
   readonly detail?: boolean;
+  /** Every destination's filter rules (destination-filters.schema.json). */
+  readonly filters?: readonly unknown[];
+  /** Names the run's Redis prefix and messageIds instead of the mode: two runs of one scenario and mode in a bench run stay apart. */
+  readonly label?: string;
 }
 
 /** Jobs waiting, active or delayed in the route and deliver queues (the services' own queue reading); NaN when Redis does not answer. */
@@ -64,19 +68,24 @@ const usedMemoryMb = async (redis: Redis) =>
   round(Number(infoField(await redis.info('memory').catch(() => ''), 'used_memory') ?? NaN) / 2 ** 20, 1);
 
 export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings, receiver: ChaosProcess, opts: RunOptions = {}) {
-  const tag = `${s.runTag}-${scenario.name}-${mode}`;
+  const tag = `${s.runTag}-${scenario.name}-${opts.label ?? mode}`;
   const prefix = `{bench-${tag}}`;
   const n = scenario.destinations;
   const routes = Array.from({ length: n }, (_, i) => routeOf(i));
+  // The load's sources: one per destination, or one connected to them all (each call then goes to every destination).
+  const sources = scenario.oneSource ? 1 : n;
+  const sourceOfRoute = (i: number) => (scenario.oneSource ? 0 : i);
+  // The saturation window counts calls at the receivers, each call once: not so when every call goes to every destination.
+  if (scenario.oneSource && mode === 'saturation') throw new Error(`${scenario.name} runs in the fixed mode only`);
   const single = opts.single === true;
   const calls = single ? 1 : s.batchSize;
   const connections = opts.connections ?? s.connections;
   const healthyRoutes = routes.filter((_, i) => !scenario.impaired.includes(i));
   const misbehaving = scenario.misbehaving === undefined ? undefined : routeOf(scenario.misbehaving);
   // The order batches go to the sources in: round-robin, but for a destination the fixed mode loads more.
-  const weights = routes.map((_, i) => (mode === 'saturation' ? 1 : (scenario.fixedLoadWeights?.[i] ?? 1)));
+  const weights = Array.from({ length: sources }, (_, i) => (mode === 'saturation' ? 1 : (scenario.fixedLoadWeights?.[i] ?? 1)));
   const order = weightedOrder(weights);
-  const offered = (s.rate * order.length) / n;
+  const offered = (s.rate * order.length) / sources;
   const measuredS = opts.durationS ?? scenario.measuredS ?? s.durationS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'eventrelay-bench-'));
   const configFile = path.join(tmp, 'config.json');
@@ -90,9 +99,9 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     ...(sentinel ? { REDIS_SENTINELS: sentinel.address, REDIS_SENTINEL_NAME: replicated.name } : {}),
     ...(scenario.durable ? { INGEST_DURABLE_REPLICAS: '1' } : {}),
   };
-  const writeKeys = routes.map((_, i) => `bench-${tag}-key-${i}`);
+  const writeKeys = Array.from({ length: sources }, (_, i) => `bench-${tag}-key-${i}`);
   const urls = routes.map((r, i) => `${scenario.tls.includes(i) ? receiver.httpsUrl : receiver.urls[i]}/${r}`);
-  writeStackConfig(configFile, writeKeys, urls, s.secret);
+  writeStackConfig(configFile, writeKeys, urls, s.secret, opts.filters);
   await receiver.setPlan(scenario.plan);
   await receiver.pull(() => undefined); // earlier runs' records are not this run's
   const rxBefore = await receiver.stats();
@@ -118,8 +127,8 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     const pull = () => receiver.pull((a) => arrivals.add(a));
 
     // The load: batches go round-robin to the sources; every 2xx batch's calls are acknowledged.
-    const factories = routes.map((_, i) => bodies(`${tag}-${i}`, calls, { single, timed: true }));
-    const acked: number[][] = routes.map(() => []);
+    const factories = writeKeys.map((_, i) => bodies(`${tag}-${i}`, calls, { single, timed: true }));
+    const acked: number[][] = writeKeys.map(() => []);
     const headers = writeKeys.map((k) => ({
       'content-type': 'application/json',
       authorization: `Basic ${Buffer.from(`${k}:`).toString('base64')}`,
@@ -244,7 +253,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
 
     // Settle: until every acknowledged call arrived, or the queues are empty for 3 s (the rest must
     // then be dead letters, or lost), or the scenario's limit.
-    const acknowledgedCount = acked.reduce((k, list) => k + list.length, 0) * calls;
+    const acknowledgedCount = acked.reduce((k, list) => k + list.length, 0) * calls * (n / sources);
     const settleStart = performance.now();
     for (let idle = 0; idle < 3 && (performance.now() - settleStart) / 1000 < scenario.settleS;) {
       await sleep(1000);
@@ -260,9 +269,8 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
 
     const deadLettered = new Map<string, Set<string>>();
     for (let i = 0; i < n; i++) deadLettered.set(routeOf(i), await admin.deadLetterIds(destinationIdOf(i)));
-    const acknowledged = new Map(
-      routes.map((r, i) => [r, (acked[i] ?? []).flatMap((c) => Array.from({ length: calls }, (_, k) => messageIdOf(`${tag}-${i}`, c, k)))]),
-    );
+    const ackedIds = acked.map((list, i) => list.flatMap((c) => Array.from({ length: calls }, (_, k) => messageIdOf(`${tag}-${i}`, c, k))));
+    const acknowledged = new Map(routes.map((r, i) => [r, ackedIds[sourceOfRoute(i)] ?? []]));
     const verdict = verify({ acknowledged, delivered: arrivals.deliveredByRoute(), deadLettered });
     const rxNow = await receiver.stats();
     const rx = {

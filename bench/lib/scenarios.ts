@@ -59,6 +59,8 @@ export interface Scenario {
    * extra. At saturation every destination gets the same share.
    */
   readonly fixedLoadWeights?: Readonly<Record<number, number>>;
+  /** One source (all the load) connected to every destination: each call goes to all of them (fixed mode). */
+  readonly oneSource?: boolean;
   /** Longest wait after the load for every acknowledged call to be delivered or dead-lettered. */
   readonly settleS: number;
   readonly destinations: number;
@@ -214,6 +216,15 @@ export const PIPELINE = scenario({
   plan: { routes: {} },
   settleS: 60,
   destinations: 1,
+});
+
+/** The filter phases of the pipeline mode (pipeline.ts): one source, ten destinations, all 2xx. */
+export const PIPELINE_FANOUT = scenario({
+  name: 'pipeline-fanout',
+  title: 'one source to ten destinations, all 2xx',
+  plan: { routes: {} },
+  settleS: 60,
+  oneSource: true,
 });
 
 export function scenarioNamed(name: string): Scenario {

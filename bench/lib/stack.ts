@@ -9,8 +9,12 @@ import { startService, startStack, type ServiceProcess } from '@eventrelay/testk
 export const STACK_SERVICES = ['ingest', 'router', 'webhook-delivery', 'admin'] as const;
 export const destinationIdOf = (i: number): string => `dest-${i}`;
 
-/** Source i (write key `writeKeys[i]`) → destination i → `urls[i]`, each with the shared secret. */
-export function writeStackConfig(file: string, writeKeys: readonly string[], urls: readonly string[], secret: string): void {
+/**
+ * Source i (write key `writeKeys[i]`) → destination i → `urls[i]`, each with the shared secret; with
+ * one write key and more URLs, that one source → every destination. `filters`: every destination's
+ * filter rules (destination-filters.schema.json), none by default.
+ */
+export function stackConfig(writeKeys: readonly string[], urls: readonly string[], secret: string, filters?: readonly unknown[]) {
   const sources = writeKeys.map((writeKey, i) => ({
     id: `src-${i}`,
     name: `Bench ${i}`,
@@ -22,10 +26,22 @@ export function writeStackConfig(file: string, writeKeys: readonly string[], url
     id: destinationIdOf(i),
     name: 'Webhooks',
     enabled: true,
-    sourceIds: [`src-${i}`],
+    sourceIds: [writeKeys.length === 1 ? 'src-0' : `src-${i}`],
     settings: { webhooks: [{ url }], sharedSecret: secret },
+    ...(filters ? { filters } : {}),
   }));
-  writeFileSync(file, JSON.stringify({ sources, destinations, audiences: [] }));
+  return { sources, destinations, audiences: [] };
+}
+
+/** stackConfig(…) written to `file`, the config the services load. */
+export function writeStackConfig(
+  file: string,
+  writeKeys: readonly string[],
+  urls: readonly string[],
+  secret: string,
+  filters?: readonly unknown[],
+): void {
+  writeFileSync(file, JSON.stringify(stackConfig(writeKeys, urls, secret, filters)));
 }
 
 /** The stack, plus `deliveries - 1` more webhook-delivery replicas that share the work through Redis alone. */
