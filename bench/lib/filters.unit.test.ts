@@ -1,5 +1,6 @@
 /** The filter phases' rules: valid as a config file has them, and refusing none of the calls the bench sends. */
-import { compileFilters, type FilterRule } from '../../packages/config/dist/src/index.js';
+import { compileFilters } from '../../packages/config/dist/src/filters/destination-filters.js';
+import type { FilterRule } from '../../packages/config/dist/src/generated/contracts.js';
 import { benchDestinations, FILTER_RULES, microBatch } from './filters';
 import { trackCall } from './payloads';
 
