@@ -5,7 +5,15 @@
  */
 import type { FieldProblem } from '../field-problems.js';
 import type { CallCondition, FilterRule } from '../generated/contracts.js';
-import { compileCondition, conditionProblems, conditionRoots, conditionSize, type CallLike, type CallTest } from './call-condition.js';
+import {
+  compileCondition,
+  conditionProblems,
+  conditionRoots,
+  conditionSize,
+  type CallLike,
+  type CallTest,
+  type ScanningTests,
+} from './call-condition.js';
 import { pathProblem, splitPath } from './call-path.js';
 import { SHAPED_ROOTS, compileDropFields, compileKeepFields, type Shape } from './field-lists.js';
 
@@ -75,7 +83,8 @@ export function compileFilters(rules: readonly FilterRule[] | undefined): Compil
       // applies does not depend on the order of the others.
       const original = call as CallLike;
       let shaped: object = call;
-      for (const { when, shape } of shapers) if (!when || when(original)) shaped = shape(shaped);
+      const owned = new Set<object>();
+      for (const { when, shape } of shapers) if (!when || when(original)) shaped = shape(shaped, owned);
       return shaped as T;
     },
   };
@@ -85,6 +94,7 @@ export function compileFilters(rules: readonly FilterRule[] | undefined): Compil
 export function filtersProblems(rules: readonly FilterRule[], at: string): FieldProblem[] {
   const problems: FieldProblem[] = [];
   let nodes = 0;
+  const scanning: ScanningTests = { count: 0, within: "a destination's filters" };
   rules.forEach((rule, i) => {
     const field = `${at}[${i}]`;
     const actions = ACTIONS.filter((key) => rule[key] !== undefined);
@@ -106,7 +116,7 @@ export function filtersProblems(rules: readonly FilterRule[], at: string): Field
     ];
     for (const [key, condition] of conditions) {
       if (condition === undefined) continue;
-      problems.push(...conditionProblems(condition, `${field}.${key}`));
+      problems.push(...conditionProblems(condition, `${field}.${key}`, scanning));
       nodes += conditionSize(condition, MAX_FILTER_NODES);
     }
     for (const key of ['dropFields', 'keepFields'] as const) {

@@ -22,6 +22,13 @@ export interface ValueOperators {
   readonly matches?: string;
 }
 
+/**
+ * `matches` reads strings of at most this many characters; a longer one never matches. The automaton
+ * costs ~15 ns a character with a long pattern, so this keeps one test under ~0.07 ms whatever a
+ * call holds (a call may carry a 32K-character string).
+ */
+export const MAX_MATCHED_LENGTH = 4096;
+
 /** `undefined` is an absent value; `null` is present. */
 export type ValueTest = (value: unknown) => boolean;
 
@@ -53,7 +60,7 @@ export function compileValueTest(test: ValueOperators): ValueTest {
   if (startsWith !== undefined) return (value) => typeof value === 'string' && value.startsWith(startsWith);
   if (matches !== undefined) {
     const glob = compileGlob(matches);
-    return (value) => typeof value === 'string' && glob(value);
+    return (value) => typeof value === 'string' && value.length <= MAX_MATCHED_LENGTH && glob(value);
   }
   return () => false;
 }
