@@ -10,6 +10,11 @@
  */
 import { splitPath } from './call-path.js';
 
+// Built-ins used per call are read once: a global lookup inside a hot loop is slow in a vm context
+// (jest's sandbox, where the hostile-input test measures these loops), and costs nothing to avoid.
+const { isArray } = Array;
+const { hasOwn, keys, defineProperty } = Object;
+
 /** The call fields a field list may touch; the others identify the call to its receiver. */
 export const SHAPED_ROOTS: readonly string[] = ['properties', 'traits', 'context'];
 
@@ -55,9 +60,9 @@ export function compileKeepFields(paths: readonly string[]): Shape {
   return (call, owned) => {
     const source = call as Record<string, unknown>;
     let changes: Changes | undefined;
-    for (const root of unlisted) if (Object.hasOwn(source, root)) (changes ??= new Map()).set(root, REMOVED);
+    for (const root of unlisted) if (hasOwn(source, root)) (changes ??= new Map()).set(root, REMOVED);
     for (const [root, sub] of listed) {
-      if (sub === 'whole' || !Object.hasOwn(source, root)) continue;
+      if (sub === 'whole' || !hasOwn(source, root)) continue;
       const value = source[root];
       const kept = only(value, sub, owned);
       if (kept !== value) (changes ??= new Map()).set(root, kept);
@@ -70,14 +75,14 @@ const REMOVED = Symbol('removed');
 type Changes = Map<string, unknown>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !isArray(value);
 }
 
 function without(value: unknown, tree: PathTree, owned: Set<object> | undefined): unknown {
   if (!isRecord(value)) return value;
   let changes: Changes | undefined;
   for (const [name, sub] of tree) {
-    if (!Object.hasOwn(value, name)) continue;
+    if (!hasOwn(value, name)) continue;
     if (sub === 'whole') {
       (changes ??= new Map()).set(name, REMOVED);
       continue;
@@ -92,7 +97,7 @@ function without(value: unknown, tree: PathTree, owned: Set<object> | undefined)
 function only(value: unknown, tree: PathTree, owned: Set<object> | undefined): unknown {
   if (!isRecord(value)) return value;
   let changes: Changes | undefined;
-  for (const name of Object.keys(value)) {
+  for (const name of keys(value)) {
     const sub = tree.get(name);
     if (sub === 'whole') continue;
     const child = value[name];
@@ -118,7 +123,7 @@ function changed(value: Record<string, unknown>, changes: Changes, owned: Set<ob
 
 // `object[name] = value` with name `__proto__` would set the prototype instead of the field.
 function setField(object: Record<string, unknown>, name: string, value: unknown): void {
-  if (name === '__proto__') Object.defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
+  if (name === '__proto__') defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
   else object[name] = value;
 }
 
@@ -128,7 +133,7 @@ function setField(object: Record<string, unknown>, name: string, value: unknown)
  */
 function rebuilt(value: Record<string, unknown>, changes: Changes): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (const name of Object.keys(value)) {
+  for (const name of keys(value)) {
     const next = changes.has(name) ? changes.get(name) : value[name];
     if (next !== REMOVED) setField(copy, name, next);
   }
