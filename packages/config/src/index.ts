@@ -109,6 +109,8 @@ export type {
   SourceStats,
   Batching,
   DestinationFilters,
+  FilterRule,
+  CallCondition,
 } from './generated/contracts.js';
 export { traitKey } from './audiences/trait-key.js';
 export { audienceProblems } from './audiences/audience-rules.js';
@@ -130,5 +132,6 @@ export { buildBody } from './webhook-request/body.js';
 export { USER_AGENT, buildHeaders } from './webhook-request/headers.js';
 export { batchBody, batchDeliveryId, batchGroups, callBody, filtersOf, type CallBody } from './webhook-request/request.js';
 export type { CallLike } from './filters/call-condition.js';
-export { filtersProblems } from './filters/destination-filters.js';
+export { compileFilters, filtersProblems } from './filters/destination-filters.js';
+export { mappingProblems } from './mapping/mapping.js';
 export { compileValueTest } from './filters/value-test.js';

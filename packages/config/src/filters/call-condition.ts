@@ -15,7 +15,21 @@ export type CallLike = Readonly<Record<string, unknown>>;
 export type CallTest = (call: CallLike) => boolean;
 
 /** More nodes are refused: a condition is written by hand, and each node costs every call. */
-export const MAX_CONDITION_NODES = 200;
+const MAX_CONDITION_NODES = 200;
+
+/**
+ * More `matches` and `contains` tests are refused, counted across a destination's filters (drop,
+ * only and if together) and, apart, across a mapping's `@if`s. They are the tests that read a whole
+ * value: a string of up to 32K characters (a call's limit) costs a `contains` up to ~0.2 ms, so the
+ * count, not the 1000 nodes, bounds what one call can cost a destination (docs/filters.md).
+ */
+const MAX_SCANNING_TESTS = 10;
+
+/** The scanning tests met so far, in one destination's filters or one mapping (`within` names which, for the message). */
+export interface ScanningTests {
+  count: number;
+  readonly within: string;
+}
 
 /**
  * The condition compiled. It must be free of conditionProblems (which bounds its depth, so the
@@ -53,8 +67,12 @@ function some(tests: readonly CallTest[]): CallTest {
   };
 }
 
-/** Problems beyond the schema (depth, size, path and pattern syntax); `at` is the condition's field path. */
-export function conditionProblems(condition: CallCondition, at: string): FieldProblem[] {
+/**
+ * Problems beyond the schema (depth, size, path and pattern syntax); `at` is the condition's field
+ * path. With `scanning`, its matches and contains tests are counted there too, and the first one
+ * past MAX_SCANNING_TESTS is a problem.
+ */
+export function conditionProblems(condition: CallCondition, at: string, scanning?: ScanningTests): FieldProblem[] {
   const problems: FieldProblem[] = [];
   let count = 0;
   for (const { node, field, depth } of nodesOf(condition, at, MAX_CONDITION_DEPTH + 1)) {
@@ -72,6 +90,12 @@ export function conditionProblems(condition: CallCondition, at: string): FieldPr
     if (badPath) problems.push({ field: `${field}.field.path`, message: badPath });
     const badPattern = typeof test.matches === 'string' ? globProblem(test.matches) : undefined;
     if (badPattern) problems.push({ field: `${field}.field.matches`, message: badPattern });
+    const scans = test.matches !== undefined ? 'matches' : test.contains !== undefined ? 'contains' : undefined;
+    if (scans && scanning && ++scanning.count === MAX_SCANNING_TESTS + 1)
+      problems.push({
+        field: `${field}.field.${scans}`,
+        message: `is one matches or contains test too many: at most ${MAX_SCANNING_TESTS} in ${scanning.within}`,
+      });
   }
   return problems;
 }

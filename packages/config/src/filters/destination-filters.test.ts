@@ -90,6 +90,31 @@ describe('compileFilters: shape', () => {
     expect((filters.shape(call('Order Completed')) as { properties: object }).properties).toEqual({ total: 10 });
   });
 
+  it('copies an object once however many rules change it, and changes neither the call nor an earlier answer', () => {
+    const filters = compileFilters([
+      { dropFields: ['properties.email'] },
+      { dropFields: ['properties.total', 'context.ip'] },
+      { keepFields: ['properties.plan', 'context.library.name'] },
+      { dropFields: ['context.library.name'], if: isEvent('Order Completed') },
+    ]);
+    const input = call('Order Completed');
+    const first = filters.shape(input);
+    expect(first).toEqual({ ...input, properties: { plan: 'pro' }, context: { library: {} } });
+    const second = filters.shape(input);
+    expect(second).toEqual(first);
+    expect(second.properties).not.toBe(first.properties);
+    expect(filters.shape(call('Signed Up'))).toMatchObject({ context: { library: { name: 'analytics.js' } } });
+  });
+
+  it('keeps a __proto__ field an own field when a later rule changes its object in place', () => {
+    const input = JSON.parse('{"type":"track","properties":{"__proto__":{"a":1,"b":2},"x":1,"y":2}}') as Record<string, unknown>;
+    const filters = compileFilters([{ dropFields: ['properties.x'] }, { dropFields: ['properties.__proto__.a', 'properties.y'] }]);
+    const shaped = filters.shape(input) as { properties: object };
+    expect(JSON.stringify(shaped)).toBe('{"type":"track","properties":{"__proto__":{"b":2}}}');
+    expect(Object.getPrototypeOf(shaped.properties)).toBe(Object.prototype);
+    expect(JSON.stringify(input)).toBe('{"type":"track","properties":{"__proto__":{"a":1,"b":2},"x":1,"y":2}}');
+  });
+
   it('returns the call itself when no rule applies or changes anything', () => {
     const filters = compileFilters([{ dropFields: ['properties.email'], if: isEvent('Never') }, { dropFields: ['traits.email'] }]);
     const input = call('Order Completed');
@@ -180,6 +205,23 @@ describe('filtersProblems', () => {
     ],
   ])('names %s', (_name, rule, problems) => {
     expect(filtersProblems([ok, rule], 'filters')).toEqual(problems);
+  });
+
+  it('refuses more than 10 matches and contains tests across the rules, naming the first one too many', () => {
+    const scan = (i: number): CallCondition =>
+      i % 2 === 0 ? { field: { path: 'event', matches: `*${i}*` } } : { field: { path: 'properties.tags', contains: `t${i}` } };
+    const rules = (tests: number): FilterRule[] => [
+      { drop: { any: Array.from({ length: 4 }, (_, i) => scan(i)) } },
+      { only: { all: [isEvent('x'), ...Array.from({ length: 4 }, (_, i) => scan(i + 4))] } },
+      { dropFields: ['traits'], if: { not: { any: Array.from({ length: tests - 8 }, (_, i) => scan(i + 8)) } } },
+    ];
+    expect(filtersProblems(rules(10), 'filters')).toEqual([]);
+    expect(filtersProblems(rules(12), 'filters')).toEqual([
+      {
+        field: 'filters[2].if.not.any[2].field.matches',
+        message: "is one matches or contains test too many: at most 10 in a destination's filters",
+      },
+    ]);
   });
 
   it('refuses more than 1000 condition nodes across the rules', () => {

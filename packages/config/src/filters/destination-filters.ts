@@ -5,12 +5,20 @@
  */
 import type { FieldProblem } from '../field-problems.js';
 import type { CallCondition, FilterRule } from '../generated/contracts.js';
-import { compileCondition, conditionProblems, conditionRoots, conditionSize, type CallLike, type CallTest } from './call-condition.js';
+import {
+  compileCondition,
+  conditionProblems,
+  conditionRoots,
+  conditionSize,
+  type CallLike,
+  type CallTest,
+  type ScanningTests,
+} from './call-condition.js';
 import { pathProblem, splitPath } from './call-path.js';
 import { SHAPED_ROOTS, compileDropFields, compileKeepFields, type Shape } from './field-lists.js';
 
 /** Whether a call is sent; when not, the rule that refused it (its index and name) and how. */
-export type FilterDecision =
+type FilterDecision =
   { readonly send: true } | { readonly send: false; readonly rule: number; readonly name?: string; readonly reason: 'drop' | 'only' };
 
 export interface CompiledFilters {
@@ -27,7 +35,7 @@ export interface CompiledFilters {
 }
 
 /** More condition nodes across a destination's rules are refused: each one costs every call routed. */
-export const MAX_FILTER_NODES = 1000;
+const MAX_FILTER_NODES = 1000;
 
 const ACTIONS = ['drop', 'only', 'dropFields', 'keepFields'] as const;
 const SEND: FilterDecision = { send: true };
@@ -75,7 +83,8 @@ export function compileFilters(rules: readonly FilterRule[] | undefined): Compil
       // applies does not depend on the order of the others.
       const original = call as CallLike;
       let shaped: object = call;
-      for (const { when, shape } of shapers) if (!when || when(original)) shaped = shape(shaped);
+      const owned = new Set<object>();
+      for (const { when, shape } of shapers) if (!when || when(original)) shaped = shape(shaped, owned);
       return shaped as T;
     },
   };
@@ -85,6 +94,7 @@ export function compileFilters(rules: readonly FilterRule[] | undefined): Compil
 export function filtersProblems(rules: readonly FilterRule[], at: string): FieldProblem[] {
   const problems: FieldProblem[] = [];
   let nodes = 0;
+  const scanning: ScanningTests = { count: 0, within: "a destination's filters" };
   rules.forEach((rule, i) => {
     const field = `${at}[${i}]`;
     const actions = ACTIONS.filter((key) => rule[key] !== undefined);
@@ -106,7 +116,7 @@ export function filtersProblems(rules: readonly FilterRule[], at: string): Field
     ];
     for (const [key, condition] of conditions) {
       if (condition === undefined) continue;
-      problems.push(...conditionProblems(condition, `${field}.${key}`));
+      problems.push(...conditionProblems(condition, `${field}.${key}`, scanning));
       nodes += conditionSize(condition, MAX_FILTER_NODES);
     }
     for (const key of ['dropFields', 'keepFields'] as const) {

@@ -3,13 +3,23 @@
  * destination is sent. The call is never changed: only the objects on the way to a changed field
  * are copied, everything else is shared, and a call nothing changes is returned as it is.
  * Paths name object fields; a path through something else (an array, a string) is left alone.
+ *
+ * An object is copied at most once per call however many rules change it: the copies made are
+ * `owned`, and a later rule changes an owned copy in place. Copying costs ~0.3 µs a field (a 32 KB
+ * call's properties can hold 4,400), so copying anew per rule let 20 rules cost ~30 ms.
  */
 import { splitPath } from './call-path.js';
+
+// Built-ins used per call are read once: a global lookup inside a hot loop is slow in a vm context
+// (jest's sandbox, where the hostile-input test measures these loops), and costs nothing to avoid.
+const { isArray } = Array;
+const { hasOwn, keys, defineProperty } = Object;
 
 /** The call fields a field list may touch; the others identify the call to its receiver. */
 export const SHAPED_ROOTS: readonly string[] = ['properties', 'traits', 'context'];
 
-export type Shape = (call: object) => object;
+/** `owned`: the copies this call's shaping made so far, which a shape may change in place. */
+export type Shape = (call: object, owned?: Set<object>) => object;
 
 /** The names a list reaches under one object: a leaf takes the field whole, a branch goes on. */
 type PathTree = Map<string, PathTree | 'whole'>;
@@ -35,7 +45,7 @@ function treeOf(paths: readonly string[]): PathTree {
 /** Removes each listed path (`properties` removes the whole object). */
 export function compileDropFields(paths: readonly string[]): Shape {
   const tree = treeOf(paths);
-  return (call) => without(call, tree) as object;
+  return (call, owned) => without(call, tree, owned) as object;
 }
 
 /**
@@ -47,17 +57,17 @@ export function compileKeepFields(paths: readonly string[]): Shape {
   const tree = treeOf(paths);
   const unlisted = SHAPED_ROOTS.filter((root) => !tree.has(root));
   const listed = [...tree].filter(([root]) => SHAPED_ROOTS.includes(root));
-  return (call) => {
+  return (call, owned) => {
     const source = call as Record<string, unknown>;
     let changes: Changes | undefined;
-    for (const root of unlisted) if (Object.hasOwn(source, root)) (changes ??= new Map()).set(root, REMOVED);
+    for (const root of unlisted) if (hasOwn(source, root)) (changes ??= new Map()).set(root, REMOVED);
     for (const [root, sub] of listed) {
-      if (sub === 'whole' || !Object.hasOwn(source, root)) continue;
+      if (sub === 'whole' || !hasOwn(source, root)) continue;
       const value = source[root];
-      const kept = only(value, sub);
+      const kept = only(value, sub, owned);
       if (kept !== value) (changes ??= new Map()).set(root, kept);
     }
-    return changes ? rebuilt(source, changes) : call;
+    return changes ? changed(source, changes, owned) : call;
   };
 }
 
@@ -65,36 +75,56 @@ const REMOVED = Symbol('removed');
 type Changes = Map<string, unknown>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !isArray(value);
 }
 
-function without(value: unknown, tree: PathTree): unknown {
+function without(value: unknown, tree: PathTree, owned: Set<object> | undefined): unknown {
   if (!isRecord(value)) return value;
   let changes: Changes | undefined;
   for (const [name, sub] of tree) {
-    if (!Object.hasOwn(value, name)) continue;
+    if (!hasOwn(value, name)) continue;
     if (sub === 'whole') {
       (changes ??= new Map()).set(name, REMOVED);
       continue;
     }
     const child = value[name];
-    const next = without(child, sub);
+    const next = without(child, sub, owned);
     if (next !== child) (changes ??= new Map()).set(name, next);
   }
-  return changes ? rebuilt(value, changes) : value;
+  return changes ? changed(value, changes, owned) : value;
 }
 
-function only(value: unknown, tree: PathTree): unknown {
+function only(value: unknown, tree: PathTree, owned: Set<object> | undefined): unknown {
   if (!isRecord(value)) return value;
   let changes: Changes | undefined;
-  for (const name of Object.keys(value)) {
+  for (const name of keys(value)) {
     const sub = tree.get(name);
     if (sub === 'whole') continue;
     const child = value[name];
-    const next = sub === undefined ? REMOVED : only(child, sub);
+    const next = sub === undefined ? REMOVED : only(child, sub, owned);
     if (next !== child) (changes ??= new Map()).set(name, next);
   }
-  return changes ? rebuilt(value, changes) : value;
+  return changes ? changed(value, changes, owned) : value;
+}
+
+/** `value` with the changes made: in place when it is a copy this call's shaping owns, else in a new (owned) copy. */
+function changed(value: Record<string, unknown>, changes: Changes, owned: Set<object> | undefined): Record<string, unknown> {
+  if (owned?.has(value)) {
+    for (const [name, next] of changes) {
+      if (next === REMOVED) delete value[name];
+      else setField(value, name, next);
+    }
+    return value;
+  }
+  const copy = rebuilt(value, changes);
+  owned?.add(copy);
+  return copy;
+}
+
+// `object[name] = value` with name `__proto__` would set the prototype instead of the field.
+function setField(object: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__') defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
+  else object[name] = value;
 }
 
 /**
@@ -103,12 +133,9 @@ function only(value: unknown, tree: PathTree): unknown {
  */
 function rebuilt(value: Record<string, unknown>, changes: Changes): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (const name of Object.keys(value)) {
+  for (const name of keys(value)) {
     const next = changes.has(name) ? changes.get(name) : value[name];
-    if (next === REMOVED) continue;
-    // `copy[name] = next` with name `__proto__` would set the prototype instead of the field.
-    if (name === '__proto__') Object.defineProperty(copy, name, { value: next, writable: true, enumerable: true, configurable: true });
-    else copy[name] = next;
+    if (next !== REMOVED) setField(copy, name, next);
   }
   return copy;
 }

@@ -84,6 +84,9 @@ describe('compileValueTest', () => {
     ['matches on a number', { matches: '1*' }, 12, false],
     ['matches on null', { matches: '*' }, null, false],
     ['matches on absent', { matches: '*' }, ABSENT, false],
+    ['matches a string of 4096 characters', { matches: '*' }, 'x'.repeat(4096), true],
+    ['matches no string longer than 4096 characters', { matches: '*' }, 'x'.repeat(4097), false],
+    ['contains reads strings of any length', { contains: 'y' }, `${'x'.repeat(30_000)}y`, true],
 
     ['no operator', {}, 'x', false],
   ])('%s', (_name, test, value, expected) => {

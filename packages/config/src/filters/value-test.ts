@@ -5,6 +5,10 @@
  */
 import { compileGlob } from './glob.js';
 
+// Built-ins used per call are read once: a global lookup inside a hot loop is slow in a vm context
+// (jest's sandbox, where the hostile-input test measures these loops), and costs nothing to avoid.
+const { isArray } = Array;
+
 type Scalar = string | number | boolean | null;
 
 /** The operators; a test uses exactly one (the schemas say so; the first found here wins). */
@@ -22,6 +26,13 @@ export interface ValueOperators {
   readonly matches?: string;
 }
 
+/**
+ * `matches` reads strings of at most this many characters; a longer one never matches. The automaton
+ * costs ~15 ns a character with a long pattern, so this keeps one test under ~0.07 ms whatever a
+ * call holds (a call may carry a 32K-character string).
+ */
+const MAX_MATCHED_LENGTH = 4096;
+
 /** `undefined` is an absent value; `null` is present. */
 export type ValueTest = (value: unknown) => boolean;
 
@@ -37,9 +48,7 @@ export function compileValueTest(test: ValueOperators): ValueTest {
   if (notEquals !== undefined) return (value) => value !== undefined && value !== notEquals;
   if (contains !== undefined) {
     return (value) =>
-      typeof value === 'string'
-        ? typeof contains === 'string' && value.includes(contains)
-        : Array.isArray(value) && value.includes(contains);
+      typeof value === 'string' ? typeof contains === 'string' && value.includes(contains) : isArray(value) && value.includes(contains);
   }
   if (gt !== undefined) return comparing(gt, (c) => c > 0);
   if (gte !== undefined) return comparing(gte, (c) => c >= 0);
@@ -53,7 +62,7 @@ export function compileValueTest(test: ValueOperators): ValueTest {
   if (startsWith !== undefined) return (value) => typeof value === 'string' && value.startsWith(startsWith);
   if (matches !== undefined) {
     const glob = compileGlob(matches);
-    return (value) => typeof value === 'string' && glob(value);
+    return (value) => typeof value === 'string' && value.length <= MAX_MATCHED_LENGTH && glob(value);
   }
   return () => false;
 }

@@ -300,7 +300,7 @@ export interface FieldTest {
    */
   exists?: boolean;
   /**
-   * a string field holds this text (case-sensitive), or an array field holds this value
+   * a string field holds this text (case-sensitive), or an array field holds this value. A destination's filters hold at most 10 matches and contains tests in all, and so does a mapping: each reads the whole value
    */
   contains?: string | number | boolean;
   /**
@@ -333,7 +333,7 @@ export interface FieldTest {
    */
   starts_with?: string;
   /**
-   * a string field matches this pattern as a whole: * any run of characters, ? one character, \ takes the next character as itself; case-sensitive, linear time
+   * a string field matches this pattern as a whole: * any run of characters, ? one character, \ takes the next character as itself; case-sensitive, linear time. A string longer than 4096 characters never matches. A destination's filters hold at most 10 matches and contains tests in all, and so does a mapping
    */
   matches?: string;
 }

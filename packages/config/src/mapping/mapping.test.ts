@@ -267,6 +267,17 @@ describe('compileMapping: the output limit', () => {
     if (result.ok) expect((JSON.parse(result.body) as { copies: unknown[] }).copies).toHaveLength(20);
   });
 
+  it('writes each object a @path copies out once per render, and the same text every time', () => {
+    let written = 0;
+    const nested = { deep: { value: 3 }, toJSON: () => ((written += 1), { deep: { value: 3 } }) };
+    const input = { ...call, properties: { nested } };
+    const template = { a: { '@path': 'properties.nested' }, b: [{ '@path': 'properties.nested' }, { '@path': 'properties.nested.deep' }] };
+    expect(render(template, input)).toBe('{"a":{"deep":{"value":3}},"b":[{"deep":{"value":3}},{"value":3}]}');
+    expect(written).toBe(1);
+    render(template, input);
+    expect(written).toBe(2);
+  });
+
   it('stops a @template that repeats a big value', () => {
     const template = { v: { '@template': '{{properties.blob}}'.repeat(40) } };
     expect(compileMapping(template)(big)).toEqual({ ok: false, error: `the mapping's output passed ${MAX_OUTPUT_BYTES} characters` });
@@ -321,6 +332,21 @@ function nestedObjects(levels: number): Record<string, unknown> {
 }
 
 describe('mappingProblems: limits', () => {
+  it('takes 10 matches and contains tests across the @ifs and refuses one more, naming it', () => {
+    const scanIf = (i: number) => ({
+      '@if': { any: [{ field: { path: 'event', matches: `*${i}*` } }, { field: { path: 'properties.tags', contains: `t${i}` } }] },
+      then: i,
+    });
+    const template = (ifs: number) => ({
+      a: Array.from({ length: ifs }, (_, i) => scanIf(i)),
+      b: { '@if': { field: { path: 'event', exists: true } } },
+    });
+    expect(mappingProblems(template(5), at)).toEqual([]);
+    expect(mappingProblems(template(6), at)).toEqual([
+      { field: `${at}.a[5].@if.any[0].field.matches`, message: 'is one matches or contains test too many: at most 10 in a mapping' },
+    ]);
+  });
+
   it(`takes ${MAX_TEMPLATE_NODES} nodes and refuses one more`, () => {
     const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
     expect(mappingProblems(keys(MAX_TEMPLATE_NODES - 1), at)).toEqual([]); // the top object is a node
