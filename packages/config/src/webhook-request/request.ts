@@ -78,7 +78,10 @@ export function batchBody(bodies: readonly string[]): string {
  * A batched POST's id (its X-Eventrelay-Message-Id and webhook-id): the same calls give the same
  * id, so a POST retried with the calls it failed with is recognised as the same one.
  */
-export function batchDeliveryId(destinationId: string, calls: readonly { readonly sourceId: string; readonly messageId: string }[]): string {
+export function batchDeliveryId(
+  destinationId: string,
+  calls: readonly { readonly sourceId: string; readonly messageId: string }[],
+): string {
   const ids = calls.map((c) => callDeliveryId(destinationId, c.sourceId, c.messageId)).join('\n');
   return `${destinationId}-batch-${hash('sha256', ids, 'base64url').slice(0, 22)}`;
 }

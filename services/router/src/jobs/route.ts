@@ -104,7 +104,10 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
    * The calls themselves, for the sources with a destination whose filters test fields the route
    * entries lack: one read of those sources' fields of the batch, none when no filter needs it.
    */
-  async function wholeCallsFor(batchId: string, entries: readonly RouteEntry[]): Promise<(entry: RouteEntry) => NormalizedCall | undefined> {
+  async function wholeCallsFor(
+    batchId: string,
+    entries: readonly RouteEntry[],
+  ): Promise<(entry: RouteEntry) => NormalizedCall | undefined> {
     const parts = new Set<number>();
     const reading = new Map<string, boolean>();
     for (const entry of entries) {

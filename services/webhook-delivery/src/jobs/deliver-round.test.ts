@@ -66,9 +66,9 @@ describe('a batched round', () => {
     const sent: { url: string; headers: Record<string, string>; body: string }[] = [];
     const records: DeliveryAttempt[] = [];
     const sender = {
-      send: async (url: string, headers: Record<string, string>, body: string) => {
+      send: (url: string, headers: Record<string, string>, body: string) => {
         sent.push({ url, headers, body });
-        return url.startsWith('https://a.') ? { kind: 'response' as const, status: 200 } : { kind: 'response' as const, status: 503 };
+        return Promise.resolve({ kind: 'response' as const, status: url.startsWith('https://a.') ? 200 : 503 });
       },
     };
     const places = { take: () => undefined, give: () => undefined, done: () => undefined };
