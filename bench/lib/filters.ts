@@ -4,6 +4,7 @@
  * `tsc -b`) on one batch, ten destinations without filters against the same ten with the rules.
  */
 import { checkConfig, routeEntryOf, type Destination, type NormalizedCall, type RouteEntry } from '../../packages/config/dist/src/index.js';
+import { refusalsOf } from '../../services/router/dist/domain/filtering.js';
 import { planRoute } from '../../services/router/dist/domain/plan-route.js';
 import { trackCall } from './payloads.js';
 import { round } from './report.js';
@@ -124,7 +125,7 @@ export function measurePlanRoute(o: { calls?: number; rounds?: number; roundMs?:
         entries,
         () => filtered,
         none,
-        (e) => whole[e.index],
+        (e, d) => refusalsOf(e, [d], whole[e.index])?.get(d.id),
       ),
     filters_with_parse: () => {
       const parsed = new Map<number, NormalizedCall[]>();
@@ -133,7 +134,7 @@ export function measurePlanRoute(o: { calls?: number; rounds?: number; roundMs?:
         entries,
         () => filtered,
         none,
-        (e) => parsed.get(e.part)?.[e.index - e.part],
+        (e, d) => refusalsOf(e, [d], parsed.get(e.part)?.[e.index - e.part])?.get(d.id),
       );
     },
   };

@@ -143,6 +143,14 @@ describe('destination filters, mappings and batches through the pipeline', () =>
     expect(posts).toHaveLength(3);
     const arrays = posts.map(json);
     expect(arrays.every((a) => Array.isArray(a) && a.length >= 1 && a.length <= 2)).toBe(true);
+    // Each default body names its call, first: the POST's id names the group, which retries can change.
+    expect(
+      arrays
+        .flat()
+        .map((b: { messageId: string }) => b.messageId)
+        .sort(),
+    ).toEqual(['m-1', 'm-2', 'm-3', 'm-4', 'm-5']);
+    expect(posts.every((q) => q.body.toString().startsWith('[{"messageId":"m-'))).toBe(true);
     expect(
       arrays
         .flat()
@@ -161,10 +169,11 @@ describe('destination filters, mappings and batches through the pipeline', () =>
   });
 
   it('preview returns exactly the body and signature a delivery sent', async () => {
-    for (const id of ['mapped', 'fields', 'keep', 'all']) {
+    let compared = 0;
+    for (const id of ['mapped', 'fields', 'keep', 'all', 'batched']) {
       for (const call of calls) {
         const delivered = receivers[id]!.requests.find((q) => q.headers['x-eventrelay-message-id'] === call.messageId);
-        if (!delivered) continue;
+        if (!delivered) continue; // batched: the POSTs carry groups, compared below
         const answer = await admin.call('POST', `/destinations/${id}/preview`, { call, sourceId: 'src-test' });
         expect(answer.status).toBe(200);
         expect(answer.body.decision).toEqual({ send: true });
@@ -172,7 +181,15 @@ describe('destination filters, mappings and batches through the pipeline', () =>
         expect(Buffer.from(request.body, 'utf8').equals(delivered.body)).toBe(true);
         expect(request.headers['x-signature']).toBe(delivered.headers['x-signature']);
         expect(request.headers['x-eventrelay-message-id']).toBe(call.messageId);
+        compared++;
       }
+    }
+    expect(compared).toBe(20);
+    // A batched destination: each call's body in the preview's one-call array is the item delivered.
+    const items = receivers['batched']!.requests.flatMap((q) => json(q) as { messageId: string }[]);
+    for (const call of calls) {
+      const answer = await admin.call('POST', '/destinations/batched/preview', { call, sourceId: 'src-test' });
+      expect(JSON.parse(answer.body.requests[0].body)).toEqual([items.find((i) => i.messageId === call.messageId)]);
     }
   });
 

@@ -19,6 +19,7 @@ import {
 } from '@eventrelay/config';
 import { deletePrefix, SHARED_REDIS_URL, startReceiver, uniquePrefix, type Receiver } from '@eventrelay/testkit';
 import { MAX_CALL_BYTES, MAX_JSON_DEPTH } from '../../services/ingest/src/domain/limits';
+import { refusalsOf } from '../../services/router/src/domain/filtering';
 import { planRoute } from '../../services/router/src/domain/plan-route';
 import { startTestAdmin, type TestAdmin } from '../support/admin';
 import { startTestPipeline, webhookDestination, type TestPipeline } from '../support/pipeline';
@@ -341,7 +342,7 @@ describe('hostile filters and mappings', () => {
             [entry],
             () => destinations,
             new Map(),
-            () => call,
+            (e, d) => refusalsOf(e, [d], call)?.get(d.id),
           ),
         );
       });

@@ -89,7 +89,7 @@ describe('parseConfigText', () => {
   it('refuses an audience condition nested 5,000 levels deep by the nesting limit, without overflowing the stack', () => {
     const condition = '{"not":'.repeat(5_000) + '{"trait":{"key":"plan","equals":"pro"}}' + '}'.repeat(5_000);
     const text = `{"audiences":[{"id":"a","name":"A","sourceIds":[],"destinationIds":[],"condition":${condition}}]}`;
-    expect(problems(text)).toBe('eventrelay.config.json: nests objects and arrays deeper than 32 levels');
+    expect(problems(text)).toBe('eventrelay.config.json: nests objects and arrays deeper than 64 levels');
   });
 
   it.each([['[]'], ['null'], ['"text"'], ['3']])('refuses a top level of %s', (text) => {

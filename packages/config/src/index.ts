@@ -130,8 +130,8 @@ export {
 } from './delivery-filters.js';
 export { buildBody } from './webhook-request/body.js';
 export { USER_AGENT, buildHeaders } from './webhook-request/headers.js';
-export { batchBody, batchDeliveryId, batchGroups, callBody, filtersOf, type CallBody } from './webhook-request/request.js';
+export { batchBody, batchDeliveryId, batchGroups, callBody, type CallBody } from './webhook-request/request.js';
 export type { CallLike } from './filters/call-condition.js';
-export { compileFilters, filtersProblems } from './filters/destination-filters.js';
+export { compileFilters, filtersOf, filtersProblems } from './filters/destination-filters.js';
 export { mappingProblems } from './mapping/mapping.js';
 export { compileValueTest } from './filters/value-test.js';

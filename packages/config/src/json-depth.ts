@@ -3,13 +3,13 @@
  * validation. The schema validator, the planners and the audience rules recurse over the value,
  * so a body nested a few thousand levels deep (16 KB of `{"not":` is enough) would overflow the
  * stack and answer 500 (or crash a process at start); the 1 MB size limit alone does not prevent
- * that. 32 levels is far more than any legal body or file needs (an audience condition may nest
- * 10 levels, about 22 levels of JSON in its body or in the config file).
+ * that. 64 levels leave room for the deepest legal body or file: a mapping's `@if` at its tenth
+ * level holding a condition of ten (docs/filters.md) reaches about 34 levels in the config file.
  */
 import type { FieldProblem } from './field-problems.js';
 
 /** Objects and arrays inside one another, the body itself counting as level 1. */
-export const MAX_BODY_DEPTH = 32;
+export const MAX_BODY_DEPTH = 64;
 
 /**
  * The problem with a parsed body's nesting, or undefined when it is within `max` levels. Walks

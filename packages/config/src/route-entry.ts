@@ -10,7 +10,8 @@ export function routeEntryOf(call: NormalizedCall, sourceId: string, index: numb
   const entry: RouteEntry = { index, part, sourceId, messageId: call.messageId, type: call.type, timestamp: call.timestamp };
   if (call.userId !== undefined) entry.userId = call.userId;
   if (call.integrations !== undefined) entry.integrations = call.integrations;
-  if (call.type === 'track' && call.event !== undefined) entry.event = call.event;
+  // Any call may carry an `event` (unknown keys travel as sent), and filters test it from here.
+  if (typeof call.event === 'string') entry.event = call.event;
   if (call.type === 'identify' && call.userId !== undefined && call.userId !== '' && call.traits !== undefined) entry.traits = call.traits;
   return entry;
 }

@@ -50,6 +50,21 @@ interface Shaper {
   readonly shape: Shape;
 }
 
+const compiledFilters = new WeakMap<object, CompiledFilters>();
+let noFilters: CompiledFilters | undefined;
+
+/**
+ * A destination's rules, compiled once per config load: a load builds new config objects and
+ * never changes one in place, so the rules' list is the cache key.
+ */
+export function filtersOf(destination: { readonly filters?: readonly FilterRule[] | undefined }): CompiledFilters {
+  const rules = destination.filters;
+  if (rules === undefined || rules.length === 0) return (noFilters ??= compileFilters(undefined));
+  let compiled = compiledFilters.get(rules);
+  if (!compiled) compiledFilters.set(rules, (compiled = compileFilters(rules)));
+  return compiled;
+}
+
 /** The rules compiled; they must be free of filtersProblems. */
 export function compileFilters(rules: readonly FilterRule[] | undefined): CompiledFilters {
   const deciders: Decider[] = [];

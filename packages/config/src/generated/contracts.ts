@@ -210,7 +210,7 @@ export interface Batching {
  */
 export interface FilterRule {
   /**
-   * shown by preview and in the attempt log when the rule decides
+   * shown by preview and in a refused test send when the rule decides
    */
   name?: string;
   drop?: CallCondition;
@@ -1339,7 +1339,7 @@ export interface RouteEntry {
     [k: string]: unknown;
   };
   /**
-   * track only
+   * the call's event: a track call's, or one another call carries (filters test it)
    */
   event?: string;
   /**

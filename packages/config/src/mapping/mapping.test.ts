@@ -432,7 +432,7 @@ describe('mappingProblems: limits', () => {
     for (let i = 0; i < 5000; i++) condition = { not: condition };
     expect(mappingProblems({ v: { '@if': condition, then: 1 } }, at)).toEqual([
       { field: at, message: `is longer than ${MAX_TEMPLATE_CHARS} characters of JSON` },
-      { field: `${at}.v.@if`, message: 'nests objects and arrays deeper than 32 levels' },
+      { field: `${at}.v.@if`, message: 'nests objects and arrays deeper than 64 levels' },
     ]);
   });
 });

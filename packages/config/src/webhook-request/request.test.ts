@@ -1,6 +1,7 @@
 import type { Destination, NormalizedCall } from '../generated/contracts.js';
 import { buildBody } from './body.js';
-import { batchBody, batchDeliveryId, batchGroups, callBody, filtersOf } from './request.js';
+import { filtersOf } from '../filters/destination-filters.js';
+import { batchBody, batchDeliveryId, batchGroups, callBody } from './request.js';
 
 const call: NormalizedCall = {
   type: 'track',
@@ -42,6 +43,17 @@ describe('callBody', () => {
     expect(callBody(notice as never, d)).toEqual({
       ok: true,
       body: '{"type":"delete","userId":"u-1","timestamp":"2026-11-27T10:00:00.000Z"}',
+    });
+  });
+
+  it('names its call first in a batched destination’s default body, for receivers to dedupe per call', () => {
+    const body = callBody(call, destination({}, { batching: {} }));
+    expect(body).toEqual({ ok: true, body: `{"messageId":"m-1",${buildBody(call).slice(1)}` });
+    expect(JSON.parse((body as { body: string }).body)).toMatchObject({ messageId: 'm-1', type: 'track', event: 'Order Completed' });
+    // A mapping writes what the receiver asked for, batched or not.
+    expect(callBody(call, destination({}, { batching: {}, mapping: { e: { '@path': 'event' } } }))).toEqual({
+      ok: true,
+      body: '{"e":"Order Completed"}',
     });
   });
 

@@ -7,25 +7,14 @@
  */
 import { hash } from 'node:crypto';
 import { callDeliveryId } from '../delivery-ids.js';
-import { compileFilters, type CompiledFilters } from '../filters/destination-filters.js';
+import { filtersOf } from '../filters/destination-filters.js';
 import type { Batching, DeleteNotice, Destination, NormalizedCall } from '../generated/contracts.js';
 import { compileMapping, type RenderedBody } from '../mapping/mapping.js';
 import { buildBody } from './body.js';
 
 export type CallBody = RenderedBody;
 
-const compiledFilters = new WeakMap<object, CompiledFilters>();
 const compiledMappings = new WeakMap<object, ReturnType<typeof compileMapping>>();
-let noFilters: CompiledFilters | undefined;
-
-/** The destination's filter rules, compiled once per config load. */
-export function filtersOf(destination: Pick<Destination, 'filters'>): CompiledFilters {
-  const rules = destination.filters;
-  if (rules === undefined || rules.length === 0) return (noFilters ??= compileFilters(undefined));
-  let compiled = compiledFilters.get(rules);
-  if (!compiled) compiledFilters.set(rules, (compiled = compileFilters(rules)));
-  return compiled;
-}
 
 /**
  * The body of one call. Delete notices (docs/spec.md §6) keep their own body whatever the
@@ -35,10 +24,22 @@ export function callBody(call: NormalizedCall | DeleteNotice, destination: Desti
   if (call.type === 'delete') return { ok: true, body: buildBody(call) };
   const shaped = filtersOf(destination).shape(call);
   const mapping = destination.settings.mapping;
-  if (mapping === undefined) return { ok: true, body: buildBody(shaped) };
+  if (mapping === undefined) {
+    const body = buildBody(shaped);
+    return { ok: true, body: destination.settings.batching === undefined ? body : withMessageId(body, call.messageId) };
+  }
   let render = compiledMappings.get(mapping);
   if (!render) compiledMappings.set(mapping, (render = compileMapping(mapping as Readonly<Record<string, unknown>>)));
   return render(shaped);
+}
+
+/**
+ * In a batch, the POST's id names its group of calls, and a group can change between retries (a
+ * call reaches its window's end, a Retry-After holds one URL): each default body names its call,
+ * first, so a receiver dedupes per call. A mapping writes whatever the receiver asked for.
+ */
+function withMessageId(body: string, messageId: string): string {
+  return `{"messageId":${JSON.stringify(messageId)},${body.slice(1)}`;
 }
 
 const DEFAULT_BATCH_MAX_CALLS = 100;

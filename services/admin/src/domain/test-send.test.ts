@@ -1,5 +1,5 @@
 import { RequestError, type ConfigSnapshot, type Destination, type Source } from '@eventrelay/config';
-import { TEST_SEND_USER_ID, sampleCall, testSendTarget } from './test-send';
+import { TEST_SEND_USER_ID, assertFiltersSend, sampleCall, testSendTarget } from './test-send';
 
 const source = (id: string): Source => ({ id, name: id, type: 'server', writeKey: `wk-${id}` });
 const destination = (extra: Partial<Destination> = {}): Destination => ({
@@ -84,5 +84,29 @@ describe('testSendTarget', () => {
 
   it('is not_found for an unknown destination', () => {
     expect(thrown(() => testSendTarget(snapshot(destination()), 'nope', { type: 'track' })).code).toBe('not_found');
+  });
+});
+
+describe('assertFiltersSend', () => {
+  const call = sampleCall('track', 'test-1', '2026-11-27T10:00:00.000Z', 'd1');
+
+  it('lets through a call the destination’s rules send', () => {
+    expect(() => assertFiltersSend(destination({ filters: [{ only: { field: { path: 'type', equals: 'track' } } }] }), call)).not.toThrow();
+    expect(() => assertFiltersSend(destination(), call)).not.toThrow();
+  });
+
+  it('is a conflict naming the rule that would keep the test call from arriving', () => {
+    const err = thrown(() =>
+      assertFiltersSend(
+        destination({
+          filters: [{ dropFields: ['context.ip'] }, { name: 'pages only', only: { field: { path: 'type', equals: 'page' } } }],
+        }),
+        call,
+      ),
+    );
+    expect(err.code).toBe('conflict');
+    expect(err.message).toContain('filters[1] ("pages only")');
+    expect(err.message).toContain('its only condition does not hold');
+    expect(err.message).toContain('POST /destinations/d1/preview');
   });
 });

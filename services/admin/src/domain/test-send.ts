@@ -7,6 +7,7 @@
  */
 import {
   RequestError,
+  filtersOf,
   type ConfigSnapshot,
   type Destination,
   type NormalizedCall,
@@ -43,6 +44,21 @@ export function testSendTarget(snapshot: ConfigSnapshot, destinationId: string, 
   if (!source)
     throw new RequestError('conflict', `destination "${destination.id}" has no source: connect one (sourceIds) so a call can reach it`);
   return { destination, source };
+}
+
+/**
+ * A test call goes through the router like any call, so the destination's drop and only rules
+ * apply to it: one they refuse would be answered 202 and never arrive. Refused here, saying which
+ * rule, so the operator can pick another type or check the rules with a preview.
+ */
+export function assertFiltersSend(destination: Destination, call: NormalizedCall): void {
+  const decision = filtersOf(destination).decide(call);
+  if (decision.send) return;
+  const rule = `filters[${decision.rule}]${decision.name === undefined ? '' : ` ("${decision.name}")`}`;
+  throw new RequestError(
+    'conflict',
+    `${rule} keeps this test call from destination "${destination.id}" (${decision.reason === 'drop' ? 'its drop condition holds' : 'its only condition does not hold'}); try another type, or POST /destinations/${destination.id}/preview to see why`,
+  );
 }
 
 /** A sample call of `type` as ingest would have stored it, received at `now` (ISO 8601 UTC). */

@@ -5,8 +5,8 @@
  * way and why, for the log line and the metrics. Works on the batch's route entries only: the
  * calls themselves stay in Redis until webhook-delivery reads them.
  */
-import { filtersOf, type Destination, type NormalizedCall, type ProfileCall, type RouteEntry } from '@eventrelay/config';
-import { filterInput } from './filter-input.js';
+import type { Destination, ProfileCall, RouteEntry } from '@eventrelay/config';
+import type { Refusal } from './filtering.js';
 import { selectDestinations } from './select-destinations.js';
 import { isSuppressed, type Suppression } from './suppression.js';
 
@@ -35,14 +35,15 @@ export interface RoutePlan {
 }
 
 /**
- * `connected(sourceId)`: the destinations connected to a source (enabled or not). `wholeCall(entry)`:
- * the call itself, when the router read it for filters that test fields the entry lacks (filter-input.ts).
+ * `connected(sourceId)`: the destinations connected to a source (enabled or not). `refused(entry,
+ * destination)`: how that destination's drop and only rules refused the call, if they did
+ * (filtering.ts; decided ahead, a slice at a time).
  */
 export function planRoute(
   entries: readonly RouteEntry[],
   connected: (sourceId: string) => readonly Destination[],
   suppressions: ReadonlyMap<string, Suppression>,
-  wholeCall: (entry: RouteEntry) => NormalizedCall | undefined = () => undefined,
+  refused: (entry: RouteEntry, destination: Destination) => Refusal | undefined = () => undefined,
 ): RoutePlan {
   type Part = PlannedDelivery['parts'][number];
   const byDestination = new Map<string, Map<number, Part>>();
@@ -64,18 +65,16 @@ export function planRoute(
         (source = {
           destinations,
           enabled: destinations.filter((d) => d.enabled).length,
-          filtering: destinations.some((d) => d.enabled && filtersOf(d).decides),
+          filtering: destinations.some((d) => d.enabled && d.filters !== undefined && d.filters.length > 0),
         }),
       );
     }
     return source;
   };
   const passes = (d: Destination, entry: RouteEntry): boolean => {
-    const filters = filtersOf(d);
-    if (!filters.decides) return true;
-    const decision = filters.decide(filterInput(entry, wholeCall(entry)));
-    if (!decision.send) filtered[decision.reason]++;
-    return decision.send;
+    const refusal = refused(entry, d);
+    if (refusal !== undefined) filtered[refusal]++;
+    return refusal === undefined;
   };
   for (const entry of entries) {
     if (isSuppressed(entry, entry.sourceId, entry.userId === undefined ? undefined : suppressions.get(entry.userId))) {

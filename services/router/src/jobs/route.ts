@@ -23,9 +23,9 @@ import {
   type RouteEntry,
   type RouteJob,
 } from '@eventrelay/config';
-import { execAll, queueJobAdd, type Logger } from '@eventrelay/runtime';
+import { execAll, inSlices, queueJobAdd, type Logger } from '@eventrelay/runtime';
 import type { CallBatches } from '@eventrelay/stores';
-import { readsWholeCall } from '../domain/filter-input.js';
+import { readsWholeCall, refusalsOf, type Refusal } from '../domain/filtering.js';
 import { planRoute, type RoutePlan } from '../domain/plan-route.js';
 
 type PlannedDelivery = RoutePlan['deliveries'][number];
@@ -81,11 +81,20 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
       );
       return;
     }
+    // One view of the config for the whole job: a reload meanwhile must not pair a rule that
+    // tests a property with a route entry read without its call.
+    const connected = connectedOnce();
     const [suppressions, wholeCall] = await Promise.all([
       suppressed > 0 ? deps.suppressions.lookup(entries) : NONE_SUPPRESSED,
-      wholeCallsFor(batchId, entries),
+      wholeCallsFor(batchId, entries, connected),
     ]);
-    const plan = planRoute(entries, (sourceId) => deps.destinations.forSource(sourceId), suppressions, wholeCall);
+    const refusals = new Map<RouteEntry, Map<string, Refusal>>();
+    // Each call's rules are bounded (docs/filters.md); slices keep a batch of them from holding the loop.
+    await inSlices(entries, (entry) => {
+      const refused = refusalsOf(entry, connected(entry.sourceId), wholeCall(entry));
+      if (refused) refusals.set(entry, refused);
+    });
+    const plan = planRoute(entries, connected, suppressions, (entry, d) => refusals.get(entry)?.get(d.id));
     if (plan.deliveries.every((d) => deps.deliverQueueOf(d.destinationId).opts.prefix === deps.batches.prefix)) {
       const tx = deps.transaction();
       deps.batches.queuePlan(
@@ -107,18 +116,29 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
   async function wholeCallsFor(
     batchId: string,
     entries: readonly RouteEntry[],
+    connected: (sourceId: string) => readonly Destination[],
   ): Promise<(entry: RouteEntry) => NormalizedCall | undefined> {
     const parts = new Set<number>();
     const reading = new Map<string, boolean>();
     for (const entry of entries) {
       let reads = reading.get(entry.sourceId);
-      if (reads === undefined) reading.set(entry.sourceId, (reads = deps.destinations.forSource(entry.sourceId).some(readsWholeCall)));
+      if (reads === undefined) reading.set(entry.sourceId, (reads = connected(entry.sourceId).some(readsWholeCall)));
       if (reads) parts.add(entry.part);
     }
     if (parts.size === 0) return () => undefined;
     const calls = await deps.batches.readParts(batchId, [...parts]);
     metrics.wholeCallReads.inc();
     return (entry) => calls.get(entry.part)?.[entry.index - entry.part];
+  }
+
+  /** The destinations of each source as configured when first asked, for the rest of the job. */
+  function connectedOnce(): (sourceId: string) => readonly Destination[] {
+    const seen = new Map<string, readonly Destination[]>();
+    return (sourceId) => {
+      let destinations = seen.get(sourceId);
+      if (!destinations) seen.set(sourceId, (destinations = deps.destinations.forSource(sourceId)));
+      return destinations;
+    };
   }
 
   function queueDelivery(tx: ChainableCommander, batchId: string, d: PlannedDelivery): void {
@@ -183,11 +203,8 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     const entries = legacy.calls.map((call, i) => routeEntryOf(call, legacy.sourceId, i, 0));
     // No batch read to pair a count with: the lookup itself (one round trip) reads after the job
     // was taken, which keeps the ordering argument above.
-    const plan = planRoute(
-      entries,
-      (sourceId) => deps.destinations.forSource(sourceId),
-      await deps.suppressions.lookup(entries),
-      (entry) => legacy.calls[entry.index],
+    const plan = planRoute(entries, connectedOnce(), await deps.suppressions.lookup(entries), (entry, d) =>
+      refusalsOf(entry, [d], legacy.calls[entry.index])?.get(d.id),
     );
     // Legacy jobs predate shards: with one shard these adds are one MULTI, as before.
     const tx = deps.transaction();

@@ -103,3 +103,56 @@ describe('a batched round', () => {
     ).toEqual(['m-1', 'm-2', 'm-3']);
   });
 });
+
+describe('calls whose body cannot be built, and delete notices, in a round', () => {
+  const huge = { ...call('huge'), properties: { blob: 'x'.repeat(10_000) } };
+  const mapping = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, { '@path': 'properties' }]));
+  const notice = {
+    type: 'delete' as const,
+    userId: 'u',
+    timestamp: '2026-11-25T10:00:00.000Z',
+    messageId: 'del-1',
+  } as unknown as DeliveryItem['call'];
+  const recorder = () => {
+    const sent: { headers: Record<string, string>; body: string }[] = [];
+    const sender = {
+      send: (_url: string, headers: Record<string, string>, body: string) => {
+        sent.push({ headers, body });
+        return Promise.resolve({ kind: 'response' as const, status: 200 });
+      },
+    };
+    const deps = { sender, record: () => undefined, policy: DEFAULT_RETRY_POLICY, timeoutMs: 5000, clock: () => 1000, random: () => 0.5 };
+    return { sent, deps, places: { take: () => undefined, give: () => undefined, done: () => undefined } };
+  };
+
+  it.each([
+    ['alone', undefined],
+    ['batched', {}],
+  ])('a mapping too large for a call makes it a dead letter at once, sending nothing for it (%s)', async (_name, batching) => {
+    const mapped: Destination = {
+      ...destination,
+      settings: { webhooks: [{ url: 'https://a.example/in' }], mapping, ...(batching ? { batching } : {}) },
+    };
+    const items: DeliveryItem[] = [{ sourceId: 's', call: huge }, fresh];
+    const round = planRound(items, mapped, 1000);
+    expect(round.requests).toBe(1);
+    // The breaker's probe never lands on a call it cannot send.
+    expect(probeRound(round).calls.map((c) => c.due.length)).toEqual([0, 1]);
+    const { sent, deps, places } = recorder();
+    const run = await runDelivery('d', round, mapped, deps, places);
+    expect(sent).toHaveLength(1);
+    expect(run.calls[0]!.decision).toMatchObject({ kind: 'dead', reason: expect.stringContaining('262144') });
+    expect(run.calls[1]!.decision?.kind).toBe('delivered');
+  });
+
+  it('never batches a delete notice: it goes alone, with its own body and headers', async () => {
+    const batched: Destination = { ...destination, settings: { webhooks: [{ url: 'https://a.example/in' }], batching: {} } };
+    const { sent, deps, places } = recorder();
+    await runDelivery('d', planRound([fresh, { sourceId: 's', call: notice }, young], batched, 100_000), batched, deps, places);
+    expect(sent).toHaveLength(2);
+    const alone = sent.find((s) => s.headers['x-eventrelay-message-id'] === 'del-1')!;
+    expect(alone.body).toBe('{"type":"delete","userId":"u","timestamp":"2026-11-25T10:00:00.000Z"}');
+    expect(alone.headers['x-eventrelay-batch-size']).toBeUndefined();
+    expect(JSON.parse(sent.find((s) => s !== alone)!.body).map((b: { messageId: string }) => b.messageId)).toEqual(['fresh', 'young']);
+  });
+});

@@ -10,6 +10,7 @@ import {
   batchGroups,
   buildHeaders,
   callBody,
+  filtersOf,
   type CallBody,
   type DeliveryAttempt,
   type DeliveryItem,
@@ -21,6 +22,7 @@ import { classify, type Outcome } from '../domain/outcome.js';
 import { attemptDetail, keepsDetail, type DetailLevel } from '../domain/attempt-detail.js';
 import { decideRound, dueUrls, type RetryPolicy, type UrlResult } from '../domain/schedule.js';
 import type { CallRun } from '../domain/settle.js';
+import { inSlices } from '@eventrelay/runtime';
 import type { Sender } from '../adapters/http-sender.js';
 import type { RequestPlaces } from '../destination-gate.js';
 
@@ -57,6 +59,8 @@ export interface Round {
 interface RoundRequest {
   readonly target: WebhookTarget;
   readonly calls: readonly RoundCall[];
+  /** The body is a JSON array of the calls' bodies. */
+  readonly batched: boolean;
 }
 
 /**
@@ -74,21 +78,45 @@ export function policyOf(destination: Destination, defaults: RetryPolicy): Retry
   return windowMs === undefined ? defaults : { ...defaults, windowMs };
 }
 
-export function planRound(items: readonly DeliveryItem[], destination: Destination, now: number): Round {
-  const targets = activeTargets(destination);
-  const urls = targets.map((w) => w.url);
-  const calls = items.map((item) => {
-    const dueNow = dueUrls(urls, item.retry, now);
-    const due = dueNow.length === urls.length ? targets : targets.filter((w) => dueNow.includes(w.url));
-    return { item, due };
-  });
-  const bodies = new Map<DeliveryItem, CallBody>();
+/**
+ * `bodies`: the calls' bodies when they were built ahead (renderBodies, which yields to the event
+ * loop between calls); any other body is built when first needed. A call whose body cannot be
+ * built (its mapping's output is too large) is due nowhere: runDelivery makes it a dead letter.
+ */
+export function planRound(
+  items: readonly DeliveryItem[],
+  destination: Destination,
+  now: number,
+  bodies: Map<DeliveryItem, CallBody> = new Map(),
+): Round {
   const bodyOf = (item: DeliveryItem): CallBody => {
     let body = bodies.get(item);
     if (!body) bodies.set(item, (body = callBody(item.call, destination)));
     return body;
   };
+  const targets = activeTargets(destination);
+  const urls = targets.map((w) => w.url);
+  // Only a mapping can fail to build a body.
+  const mapped = destination.settings.mapping !== undefined;
+  const calls = items.map((item) => {
+    if (mapped && !bodyOf(item).ok) return { item, due: [] };
+    const dueNow = dueUrls(urls, item.retry, now);
+    const due = dueNow.length === urls.length ? targets : targets.filter((w) => dueNow.includes(w.url));
+    return { item, due };
+  });
   return withRequests({ calls, requests: 0, destination, bodyOf });
+}
+
+/**
+ * The bodies of a job's calls, built ahead with a pause for the event loop every few
+ * milliseconds: a destination's rules and mapping are bounded per call (docs/filters.md), and this
+ * bounds a job of many calls too. Only worth it when rules or a mapping shape the body.
+ */
+export async function renderBodies(items: readonly DeliveryItem[], destination: Destination): Promise<Map<DeliveryItem, CallBody>> {
+  const bodies = new Map<DeliveryItem, CallBody>();
+  if (destination.settings.mapping === undefined && !filtersOf(destination).shapes) return bodies;
+  await inSlices(items, (item) => void bodies.set(item, callBody(item.call, destination)));
+  return bodies;
 }
 
 function withRequests(round: Round): Round {
@@ -97,20 +125,22 @@ function withRequests(round: Round): Round {
 
 /**
  * The round's POSTs. Without batching, one per call and URL due. With it, per URL, the calls due
- * there grouped in order (batchGroups); a call whose body cannot be built is in none.
+ * there grouped in order (batchGroups); a delete notice goes alone, as its own body with its own
+ * headers (docs/spec.md §6 is a contract with the receiver, batching or not).
  */
 function roundRequests(round: Round): RoundRequest[] {
   const batching = round.destination.settings.batching;
   const requests: RoundRequest[] = [];
-  if (batching === undefined) {
-    for (const call of round.calls) for (const target of call.due) requests.push({ target, calls: [call] });
-    return requests;
+  const alone = (call: RoundCall) => batching === undefined || call.item.call.type === 'delete';
+  for (const call of round.calls) {
+    if (alone(call)) for (const target of call.due) requests.push({ target, calls: [call], batched: false });
   }
+  if (batching === undefined) return requests;
   for (const target of activeTargets(round.destination)) {
-    const group = round.calls.filter((c) => c.due.includes(target) && round.bodyOf(c.item).ok);
+    const group = round.calls.filter((c) => !alone(c) && c.due.includes(target));
     if (group.length === 0) continue;
     const bodies = group.map((c) => (round.bodyOf(c.item) as { body: string }).body);
-    for (const positions of batchGroups(bodies, batching)) requests.push({ target, calls: positions.map((i) => group[i]!) });
+    for (const positions of batchGroups(bodies, batching)) requests.push({ target, calls: positions.map((i) => group[i]!), batched: true });
   }
   return requests;
 }
@@ -170,7 +200,6 @@ export async function runDelivery(
   const urls = activeTargets(destination).map((w) => w.url);
   const policy = policyOf(destination, deps.policy);
   const timeoutMs = destination.settings.timeoutMs ?? deps.timeoutMs;
-  const batched = destination.settings.batching !== undefined;
   const startedAt = deps.clock();
   // One backoff draw for the job's round: its calls failed together, so they are retried
   // together (one job run); jobs still draw apart from each other, which is what spreads a
@@ -183,7 +212,8 @@ export async function runDelivery(
     if (!tally) tallies.set(item, (tally = { results: [], attempts: [] }));
     return tally;
   };
-  const send = async ({ target, calls }: RoundRequest): Promise<void> => {
+  const send = async (request: RoundRequest): Promise<void> => {
+    const { target, calls } = request;
     const hold = await places.take();
     if (hold !== undefined || stopping()) {
       places.give(undefined, hold === undefined);
@@ -191,10 +221,10 @@ export async function runDelivery(
       return;
     }
     const bodies = calls.map((c) => (round.bodyOf(c.item) as { body: string }).body);
-    const body = batched ? batchBody(bodies) : bodies[0]!;
+    const body = request.batched ? batchBody(bodies) : bodies[0]!;
     // Read before the headers: webhook-timestamp and the rotation overlap are this attempt's time.
     const began = deps.clock();
-    const headers = postHeaders(destinationId, destination, { target, calls }, body, began);
+    const headers = postHeaders(destinationId, destination, request, body, began);
     const sent = await deps.sender.send(target.url, headers, body, timeoutMs);
     const ended = deps.clock();
     const outcome = classify(sent, ended);
@@ -211,7 +241,6 @@ export async function runDelivery(
     }
   };
   await Promise.all(roundRequests(round).map(send));
-  // Only a mapping can fail to build a body.
   const mapped = destination.settings.mapping !== undefined;
   const calls = round.calls.map(({ item }): CallRun => {
     const rendered = mapped ? round.bodyOf(item) : undefined;
@@ -251,7 +280,7 @@ function postHeaders(
 ): Record<string, string> {
   const { settings } = destination;
   const items = request.calls.map((c) => c.item);
-  const batched = settings.batching !== undefined;
+  const { batched } = request;
   const first = items[0]!;
   return buildHeaders({
     body,

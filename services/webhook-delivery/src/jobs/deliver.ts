@@ -21,7 +21,7 @@ import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/r
 import type { CallBatches, DeadLetterStore, RetryBacklog, StatsCounters } from '@eventrelay/stores';
 import { createCapNotes } from './cap-notes.js';
 import { createDestinationHealth } from './destination-health.js';
-import { activeTargets, lastRound, planRound, policyOf, probeRound, runDelivery, type DeliverDeps } from './deliver-round.js';
+import { activeTargets, lastRound, planRound, policyOf, probeRound, renderBodies, runDelivery, type DeliverDeps } from './deliver-round.js';
 import type { OperatorEvents } from './operator-events.js';
 import type { DestinationEpisodes } from '../adapters/destination-episodes.js';
 import type { DestinationSwitches } from '../adapters/destination-switches.js';
@@ -267,7 +267,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
 
     // A job woken before any of its calls is due (one waits on a Retry-After) reserves nothing,
     // goes through, and back to the delayed set.
-    const planned = planRound(items, destination, deps.clock());
+    const planned = planRound(items, destination, deps.clock(), await renderBodies(items, destination));
     const closesBefore = deps.gate.breaker(data.destinationId).closes;
     const limits = {
       maxConcurrency: destination.settings.maxConcurrentRequests ?? deps.maxInFlight,

@@ -11,7 +11,7 @@ import { isDeadLetterCursor } from '@eventrelay/stores';
 import { existingDestination } from '../../domain/destinations.js';
 import { attemptFilter, deadLetterFilter } from '../../domain/log-filters.js';
 import { replaySelection } from '../../domain/replay.js';
-import { sampleCall, testSendTarget } from '../../domain/test-send.js';
+import { assertFiltersSend, sampleCall, testSendTarget } from '../../domain/test-send.js';
 import { auditEntry } from '../../domain/write-context.js';
 import type { AdminRequest, RouteSpec } from '../route-spec.js';
 import { ok, param, type RouteKit } from './kit.js';
@@ -107,9 +107,10 @@ export function deliveryRecordRoutes({ deps, ctx, read, logCursor, cursorProblem
       errors: ['invalid_request', 'not_found', 'conflict'],
       handle: async (req: AdminRequest<TestSendRequest>) => {
         const id = param(req, 'id');
-        const { source } = testSendTarget(await deps.store.snapshot(), id, req.body);
+        const { source, destination } = testSendTarget(await deps.store.snapshot(), id, req.body);
         const messageId = deps.newTestMessageId();
         const call = sampleCall(req.body.type, messageId, ctx(req).now, id);
+        assertFiltersSend(destination, call);
         await deps.intake.route(source.id, call);
         await deps.audit.record(auditEntry(ctx(req), 'destination.test_send', id, { messageId, sourceId: source.id, type: call.type }));
         const body: TestSendResult = { messageId, sourceId: source.id, call };

@@ -1,5 +1,5 @@
 import { routeEntryOf, type Destination } from '@eventrelay/config';
-import { filterInput, readsWholeCall } from './filter-input.js';
+import { readsWholeCall, refusalsOf } from './filtering.js';
 
 const destination = (filters: Destination['filters'], enabled = true): Destination => ({
   id: 'd',
@@ -44,10 +44,28 @@ describe('what drop and only rules read of a call', () => {
     expect(readsWholeCall(destination([{ drop: { field: { path: 'properties.test', equals: true } } }], false))).toBe(false);
   });
 
-  it('tests the whole call when it was read, else the entry', () => {
-    const call = { type: 'track' as const, event: 'E', userId: 'u', messageId: 'm', timestamp: 't', receivedAt: 't', properties: { a: 1 } };
+  it('tests the whole call when it was read, else the entry, and names each refusing destination', () => {
+    const call = {
+      type: 'track' as const,
+      event: 'E',
+      userId: 'u',
+      messageId: 'm',
+      timestamp: 't',
+      receivedAt: 't',
+      properties: { test: true },
+    };
     const entry = routeEntryOf(call, 's', 0, 0);
-    expect(filterInput(entry, call)).toBe(call);
-    expect(filterInput(entry, undefined)).toBe(entry);
+    const noTests = { ...destination([{ drop: { field: { path: 'properties.test', equals: true } } }]), id: 'no-tests' };
+    const tracks = { ...destination([{ only: { field: { path: 'type', equals: 'track' } } }]), id: 'tracks' };
+    const pages = { ...destination([{ only: { field: { path: 'type', equals: 'page' } } }]), id: 'pages' };
+    expect(refusalsOf(entry, [noTests, tracks, pages], call)).toEqual(
+      new Map([
+        ['no-tests', 'drop'],
+        ['pages', 'only'],
+      ]),
+    );
+    // Without the call, properties.test is absent: the drop rule does not hold.
+    expect(refusalsOf(entry, [noTests, tracks, pages], undefined)).toEqual(new Map([['pages', 'only']]));
+    expect(refusalsOf(entry, [tracks], call)).toBeUndefined();
   });
 });
