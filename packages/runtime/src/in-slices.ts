@@ -6,7 +6,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
-export const SLICE_MS = 5;
+const SLICE_MS = 5;
 
 export async function inSlices<T>(
   items: Iterable<T>,
