@@ -133,5 +133,5 @@ export { USER_AGENT, buildHeaders } from './webhook-request/headers.js';
 export { batchBody, batchDeliveryId, batchGroups, callBody, type CallBody } from './webhook-request/request.js';
 export type { CallLike } from './filters/call-condition.js';
 export { compileFilters, filtersOf, filtersProblems } from './filters/destination-filters.js';
-export { mappingProblems } from './mapping/mapping.js';
+export { mappingProblems } from './mapping/mapping-rules.js';
 export { compileValueTest } from './filters/value-test.js';

@@ -6,7 +6,7 @@
 import webhookSettingsSchema from '../../schemas/webhook-settings.schema.json';
 import type { FieldProblem } from '../field-problems.js';
 import type { PreviousSecret, WebhookSettings, WebhookTarget } from '../generated/contracts.js';
-import { mappingProblems } from '../mapping/mapping.js';
+import { mappingProblems } from '../mapping/mapping-rules.js';
 import { isMalformedWhsec } from '../standard-webhooks.js';
 import { webhookHeaderProblems } from '../webhook-headers.js';
 

@@ -1,5 +1,6 @@
 import { compileCondition } from './call-condition.js';
-import { compileSample, sampleBucket, sampleId, stableHash } from './sample.js';
+import { hashCodeUnits as stableHash } from '../hash32.js';
+import { compileSample, sampleBucket, sampleId } from './sample.js';
 
 describe('stableHash and sampleBucket', () => {
   // Pinned: a change of hash silently moves users in and out of every sample in production.

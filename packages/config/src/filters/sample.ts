@@ -7,9 +7,6 @@
 import { hashCodeUnits } from '../hash32.js';
 import type { CallLike } from './call-condition.js';
 
-// Built-ins used per call are read once: a global lookup inside a hot loop is slow in a vm context
-// (jest's sandbox, where the hostile-input test measures these loops), and costs nothing to avoid.
-
 const SAMPLE_BUCKETS = 10_000;
 
 /** The id sampling hashes: the userId, or the anonymousId of a call without one (non-empty strings). */
@@ -22,11 +19,8 @@ export function sampleId(call: CallLike): string | undefined {
 
 /** The id's bucket in [0, 10 000). Changing it moves users in and out of every sample: don't. */
 export function sampleBucket(id: string): number {
-  return stableHash(id) % SAMPLE_BUCKETS;
+  return hashCodeUnits(id) % SAMPLE_BUCKETS;
 }
-
-/** The user's hash (hash32.ts, over the id's UTF-16 code units: no copy per call). */
-export const stableHash = hashCodeUnits;
 
 /** The sample compiled: 0 never passes, 100 always does (a call with no id too); in between, by bucket. */
 export function compileSample(percent: number): (call: CallLike) => boolean {

@@ -1,13 +1,6 @@
 import type { CallLike } from '../filters/call-condition.js';
-import {
-  MAX_OUTPUT_BYTES,
-  MAX_TEMPLATE_CHARS,
-  MAX_TEMPLATE_DEPTH,
-  MAX_TEMPLATE_NODES,
-  compileMapping,
-  mappingProblems,
-  type RenderedBody,
-} from './mapping.js';
+import { MAX_OUTPUT_BYTES, compileMapping, type RenderedBody } from './mapping.js';
+import { MAX_TEMPLATE_CHARS, MAX_TEMPLATE_DEPTH, MAX_TEMPLATE_NODES, mappingProblems } from './mapping-rules.js';
 
 const call: CallLike = {
   type: 'track',
