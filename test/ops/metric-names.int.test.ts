@@ -166,7 +166,12 @@ describe('metric names', () => {
         ).toEqual(['command', 'connection']);
     }
     expect(values('router', 'eventrelay_router_calls_total', 'result')).toEqual(['routed', 'suppressed', 'unrouted']);
-    expect(values('router', 'eventrelay_router_filtered_total', 'reason')).toEqual(['integrations', 'suppression']);
+    expect(values('router', 'eventrelay_router_filtered_total', 'reason')).toEqual([
+      'filter_drop',
+      'filter_only',
+      'integrations',
+      'suppression',
+    ]);
     expect(values('audiences', 'eventrelay_audiences_profile_calls_total', 'result')).toEqual(['applied', 'repeated']);
     expect(values('audiences', 'eventrelay_audiences_membership_changes_total', 'change')).toEqual(['entered', 'left']);
     expect(values('audiences', 'eventrelay_audiences_passes_total', 'kind')).toEqual(['backfill', 'periodic']);
