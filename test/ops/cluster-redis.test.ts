@@ -212,7 +212,8 @@ describe('Redis Cluster scripts (k8s/overlays/cluster, docker-compose.cluster.ym
     hosts.forEach((_, i) => startNode(i, hosts));
     const { code, output } = await create(hosts);
     expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('[OK] All 16384 slots covered.') });
-    await healthy(hosts);
+    // The create returns once the nodes agree on slots; meeting every other node by gossip can take a moment more.
+    await eventually(() => healthy(hosts), 15_000);
     // Roles reach every node by gossip, within a second or so of the create.
     const { all } = await eventually(
       async () => {
