@@ -48,10 +48,6 @@ const config: Config = {
     },
   ],
   testTimeout: 30_000,
-  // One worker per core (jest's default leaves one core to its own process, which mostly waits):
-  // the suites spend their time waiting on Redis, child processes and receivers, so two workers on
-  // the two cores of a CI machine halve the run (about 5 minutes instead of 10).
-  maxWorkers: '100%',
 };
 
 export default config;
