@@ -206,7 +206,7 @@ export interface Batching {
   maxBytes?: number;
 }
 /**
- * One rule: exactly one of drop, only, dropFields and keepFields; `if` narrows dropFields and keepFields to the calls it holds for.
+ * One rule: exactly one of drop (calls for which its condition holds are not sent), only (only calls for which its condition holds are sent), dropFields and keepFields; `if` narrows dropFields and keepFields to the calls it holds for (default every call).
  */
 export interface FilterRule {
   /**
@@ -214,7 +214,7 @@ export interface FilterRule {
    */
   name?: string;
   drop?: CallCondition;
-  only?: CallCondition2;
+  only?: CallCondition;
   /**
    * these fields are left out of what is sent (paths under properties, traits or context, or those objects whole)
    *
@@ -233,10 +233,10 @@ export interface FilterRule {
    * Items: a dot-separated path into the call, e.g. properties.plan or context.library.name (at most 10 names)
    */
   keepFields?: string[];
-  if?: CallCondition3;
+  if?: CallCondition;
 }
 /**
- * calls for which the condition holds are not sent
+ * A test of one call: a tree of all / any / not over field tests and sampling. Each node is an object with exactly one of its keys.
  */
 export interface CallCondition {
   /**
@@ -245,37 +245,15 @@ export interface CallCondition {
    * @minItems 1
    * @maxItems 50
    */
-  all?: CallCondition1[];
+  all?: CallCondition[];
   /**
    * true when at least one condition is
    *
    * @minItems 1
    * @maxItems 50
    */
-  any?: CallCondition1[];
-  not?: CallCondition1;
-  field?: FieldTest;
-  sample?: SampleTest;
-}
-/**
- * A test of one call: a tree of all / any / not over field tests and sampling. Each node is an object with exactly one of its keys.
- */
-export interface CallCondition1 {
-  /**
-   * true when every condition is
-   *
-   * @minItems 1
-   * @maxItems 50
-   */
-  all?: CallCondition1[];
-  /**
-   * true when at least one condition is
-   *
-   * @minItems 1
-   * @maxItems 50
-   */
-  any?: CallCondition1[];
-  not?: CallCondition1;
+  any?: CallCondition[];
+  not?: CallCondition;
   field?: FieldTest;
   sample?: SampleTest;
 }
@@ -342,50 +320,6 @@ export interface FieldTest {
  */
 export interface SampleTest {
   percent: number;
-}
-/**
- * A test of one call: a tree of all / any / not over field tests and sampling. Each node is an object with exactly one of its keys.
- */
-export interface CallCondition2 {
-  /**
-   * true when every condition is
-   *
-   * @minItems 1
-   * @maxItems 50
-   */
-  all?: CallCondition1[];
-  /**
-   * true when at least one condition is
-   *
-   * @minItems 1
-   * @maxItems 50
-   */
-  any?: CallCondition1[];
-  not?: CallCondition1;
-  field?: FieldTest;
-  sample?: SampleTest;
-}
-/**
- * A test of one call: a tree of all / any / not over field tests and sampling. Each node is an object with exactly one of its keys.
- */
-export interface CallCondition3 {
-  /**
-   * true when every condition is
-   *
-   * @minItems 1
-   * @maxItems 50
-   */
-  all?: CallCondition1[];
-  /**
-   * true when at least one condition is
-   *
-   * @minItems 1
-   * @maxItems 50
-   */
-  any?: CallCondition1[];
-  not?: CallCondition1;
-  field?: FieldTest;
-  sample?: SampleTest;
 }
 /**
  * JSON merge patch of a destination: fields given replace the stored ones (webhooks and sourceIds as whole lists); settings.sharedSecret null removes the secret, leaving it out keeps it; a header value given as its hint keeps the stored value; a webhook given without `disabled` keeps the disabled state stored for its URL; a numeric setting, previousSecret, mapping or batching given as null goes back to its default; filters are replaced as a whole list.
