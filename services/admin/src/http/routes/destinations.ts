@@ -1,5 +1,6 @@
 /** Destinations: create, read, change (the enabled switch too), rotate the secret, delete. */
 import type {
+  Destination,
   DestinationCreate,
   DestinationPatch,
   PreviewRequest,
@@ -20,6 +21,8 @@ import type { AdminRequest, RouteSpec } from '../route-spec.js';
 import { byId, ok, param, type RouteKit } from './kit.js';
 
 export function destinationRoutes({ deps, ctx, write, read }: RouteKit): RouteSpec[] {
+  const preview = (destination: Destination, { call, sourceId }: PreviewRequest) =>
+    ok(previewDelivery({ destination, call, sourceId, now: deps.clock(), newMessageId: deps.newTestMessageId }));
   return [
     {
       method: 'get',
@@ -52,16 +55,12 @@ export function destinationRoutes({ deps, ctx, write, read }: RouteKit): RouteSp
       body: 'UnsavedPreviewRequest',
       answer: { status: 200, schema: 'PreviewResult', description: 'the decision and the requests' },
       errors: ['invalid_request'],
-      handle: async (req: AdminRequest<UnsavedPreviewRequest>) => {
-        const now = deps.clock();
+      handle: async (req: AdminRequest<UnsavedPreviewRequest>) =>
         // Planned as a create (every check of a save), never written.
-        const destination = await read(
-          (s) => planCreateDestination(s, { ...req.body.destination, id: undefined }, deps.newId('dst'), ctx(req)).result,
-        );
-        return ok(
-          previewDelivery({ destination, call: req.body.call, sourceId: req.body.sourceId, now, newMessageId: deps.newTestMessageId }),
-        );
-      },
+        preview(
+          await read((s) => planCreateDestination(s, { ...req.body.destination, id: undefined }, deps.newId('dst'), ctx(req)).result),
+          req.body,
+        ),
     },
     {
       method: 'post',
@@ -71,18 +70,7 @@ export function destinationRoutes({ deps, ctx, write, read }: RouteKit): RouteSp
       body: 'PreviewRequest',
       answer: { status: 200, schema: 'PreviewResult', description: 'the decision and the requests' },
       errors: ['invalid_request', 'not_found'],
-      handle: async (req: AdminRequest<PreviewRequest>) => {
-        const destination = await read((s) => existingDestination(s, param(req, 'id')));
-        return ok(
-          previewDelivery({
-            destination,
-            call: req.body.call,
-            sourceId: req.body.sourceId,
-            now: deps.clock(),
-            newMessageId: deps.newTestMessageId,
-          }),
-        );
-      },
+      handle: async (req: AdminRequest<PreviewRequest>) => preview(await read((s) => existingDestination(s, param(req, 'id'))), req.body),
     },
     {
       method: 'get',
