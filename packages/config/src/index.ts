@@ -115,7 +115,7 @@ export type {
 export { traitKey } from './audiences/trait-key.js';
 export { audienceProblems } from './audiences/audience-rules.js';
 export { batchDeliveryJobId, callDeliveryId } from './delivery-ids.js';
-export { routeEntryOf } from './route-entry.js';
+export { ROUTE_ENTRY_CALL_FIELDS, routeEntryOf } from './route-entry.js';
 export { heldFromLegacyDeliverJob, legacyRouteJob, type LegacyRouteJob } from './legacy-jobs.js';
 export { audienceFingerprint } from './audiences/fingerprint.js';
 export { parsePassState, type PassState } from './audiences/pass-state.js';

@@ -5,6 +5,12 @@
  */
 import type { NormalizedCall, RouteEntry } from './generated/contracts.js';
 
+/**
+ * The call fields a route entry holds as the call has them (traits only for some identifies, so
+ * not among them): a filter testing only these is decided from the entry, without the call.
+ */
+export const ROUTE_ENTRY_CALL_FIELDS: ReadonlySet<string> = new Set(['type', 'userId', 'event', 'messageId', 'timestamp', 'integrations']);
+
 /** `index`: the call's number in its flush; `part`: the number of the first call of its source in that flush. */
 export function routeEntryOf(call: NormalizedCall, sourceId: string, index: number, part: number): RouteEntry {
   const entry: RouteEntry = { index, part, sourceId, messageId: call.messageId, type: call.type, timestamp: call.timestamp };

@@ -57,13 +57,14 @@ export function batchGroups(bodies: readonly string[], batching: Batching): numb
   let current: number[] = [];
   let bytes = 2; // the brackets
   bodies.forEach((body, i) => {
-    const size = Buffer.byteLength(body) + (current.length > 0 ? 1 : 0);
-    if (current.length > 0 && (current.length >= maxCalls || bytes + size > maxBytes)) {
+    const size = Buffer.byteLength(body);
+    // The comma before it counts while the group has a body; a new group has none.
+    if (current.length > 0 && (current.length >= maxCalls || bytes + 1 + size > maxBytes)) {
       groups.push(current);
       current = [];
       bytes = 2;
     }
-    bytes += Buffer.byteLength(body) + (current.length > 0 ? 1 : 0);
+    bytes += size + (current.length > 0 ? 1 : 0);
     current.push(i);
   });
   if (current.length > 0) groups.push(current);

@@ -3,19 +3,27 @@
  * when every field it tests is one the entry holds, else the whole call, which the router then
  * reads from the batch: most rules test type, event or userId, so most batches cost no extra read.
  */
-import { filtersOf, type CallLike, type Destination, type NormalizedCall, type RouteEntry } from '@eventrelay/config';
-
-/** The call fields a route entry holds as the call has them (call-batch.schema.json); traits only for some identifies. */
-const ENTRY_FIELDS: ReadonlySet<string> = new Set(['type', 'userId', 'event', 'messageId', 'timestamp', 'integrations']);
+import {
+  ROUTE_ENTRY_CALL_FIELDS,
+  filtersOf,
+  type CallLike,
+  type Destination,
+  type NormalizedCall,
+  type RouteEntry,
+} from '@eventrelay/config';
 
 /** How a destination's rules refused a call: a drop rule held, or an only rule did not. */
 export type Refusal = 'drop' | 'only';
 
+/** Whether the destination is enabled and has drop or only rules: routing must ask them. */
+export function decides(destination: Destination): boolean {
+  return destination.enabled && filtersOf(destination).decides;
+}
+
 /** Whether the destination's drop and only rules test a field the route entry does not hold. */
 export function readsWholeCall(destination: Destination): boolean {
-  const filters = filtersOf(destination);
-  if (!filters.decides || !destination.enabled) return false;
-  for (const root of filters.roots) if (!ENTRY_FIELDS.has(root)) return true;
+  if (!decides(destination)) return false;
+  for (const root of filtersOf(destination).roots) if (!ROUTE_ENTRY_CALL_FIELDS.has(root)) return true;
   return false;
 }
 
@@ -30,9 +38,8 @@ export function refusalsOf(
 ): Map<string, Refusal> | undefined {
   let refusals: Map<string, Refusal> | undefined;
   for (const destination of connected) {
-    const filters = filtersOf(destination);
-    if (!destination.enabled || !filters.decides) continue;
-    const decision = filters.decide((wholeCall ?? entry) as unknown as CallLike);
+    if (!decides(destination)) continue;
+    const decision = filtersOf(destination).decide((wholeCall ?? entry) as unknown as CallLike);
     if (!decision.send) (refusals ??= new Map()).set(destination.id, decision.reason);
   }
   return refusals;

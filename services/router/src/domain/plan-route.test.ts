@@ -127,13 +127,14 @@ describe('planRoute', () => {
       call('m-2', { event: 'Signed Up' }),
       call('m-3', { event: 'Order Refunded' }),
     ];
+    /** What the route job hands planRoute: the rules' refusals, testing the whole calls when given. */
+    const refusedBy = (whole?: ReadonlyMap<number, NormalizedCall>) => (e: RouteEntry, d: Destination) =>
+      refusalsOf(e, [d], whole?.get(e.index))?.get(d.id);
 
     it('leaves out the calls a drop rule holds for, or an only rule does not, counting each by how', () => {
       const routed = entries(batch);
       const whole = new Map(batch.map((c, i) => [i, c]));
-      const plan = planRoute(routed, connectedTo([orders, noTests, destination('all')]), none, (e, d) =>
-        refusalsOf(e, [d], whole.get(e.index))?.get(d.id),
-      );
+      const plan = planRoute(routed, connectedTo([orders, noTests, destination('all')]), none, refusedBy(whole));
       expect(pairs(plan, routed).sort()).toEqual(
         ['m-1→all', 'm-1→orders', 'm-2→all', 'm-2→no-tests', 'm-3→all', 'm-3→no-tests', 'm-3→orders'].sort(),
       );
@@ -145,14 +146,14 @@ describe('planRoute', () => {
     it('tests the route entry when the whole call was not read: a field the entry lacks is absent', () => {
       const routed = entries(batch);
       // properties.test is not in a route entry: without the call, the drop rule never holds.
-      const plan = planRoute(routed, connectedTo([noTests]), none, (e, d) => refusalsOf(e, [d], undefined)?.get(d.id));
+      const plan = planRoute(routed, connectedTo([noTests]), none, refusedBy());
       expect(plan.filtered).toEqual({ drop: 0, only: 0 });
       expect(plan.routedPairs).toBe(3);
     });
 
     it('counts a call that every destination filtered out as unrouted', () => {
       const routed = entries([call('m-1', { event: 'Signed Up' })]);
-      expect(planRoute(routed, connectedTo([orders]), none, (e, d) => refusalsOf(e, [d], undefined)?.get(d.id))).toMatchObject({
+      expect(planRoute(routed, connectedTo([orders]), none, refusedBy())).toMatchObject({
         deliveries: [],
         unrouted: 1,
         filtered: { drop: 0, only: 1 },

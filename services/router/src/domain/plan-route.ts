@@ -35,15 +35,15 @@ export interface RoutePlan {
 }
 
 /**
- * `connected(sourceId)`: the destinations connected to a source (enabled or not). `refused(entry,
+ * `connected(sourceId)`: the destinations connected to a source (enabled or not). `refusedBy(entry,
  * destination)`: how that destination's drop and only rules refused the call, if they did
- * (filtering.ts; decided ahead, a slice at a time).
+ * (filtering.ts; decided ahead, a slice at a time); left out when no destination has such rules.
  */
 export function planRoute(
   entries: readonly RouteEntry[],
   connected: (sourceId: string) => readonly Destination[],
   suppressions: ReadonlyMap<string, Suppression>,
-  refused: (entry: RouteEntry, destination: Destination) => Refusal | undefined = () => undefined,
+  refusedBy?: (entry: RouteEntry, destination: Destination) => Refusal | undefined,
 ): RoutePlan {
   type Part = PlannedDelivery['parts'][number];
   const byDestination = new Map<string, Map<number, Part>>();
@@ -55,23 +55,16 @@ export function planRoute(
   const filtered = { drop: 0, only: 0 };
   const fanout: number[] = [];
   // A batch holds the calls of a few sources: look each one's destinations up once.
-  const sources = new Map<string, { destinations: readonly Destination[]; enabled: number; filtering: boolean }>();
+  const sources = new Map<string, { destinations: readonly Destination[]; enabled: number }>();
   const sourceOf = (sourceId: string) => {
     let source = sources.get(sourceId);
     if (!source) {
       const destinations = connected(sourceId);
-      sources.set(
-        sourceId,
-        (source = {
-          destinations,
-          enabled: destinations.filter((d) => d.enabled).length,
-          filtering: destinations.some((d) => d.enabled && d.filters !== undefined && d.filters.length > 0),
-        }),
-      );
+      sources.set(sourceId, (source = { destinations, enabled: destinations.filter((d) => d.enabled).length }));
     }
     return source;
   };
-  const passes = (d: Destination, entry: RouteEntry): boolean => {
+  const passes = (refused: NonNullable<typeof refusedBy>, d: Destination, entry: RouteEntry): boolean => {
     const refusal = refused(entry, d);
     if (refusal !== undefined) filtered[refusal]++;
     return refusal === undefined;
@@ -91,7 +84,7 @@ export function planRoute(
     const source = sourceOf(entry.sourceId);
     const selected = selectDestinations(entry, source.destinations);
     turnedOff += source.enabled - selected.length;
-    const targets = source.filtering ? selected.filter((d) => passes(d, entry)) : selected;
+    const targets = refusedBy ? selected.filter((d) => passes(refusedBy, d, entry)) : selected;
     if (targets.length === 0) unrouted++;
     fanout.push(targets.length);
     routedPairs += targets.length;

@@ -25,7 +25,7 @@ import {
 } from '@eventrelay/config';
 import { execAll, inSlices, queueJobAdd, type Logger } from '@eventrelay/runtime';
 import type { CallBatches } from '@eventrelay/stores';
-import { readsWholeCall, refusalsOf, type Refusal } from '../domain/filtering.js';
+import { decides, readsWholeCall, refusalsOf, type Refusal } from '../domain/filtering.js';
 import { planRoute, type RoutePlan } from '../domain/plan-route.js';
 
 type PlannedDelivery = RoutePlan['deliveries'][number];
@@ -88,13 +88,7 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
       suppressed > 0 ? deps.suppressions.lookup(entries) : NONE_SUPPRESSED,
       wholeCallsFor(batchId, entries, connected),
     ]);
-    const refusals = new Map<RouteEntry, Map<string, Refusal>>();
-    // Each call's rules are bounded (docs/filters.md); slices keep a batch of them from holding the loop.
-    await inSlices(entries, (entry) => {
-      const refused = refusalsOf(entry, connected(entry.sourceId), wholeCall(entry));
-      if (refused) refusals.set(entry, refused);
-    });
-    const plan = planRoute(entries, connected, suppressions, (entry, d) => refusals.get(entry)?.get(d.id));
+    const plan = planRoute(entries, connected, suppressions, await refusalsFor(entries, connected, wholeCall));
     if (plan.deliveries.every((d) => deps.deliverQueueOf(d.destinationId).opts.prefix === deps.batches.prefix)) {
       const tx = deps.transaction();
       deps.batches.queuePlan(
@@ -129,6 +123,31 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     const calls = await deps.batches.readParts(batchId, [...parts]);
     metrics.wholeCallReads.inc();
     return (entry) => calls.get(entry.part)?.[entry.index - entry.part];
+  }
+
+  /**
+   * What the destinations' drop and only rules refuse, decided ahead a slice at a time: each call's
+   * rules are bounded (docs/filters.md), and the slices keep a batch of them from holding the event
+   * loop. Undefined, with no pass over the calls, when no destination of the batch's sources has such rules.
+   */
+  async function refusalsFor(
+    entries: readonly RouteEntry[],
+    connected: (sourceId: string) => readonly Destination[],
+    wholeCall: (entry: RouteEntry) => NormalizedCall | undefined,
+  ): Promise<((entry: RouteEntry, destination: Destination) => Refusal | undefined) | undefined> {
+    const deciding = new Map<string, boolean>();
+    const decidesFor = (sourceId: string) => {
+      let any = deciding.get(sourceId);
+      if (any === undefined) deciding.set(sourceId, (any = connected(sourceId).some(decides)));
+      return any;
+    };
+    if (!entries.some((e) => decidesFor(e.sourceId))) return undefined;
+    const refusals = new Map<RouteEntry, Map<string, Refusal>>();
+    await inSlices(entries, (entry) => {
+      const refused = decidesFor(entry.sourceId) ? refusalsOf(entry, connected(entry.sourceId), wholeCall(entry)) : undefined;
+      if (refused) refusals.set(entry, refused);
+    });
+    return (entry, d) => refusals.get(entry)?.get(d.id);
   }
 
   /** The destinations of each source as configured when first asked, for the rest of the job. */
