@@ -35,7 +35,9 @@ describe('intake under Redis memory pressure', () => {
     let fillers = 0;
     while ((await usedRatio()) < 0.75) await client.set(`filler:${fillers++}`, 'f'.repeat(256 * 1024));
 
-    // Then calls, about 100 KB a request, paced so the guard's 500 ms samples keep up.
+    // Then calls, about 100 KB a request, paced so the guard's 500 ms samples keep up: at most
+    // 0.5 MB between two samples, within the 0.8 MB from the guard's 90% to a full 8 MB (at 50 ms a
+    // request it was 1 MB, and a late sample on a loaded machine let Redis refuse first).
     const acknowledged: string[] = [];
     let refused: Awaited<ReturnType<typeof post>> | undefined;
     for (let r = 0; r < 200 && !refused; r++) {
@@ -49,7 +51,7 @@ describe('intake under Redis memory pressure', () => {
       const res = await post(t.url, '/v1/batch', { batch }, { writeKey: t.writeKey });
       if (res.status === 200) acknowledged.push(...batch.map((c) => c.messageId));
       else refused = res;
-      await sleep(50);
+      await sleep(100);
     }
     // Refused by the guard, not by Redis (which would be service_unavailable after an OOM error).
     expect(refused).toMatchObject({ status: 503, json: { success: false, code: 'overloaded' } });
