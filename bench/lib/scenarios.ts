@@ -100,6 +100,13 @@ export const SCENARIOS: readonly Scenario[] = [
     plan: planOf(() => ({ fail500: 0.1, fail429: 0.02, retryAfterS: 1 })),
   }),
   scenario({
+    // Issue 31: the ordinary production receiver, mostly healthy with errors of every kind at
+    // random; the receiver-friendly controls must serve it at full speed.
+    name: 'noisy-errors',
+    title: '5% of attempts answer 503, 2% 429 with Retry-After: 1, 3% hang past the 5 s timeout, at random',
+    plan: planOf(() => ({ unavailable: 0.05, fail429: 0.02, retryAfterS: 1, hang: 0.03 })),
+  }),
+  scenario({
     name: 'dead-1-of-10',
     title: 'destination 9 hangs every request past the 5 s timeout',
     plan: planOf((i) => (i === 9 ? { hang: 1 } : {})),

@@ -30,11 +30,13 @@ export interface QueueSnapshot {
 }
 
 /**
- * Moves an active job back to delayed until `at`, noting the due time first (see above). The job
- * is locked to the caller, so nothing else writes its hash meanwhile.
+ * Moves an active job back to delayed until `at`, noting the due time first (see above), and with
+ * `data` its data too (what it carries back, in the same command). The job is locked to the
+ * caller, so nothing else writes its hash meanwhile.
  */
-export async function putJobBack(connection: RedisClient, job: Job, at: number, token: string | undefined): Promise<void> {
-  await connection.hset(jobKey(job), DUE_AT_FIELD, String(at));
+export async function putJobBack(connection: RedisClient, job: Job, at: number, token: string | undefined, data?: unknown): Promise<void> {
+  if (data === undefined) await connection.hset(jobKey(job), DUE_AT_FIELD, String(at));
+  else await connection.hset(jobKey(job), { data: JSON.stringify(data), [DUE_AT_FIELD]: String(at) });
   await job.moveToDelayed(at, token);
 }
 

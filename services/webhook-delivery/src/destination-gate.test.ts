@@ -490,7 +490,7 @@ describe('DestinationGate', () => {
   });
 
   describe('the breaker and the adaptive limit', () => {
-    const fail503 = { signal: 'throttled' as const, status: 503 };
+    const fail503 = { signal: 'failed' as const };
     /** Opens d1's breaker with 20 answered 503s; returns what the listener saw. */
     function openBreaker(gate: DestinationGate): string[] {
       const seen: string[] = [];
@@ -513,7 +513,7 @@ describe('DestinationGate', () => {
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'probe' });
       const places = gate.places('d1', 0, 1, 'probe');
       expect(places.take()).toBeUndefined();
-      places.give(3, true, { signal: 'ok', status: 200 });
+      places.give(3, true, { signal: 'ok' });
       places.done();
       expect(gate.breaker('d1').state).toBe('closed');
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go' });
@@ -531,20 +531,28 @@ describe('DestinationGate', () => {
       expect(gate.inFlight('d1')).toBe(0);
     });
 
-    it('paces requests at the rate a 429 set, and parks what would wait more than slowMs', async () => {
+    it('books each job its turns at the rate sustained 429s set: parked once until its turn, which it then takes', async () => {
       const { gate, advance } = harness({ maxInFlight: 64 });
       for (let i = 0; i < 10; i++) {
         expectGo(gate.send('d1'));
-        gate.sent('d1', 1, { signal: 'ok', status: 200 });
+        gate.sent('d1', 1, { signal: 'ok' });
       }
-      expectGo(gate.send('d1'));
-      gate.sent('d1', 1, { signal: 'throttled', status: 429 });
-      // 90% of the 10 accepted: 9 a second, one every 111 ms.
+      for (let i = 0; i < 3; i++) {
+        expectGo(gate.send('d1'));
+        gate.sent('d1', 1, { signal: 'throttled' });
+      }
+      // 90% of the 10 let through, measured over at least a second: 9 a second, one every 111 ms.
       expect(gate.limits().next().value?.[1].limit.rate).toBeCloseTo(9);
-      expectGo(gate.enter('d1', 0, 5));
-      // A second job would wait past slowMs behind the first one's five: parked instead.
-      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'park', delayMs: expect.any(Number) });
-      const places = gate.places('d1', 0, 5);
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go', at: T0 });
+      // The second job's turns start 5/9 s later, within slowMs: it is held, not parked.
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go', at: T0 + 556 });
+      // The third's would start past slowMs: it is parked until then, and the fourth after it.
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: T0 + 1111 });
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: T0 + 1667 });
+      // A job back early with its turn is parked again until it, booking nothing more.
+      expect(gate.enter('d1', 0, 5, undefined, T0 + 1667)).toEqual({ kind: 'turn', at: T0 + 1667 });
+      // The first job's requests start one turn apart.
+      const places = gate.places('d1', 0, 5, 'normal', T0);
       expect(places.take()).toBeUndefined();
       const second = places.take();
       expect(second).toBeInstanceOf(Promise);
@@ -556,6 +564,13 @@ describe('DestinationGate', () => {
       advance(20);
       await flush();
       expect(went).toBe(true);
+      // Back at its turn, the third job goes from it; a new job still queues behind the fourth.
+      advance(1000);
+      expect(gate.enter('d1', 0, 5, undefined, T0 + 1111)).toEqual({ kind: 'go', at: T0 + 1111 });
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: T0 + 2222 });
+      // A turn long past (the queue was slow to return the job) is booked anew.
+      advance(3000);
+      expect(gate.enter('d1', 0, 5, undefined, T0 + 1111)).toEqual({ kind: 'go', at: T0 + 4120 });
     });
   });
 });

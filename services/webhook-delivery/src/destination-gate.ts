@@ -9,7 +9,7 @@
  *   Redis command and takes milliseconds, so a single high-volume destination runs at full speed
  *   however many of its jobs a worker holds;
  * - a destination that stopped answering (no request finished for `slowMs` while at the cap, or
- *   its recent requests take `slowMs` or more) is slow: the job is parked for about as long as
+ *   most of its recent requests took `slowMs` or more) is slow: the job is parked for about as long as
  *   one of its requests takes, so it comes back roughly when there is likely to be room. Jobs
  *   already waiting when it turns slow are parked after waiting `slowMs`.
  * The requests of admitted jobs then each take one of the cap's places to be sent (`send`), so no
@@ -20,6 +20,11 @@
  * Each lane also keeps the destination's adaptive limit (domain/adaptive-limit.ts: the cap above is
  * its concurrency, and requests start no faster than its rate) and its circuit breaker
  * (domain/breaker.ts: while open, jobs are parked and one request at a time goes as the probe).
+ *
+ * While a rate is in force, each admitted job books the turns of its requests on the lane's
+ * ledger (`nextSendAt`). A job whose turn is further off than `slowMs` is not held: it gets
+ * `turn`, is parked until then, and comes back carrying its turn, which it then takes without
+ * asking again. A backlog behind a rate so costs one park per job, never a cycle of wake-ups.
  */
 import { AdaptiveLimit, type LimitCaps } from './domain/adaptive-limit.js';
 import type { AnswerSignal } from './domain/answer-signal.js';
@@ -28,20 +33,37 @@ import { Breaker, MAX_PROBE_MS, type BreakerChange } from './domain/breaker.js';
 /** The longest a job is parked at once, however often it was parked before. */
 export const MAX_PARK_MS = 5 * 60 * 1000;
 
-export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; readonly delayMs: number };
+/** `go` with `at`: a rate is in force and the job's requests take their turns from then, 1/rate apart. */
+export type GateVerdict = { readonly kind: 'go'; readonly at?: number } | { readonly kind: 'park'; readonly delayMs: number };
 
 /**
  * What `enter` answers: besides go and park, `probe` (the destination's breaker is open and this
  * job carries its probe: it sends exactly one request) and a park because the breaker is open.
  */
 export type EntryVerdict =
-  GateVerdict | { readonly kind: 'probe' } | { readonly kind: 'park'; readonly delayMs: number; readonly breaker: true };
+  | GateVerdict
+  | { readonly kind: 'probe' }
+  | { readonly kind: 'park'; readonly delayMs: number; readonly breaker: true }
+  | { readonly kind: 'turn'; readonly at: number };
+
+/**
+ * A job parked for its turn comes back carrying it: within this long after the turn it goes
+ * without booking again; later, its turn has passed (the queue was slow to return it) and it
+ * books anew.
+ */
+export const TURN_GRACE_MS = 1000;
 
 /** What an answer told, for the lane's limit and breaker. */
 export interface Answer {
   readonly signal: AnswerSignal;
-  readonly status?: number | undefined;
 }
+
+/**
+ * A lane is slow once about half of its recent requests took `slowMs` or more (the share an
+ * exponentially weighted mean of 0.2 per answer reaches after four slow answers in a row); a
+ * timeout now and then among quick answers never gets there.
+ */
+const SLOW_SHARE = 0.5;
 
 /** The longest a job waits for a breaker that may stay open (it is woken when it closes). */
 const MAX_BREAKER_PARK_MS = 60_000;
@@ -72,14 +94,16 @@ interface Lane {
   sendQueue: { resolve: (v: GateVerdict) => void; parks: number }[];
   /** Parks waiters that waited `slowMs`; runs only while there are waiters (one timer per lane, not per job). */
   sweep: NodeJS.Timeout | undefined;
-  /** Exponentially weighted mean request duration, ms. */
+  /** Exponentially weighted mean request duration, ms: how long a park lasts. */
   meanMs: number;
+  /** Exponentially weighted share of requests that took `slowMs` or more: whether the lane is slow (one timeout among quick answers is not). */
+  slowShare: number;
   lastFinishedAt: number;
   /** When the lane first parked a job since its last quick attempt: how long it has been stuck. */
   slowSince: number | undefined;
   readonly limit: AdaptiveLimit;
   readonly breaker: Breaker;
-  /** The earliest the next request may start at the limit's rate. */
+  /** The earliest the next booked turn may start at the limit's rate (the ledger of turns). */
   nextSendAt: number;
   /** A job parked to carry the next probe is due back before this; later jobs wait longer. */
   carrierUntil: number;
@@ -108,9 +132,9 @@ export class DestinationGate {
    * Admits a job that is about to make `requests` requests; one with none to make (nothing of it
    * is due yet) goes at once and reserves nothing. `parks`: how often this job was parked before;
    * each park doubles its next delay. On `go`, every request is ended with `leave`, and those
-   * never sent too.
+   * never sent too. `turnAt`: the turn the job was parked for (see TURN_GRACE_MS), if any.
    */
-  enter(destinationId: string, parks = 0, requests = 1, caps?: LimitCaps): EntryVerdict | Promise<EntryVerdict> {
+  enter(destinationId: string, parks = 0, requests = 1, caps?: LimitCaps, turnAt?: number): EntryVerdict | Promise<EntryVerdict> {
     if (requests <= 0) return GO;
     const lane = this.lane(destinationId);
     if (caps) lane.limit.setCaps(caps);
@@ -121,22 +145,29 @@ export class DestinationGate {
       return { kind: 'probe' };
     }
     if (admission.kind === 'wait') return { kind: 'park', delayMs: this.breakerPark(lane, admission.probeAt, now), breaker: true };
-    // At the limit's rate, the requests already admitted take this long to start: a job that would
-    // wait longer than `slowMs` for its turn is parked instead of holding a worker slot.
     const rate = lane.limit.rate;
-    if (Number.isFinite(rate) && lane.inFlight > 0) {
-      const backlogMs = (lane.inFlight / rate) * 1000;
-      if (backlogMs + (requests / rate) * 1000 > this.options.slowMs)
-        return { kind: 'park', delayMs: Math.round(Math.max(backlogMs, 100) * (0.5 + this.options.random())) };
+    let go = GO;
+    if (Number.isFinite(rate)) {
+      const carried = turnAt !== undefined && now <= turnAt + TURN_GRACE_MS;
+      if (carried && turnAt - now > this.options.slowMs) return { kind: 'turn', at: turnAt };
+      let start = turnAt ?? now;
+      if (!carried) {
+        // Its requests' turns, after those already booked: a job whose first turn is further off
+        // than `slowMs` is parked until it instead of holding a worker slot.
+        start = Math.max(now, lane.nextSendAt);
+        lane.nextSendAt = start + (requests / rate) * 1000;
+        if (start - now > this.options.slowMs) return { kind: 'turn', at: Math.round(start) };
+      }
+      go = { kind: 'go', at: Math.round(start) };
     }
     if (lane.inFlight < lane.limit.concurrency) {
       if (lane.inFlight === 0) lane.lastFinishedAt = this.options.clock();
       lane.inFlight += requests;
-      return GO;
+      return go;
     }
     if (this.isSlow(lane)) return this.park(lane, parks);
     return new Promise<GateVerdict>((resolve) => {
-      lane.waiters.push({ resolve, since: this.options.clock(), parks, requests });
+      lane.waiters.push({ resolve: (v) => resolve(v.kind === 'go' ? go : v), since: this.options.clock(), parks, requests });
       if (!lane.sweep) {
         lane.sweep = setInterval(() => this.sweep(lane), Math.max(10, Math.floor(this.options.slowMs / 10)));
         lane.sweep.unref();
@@ -173,7 +204,7 @@ export class DestinationGate {
     lane.open--;
     while (lane.sendQueue.length > 0 && lane.open < lane.limit.concurrency) {
       const next = lane.sendQueue.shift()!;
-      if (lane.meanMs >= this.options.slowMs) {
+      if (lane.slowShare >= SLOW_SHARE) {
         next.resolve(this.park(lane, next.parks));
         continue;
       }
@@ -208,11 +239,19 @@ export class DestinationGate {
   /**
    * `mode`: `probe` for the breaker's probe; `last` for calls at their retry window's end, whose
    * last attempt goes even while the breaker is open (as docs/spec.md §4 gives every call one at its
-   * deadline); their answers count as any other (a 2xx closes the breaker).
+   * deadline); their answers count as any other (a 2xx closes the breaker). `turnsFrom`: the `at`
+   * of the job's `go`, its requests' first turn; they start 1/rate apart from it.
    */
-  places(destinationId: string, parks: number, reserved: number, mode: 'normal' | 'probe' | 'last' = 'normal'): RequestPlaces {
+  places(
+    destinationId: string,
+    parks: number,
+    reserved: number,
+    mode: 'normal' | 'probe' | 'last' = 'normal',
+    turnsFrom?: number,
+  ): RequestPlaces {
     const probe = mode === 'probe';
     let ended = 0;
+    let turns = 0;
     const lane = this.lane(destinationId);
     const paced = (v: GateVerdict): number | undefined | Promise<number | undefined> => {
       if (v.kind === 'park') return v.delayMs;
@@ -221,13 +260,11 @@ export class DestinationGate {
         this.sent(destinationId, undefined);
         return this.breakerPark(lane, lane.breaker.probeAt, this.options.clock());
       }
-      const wait = this.paceWait(lane);
-      if (wait === 0) return undefined;
-      if (wait > this.options.slowMs) {
-        this.sent(destinationId, undefined);
-        return Math.round(wait);
-      }
-      return new Promise((resolve) => setTimeout(() => resolve(undefined), wait));
+      const rate = lane.limit.rate;
+      if (turnsFrom === undefined || !Number.isFinite(rate)) return undefined;
+      // The job booked these turns on admission: the wait is in-process, never a park.
+      const wait = turnsFrom + (turns++ * 1000) / rate - this.options.clock();
+      return wait <= 0 ? undefined : new Promise((resolve) => setTimeout(() => resolve(undefined), wait));
     };
     return {
       take: () => {
@@ -303,8 +340,8 @@ export class DestinationGate {
 
   private answered(destinationId: string, lane: Lane, answer: Answer, probe: boolean): void {
     const now = this.options.clock();
-    lane.limit.observe(answer.signal, now, answer.status);
-    const change = lane.breaker.observe(answer.signal, answer.status, now, probe);
+    lane.limit.observe(answer.signal, now);
+    const change = lane.breaker.observe(answer.signal, now, probe);
     if (change === undefined) return;
     // A receiver that just came back gets the destination's full limits: its waiting calls are
     // all due, and it says soon enough (429, 503, timeouts) if that is too much.
@@ -327,18 +364,6 @@ export class DestinationGate {
     return Math.round(Math.min(MAX_BREAKER_PARK_MS, Math.max(MAX_PROBE_MS, openFor)) * (0.5 + this.options.random()));
   }
 
-  /** How long the next request waits for its turn at the limit's rate; takes the turn unless it is longer than `slowMs`. */
-  private paceWait(lane: Lane): number {
-    const rate = lane.limit.rate;
-    if (!Number.isFinite(rate)) return 0;
-    const now = this.options.clock();
-    const start = Math.max(now, lane.nextSendAt);
-    const wait = start - now;
-    if (wait > this.options.slowMs) return wait;
-    lane.nextSendAt = start + 1000 / rate;
-    return wait;
-  }
-
   private sweep(lane: Lane): void {
     const now = this.options.clock();
     while (lane.waiters.length > 0 && now - (lane.waiters[0]?.since ?? now) >= this.options.slowMs) {
@@ -352,13 +377,16 @@ export class DestinationGate {
   }
 
   private observe(lane: Lane, attemptMs: number): void {
+    const slow = attemptMs >= this.options.slowMs ? 1 : 0;
+    // The first duration stands for them all until there are more (a receiver hung from the start).
+    lane.slowShare = lane.meanMs === 0 ? slow : lane.slowShare * 0.8 + slow * 0.2;
     lane.meanMs = lane.meanMs === 0 ? attemptMs : lane.meanMs * 0.8 + attemptMs * 0.2;
     lane.lastFinishedAt = this.options.clock();
     if (attemptMs < this.options.slowMs) lane.slowSince = undefined;
   }
 
   private isSlow(lane: Lane): boolean {
-    return lane.meanMs >= this.options.slowMs || this.options.clock() - lane.lastFinishedAt >= this.options.slowMs;
+    return lane.slowShare >= SLOW_SHARE || this.options.clock() - lane.lastFinishedAt >= this.options.slowMs;
   }
 
   /**
@@ -387,6 +415,7 @@ export class DestinationGate {
         sendQueue: [],
         sweep: undefined,
         meanMs: 0,
+        slowShare: 0,
         lastFinishedAt: this.options.clock(),
         slowSince: undefined,
         limit: new AdaptiveLimit({ maxConcurrency: this.options.maxInFlight, maxRate: Number.POSITIVE_INFINITY }),

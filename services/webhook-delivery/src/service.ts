@@ -160,7 +160,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     metrics: createDeliveryMetrics(registry, gate, () => retryBacklogView.all()),
     stats,
     logger,
-    putBack: (job, at, token) => putJobBack(connection, job, at, token),
+    putBack: (job, at, token, data) => putJobBack(connection, job, at, token, data),
   });
   const onFailed = createFailedJobHandler({
     retryBacklog,

@@ -1293,6 +1293,10 @@ export interface RouteEntry {
 export interface BatchDeliverJob {
   destinationId: string;
   batch: BatchRef;
+  /**
+   * epoch ms: the job was parked for its requests' turn at the destination's rate (the adaptive rate, and the maxRequestsPerSecond slots taken in Redis); back within a second of it, the job sends without booking again. The commit that follows drops it
+   */
+  turnAt?: number;
 }
 /**
  * The calls of a call batch bound for this destination, by source (each source's calls of the flush are one field of the batch).
@@ -1336,6 +1340,10 @@ export interface HeldDeliverJob {
    * calls of this job counted in its destination's retry backlog (`<prefix>:retry-held`, DELIVERY_RETRY_MAX_PER_DESTINATION); written by every commit, with the count, in one MULTI. Absent on a job no commit wrote yet (a replay, an audience identify, a delete notice): none of its calls is counted
    */
   counted?: number;
+  /**
+   * epoch ms: the job was parked for its requests' turn at the destination's rate (the adaptive rate, and the maxRequestsPerSecond slots taken in Redis); back within a second of it, the job sends without booking again. The commit that follows drops it
+   */
+  turnAt?: number;
 }
 /**
  * One call held in a delivery job, with what its earlier rounds left.

@@ -10,9 +10,9 @@ import { defineScript, type RedisClient } from '@eventrelay/runtime';
 
 /**
  * KEYS[1] the destination's next free slot (ms, Redis's clock); ARGV: slot length (ms), slots
- * wanted, the longest wait accepted (ms). Returns {1, wait} when the slots were taken (the first
- * starts `wait` ms from now, the others one slot apart), {0, wait} when the first would start
- * later than accepted (nothing taken).
+ * wanted, the longest wait accepted (ms), the earliest the first may start (ms from now). Returns
+ * {1, wait} when the slots were taken (the first starts `wait` ms from now, the others one slot
+ * apart), {0, wait} when the first would start later than accepted (nothing taken).
  */
 const RESERVE = `
 local t = redis.call('TIME')
@@ -20,7 +20,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local slot = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local free = tonumber(redis.call('GET', KEYS[1]) or '0')
-local start = math.max(free, now)
+local start = math.max(free, now + tonumber(ARGV[4]))
 local wait = start - now
 if wait > tonumber(ARGV[3]) then return {0, wait} end
 local after = start + n * slot
@@ -43,10 +43,11 @@ export class RateReservations {
     defineScript(redis, 'reserveRate', RESERVE);
   }
 
-  async reserve(destinationId: string, perSecond: number, requests: number, maxWaitMs: number): Promise<Reservation> {
+  /** `notBeforeMs`: the first slot starts no sooner than this many ms from now. */
+  async reserve(destinationId: string, perSecond: number, requests: number, maxWaitMs: number, notBeforeMs = 0): Promise<Reservation> {
     const key = `${this.keys.destinationPrefix(destinationId)}:rate-slots:${destinationId}`;
     const script = this.redis as unknown as { reserveRate(...args: (string | number)[]): Promise<[number, number]> };
-    const [granted, waitMs] = await script.reserveRate(1, key, 1000 / perSecond, requests, maxWaitMs);
+    const [granted, waitMs] = await script.reserveRate(1, key, 1000 / perSecond, requests, maxWaitMs, Math.max(0, Math.round(notBeforeMs)));
     return { granted: granted === 1, waitMs: Number(waitMs) };
   }
 }

@@ -7,20 +7,19 @@ describe('answerSignal', () => {
   it('reads capacity from the outcome', () => {
     expect(answerSignal({ kind: 'success', status: 200 })).toBe('ok');
     expect(answerSignal({ kind: 'retryable', error: 'HTTP 429', status: 429 })).toBe('throttled');
-    expect(answerSignal({ kind: 'retryable', error: 'HTTP 503', status: 503 })).toBe('throttled');
+    expect(answerSignal({ kind: 'retryable', error: 'HTTP 503', status: 503 })).toBe('failed');
     expect(answerSignal({ kind: 'retryable', error: 'timeout: no complete response within 5000 ms' })).toBe('overloaded');
     expect(answerSignal({ kind: 'retryable', error: 'HTTP 500', status: 500 })).toBe('failed');
     expect(answerSignal({ kind: 'retryable', error: 'connection_refused: ECONNREFUSED' })).toBe('failed');
     expect(answerSignal({ kind: 'permanent', error: 'HTTP 404', status: 404 })).toBe('other');
   });
 
-  it('counts 503, timeouts and errors against the breaker, never 429 or a 4xx', () => {
-    expect(breakerFailure('throttled', 503)).toBe(true);
-    expect(breakerFailure('throttled', 429)).toBe(false);
-    expect(breakerFailure('overloaded', undefined)).toBe(true);
-    expect(breakerFailure('failed', 500)).toBe(true);
-    expect(breakerFailure('other', 404)).toBe(false);
-    expect(breakerFailure('ok', 200)).toBe(false);
+  it('counts 5xx (503 included), timeouts and errors against the breaker, never 429 or a 4xx', () => {
+    expect(breakerFailure('failed')).toBe(true);
+    expect(breakerFailure('throttled')).toBe(false);
+    expect(breakerFailure('overloaded')).toBe(true);
+    expect(breakerFailure('other')).toBe(false);
+    expect(breakerFailure('ok')).toBe(false);
   });
 });
 
@@ -33,48 +32,65 @@ describe('AdaptiveLimit', () => {
     expect(limit.rate).toBe(Number.POSITIVE_INFINITY);
   });
 
-  it('on a 429 sets the rate to 90% of what the receiver accepted in the last second, and cuts concurrency by 30%', () => {
+  it('a 429 among mostly 2xx moves nothing: it delays its own call only', () => {
     const limit = new AdaptiveLimit(caps);
-    for (let i = 0; i < 100; i++) limit.observe('ok', T0 + i * 5);
-    limit.observe('throttled', T0 + 600, 429);
-    expect(limit.rate).toBeCloseTo(90);
+    for (let i = 0; i < 100; i++) limit.observe('ok', T0 + i * 10);
+    limit.observe('throttled', T0 + 1000);
+    limit.observe('throttled', T0 + 1100);
+    expect([limit.concurrency, limit.rate]).toEqual([64, Number.POSITIVE_INFINITY]);
+  });
+
+  it('sustained 429s (10% of the last 2 s) set the rate to 90% of what the receiver let through, and cut concurrency by 30%', () => {
+    const limit = new AdaptiveLimit(caps);
+    // 200 answers 2xx over two seconds, then 429s: the 23rd is 10% of the window's answers.
+    for (let i = 0; i < 200; i++) limit.observe('ok', T0 + i * 10);
+    for (let i = 0; i < 22; i++) limit.observe('throttled', T0 + 1950 + i);
+    expect(limit.rate).toBe(Number.POSITIVE_INFINITY);
+    limit.observe('throttled', T0 + 1999);
+    // 200 let through over the 2 s window: 100 a second, 90% of it.
+    expect(limit.rate).toBeCloseTo(90, 0);
     expect(limit.concurrency).toBe(44);
-    // The rest of the burst's 429s are the same signal: no second cut within a second.
-    limit.observe('throttled', T0 + 700, 429);
-    expect(limit.rate).toBeCloseTo(90);
+    // The window still holds the answers to the old limits: no second cut within it.
+    for (let i = 0; i < 20; i++) limit.observe('throttled', T0 + 2000 + i);
+    expect(limit.rate).toBeCloseTo(90, 0);
     expect(limit.concurrency).toBe(44);
   });
 
-  it('a 429 when nothing was accepted halves what was sent; a 503 then sets no rate (down, not busy)', () => {
+  it('429s when nothing else gets through halve what was sent; 503s set no rate (down, not busy)', () => {
     const throttled = new AdaptiveLimit(caps);
-    for (let i = 0; i < 40; i++) throttled.observe('throttled', T0 + i, 429);
-    // The first 429 cut on one answer; the next cut, a second later, sees the 40 answers of that second.
-    expect(throttled.rate).toBe(1);
+    for (let i = 0; i < 40; i++) throttled.observe('throttled', T0 + i * 50);
+    // The third 429 is sustained (every answer of the first second): half of 3 a second, at least 1.
+    expect(throttled.rate).toBe(1.5);
     const down = new AdaptiveLimit(caps);
-    for (let i = 0; i < 40; i++) down.observe('throttled', T0 + i, 503);
-    expect(down.rate).toBe(Number.POSITIVE_INFINITY);
-    expect(down.concurrency).toBe(44);
+    for (let i = 0; i < 40; i++) down.observe('failed', T0 + i);
+    expect([down.concurrency, down.rate]).toEqual([64, Number.POSITIVE_INFINITY]);
   });
 
   it('grows the rate by 5% a second while 2xx come, and forgets it a minute after the last 429', () => {
     const limit = new AdaptiveLimit(caps);
-    for (let i = 0; i < 100; i++) limit.observe('ok', T0 + i * 5);
-    limit.observe('throttled', T0 + 600, 429);
-    limit.observe('ok', T0 + 1600);
-    limit.observe('ok', T0 + 2600);
-    expect(limit.rate).toBeGreaterThan(90);
-    expect(limit.rate).toBeLessThan(100);
-    limit.observe('ok', T0 + 61_000);
+    for (let i = 0; i < 100; i++) limit.observe('ok', T0 + i * 20);
+    for (let i = 0; i < 30; i++) limit.observe('throttled', T0 + 1500 + i * 10);
+    const cut = limit.rate;
+    expect(cut).toBeLessThan(60);
+    limit.observe('ok', T0 + 2800);
+    limit.observe('ok', T0 + 3800);
+    expect(limit.rate).toBeGreaterThan(cut);
+    expect(limit.rate).toBeLessThan(cut * 1.12);
+    limit.observe('ok', T0 + 62_000);
     expect(limit.rate).toBe(Number.POSITIVE_INFINITY);
   });
 
-  it('halves concurrency on a timeout, then adds one per round of 2xx, never above the maximum', () => {
+  it('a timeout among quick answers moves nothing; sustained timeouts (20%) halve concurrency, once per window', () => {
     const limit = new AdaptiveLimit({ maxConcurrency: 8, maxRate: Number.POSITIVE_INFINITY });
-    limit.observe('overloaded', T0);
+    for (let i = 0; i < 50; i++) limit.observe('ok', T0 + i * 10);
+    limit.observe('overloaded', T0 + 600);
+    limit.observe('overloaded', T0 + 700);
+    expect(limit.concurrency).toBe(8);
+    for (let i = 0; i < 20; i++) limit.observe('overloaded', T0 + 800 + i);
     expect(limit.concurrency).toBe(4);
-    for (let i = 0; i < 5; i++) limit.observe('ok', T0 + 10 + i);
+    for (let i = 0; i < 5; i++) limit.observe('ok', T0 + 900 + i);
     expect(limit.concurrency).toBe(5);
-    for (let i = 0; i < 200; i++) limit.observe('ok', T0 + 100 + i);
+    for (let i = 0; i < 200; i++) limit.observe('ok', T0 + 1000 + i);
     expect(limit.concurrency).toBe(8);
     expect(limit.rate).toBe(Number.POSITIVE_INFINITY);
   });
@@ -84,7 +100,7 @@ describe('AdaptiveLimit', () => {
     expect(limit.rate).toBe(50);
     limit.setCaps({ maxConcurrency: 4, maxRate: 20 });
     expect([limit.concurrency, limit.rate]).toEqual([4, 20]);
-    limit.observe('overloaded', T0);
+    for (let i = 0; i < 3; i++) limit.observe('overloaded', T0 + i);
     limit.setCaps({ maxConcurrency: 16, maxRate: 20 });
     expect(limit.concurrency).toBe(2);
     limit.reset();

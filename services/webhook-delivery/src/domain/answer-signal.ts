@@ -1,15 +1,18 @@
 /**
  * What an attempt's answer says about the receiver's capacity, for the adaptive limit and the
- * circuit breaker (docs/delivery.md, "Receiver-friendly delivery"). Pure.
+ * circuit breaker (docs/delivery.md, "Receiver-friendly delivery"; the thresholds are in
+ * docs/receivers.md). Pure.
  *
  * - `ok`: a 2xx.
- * - `throttled`: 429 or 503, the receiver asking for less; the limit lowers its rate.
- * - `overloaded`: no complete answer within the timeout; the limit lowers its concurrency.
- * - `failed`: any other retryable failure (5xx, 408, refused, reset, DNS).
+ * - `throttled`: 429, the receiver asking for less; a sustained share lowers the rate.
+ * - `overloaded`: no complete answer within the timeout; a sustained share lowers the concurrency.
+ * - `failed`: any other retryable failure (5xx, 503 included, 408, refused, reset, DNS).
  * - `other`: answers that say nothing about load (3xx, other 4xx, TLS or SSRF refusals).
  *
- * The breaker counts 503, `overloaded` and `failed` as failures, never 429 (a receiver that
- * throttles is up) nor `other`.
+ * The breaker counts `overloaded` and `failed` as failures, never a 429 (a receiver that throttles
+ * is up) nor `other`. A 503 is a failure rather than throttling: an application that is down
+ * behind its load balancer answers it to everything, and a rate learned from that would outlast
+ * the outage.
  */
 import type { Outcome } from './outcome.js';
 
@@ -18,13 +21,12 @@ export type AnswerSignal = 'ok' | 'throttled' | 'overloaded' | 'failed' | 'other
 export function answerSignal(outcome: Outcome): AnswerSignal {
   if (outcome.kind === 'success') return 'ok';
   if (outcome.kind === 'permanent') return 'other';
-  if (outcome.status === 429 || outcome.status === 503) return 'throttled';
+  if (outcome.status === 429) return 'throttled';
   if (outcome.status === undefined && outcome.error.startsWith('timeout')) return 'overloaded';
   return 'failed';
 }
 
 /** Whether the breaker counts the answer as a failure of the receiver. */
-export function breakerFailure(signal: AnswerSignal, status: number | undefined): boolean {
-  if (signal === 'failed' || signal === 'overloaded') return true;
-  return signal === 'throttled' && status === 503;
+export function breakerFailure(signal: AnswerSignal): boolean {
+  return signal === 'failed' || signal === 'overloaded';
 }

@@ -5,24 +5,24 @@ const T0 = Date.parse('2026-11-25T10:00:00.000Z');
 describe('Breaker', () => {
   function opened(): Breaker {
     const breaker = new Breaker();
-    for (let i = 0; i < MIN_ATTEMPTS - 1; i++) expect(breaker.observe('throttled', 503, T0 + i)).toBeUndefined();
-    expect(breaker.observe('throttled', 503, T0 + MIN_ATTEMPTS)).toBe('opened');
+    for (let i = 0; i < MIN_ATTEMPTS - 1; i++) expect(breaker.observe('failed', T0 + i)).toBeUndefined();
+    expect(breaker.observe('failed', T0 + MIN_ATTEMPTS)).toBe('opened');
     return breaker;
   }
 
   it('stays closed below the minimum of attempts, and while fewer than half fail', () => {
     const breaker = new Breaker();
-    for (let i = 0; i < MIN_ATTEMPTS - 1; i++) breaker.observe('failed', 500, T0 + i);
+    for (let i = 0; i < MIN_ATTEMPTS - 1; i++) breaker.observe('failed', T0 + i);
     expect(breaker.state).toBe('closed');
     const mixed = new Breaker();
-    for (let i = 0; i < 100; i++) mixed.observe(i % 3 === 0 ? 'failed' : 'ok', i % 3 === 0 ? 500 : 200, T0 + i);
+    for (let i = 0; i < 100; i++) mixed.observe(i % 3 === 0 ? 'failed' : 'ok', T0 + i);
     expect(mixed.state).toBe('closed');
     expect(mixed.admit(T0 + 200)).toEqual({ kind: 'go' });
   });
 
   it('never opens on 429s (a receiver that throttles is up) nor on 4xx', () => {
     const breaker = new Breaker();
-    for (let i = 0; i < 100; i++) breaker.observe(i % 2 ? 'throttled' : 'other', i % 2 ? 429 : 404, T0 + i);
+    for (let i = 0; i < 100; i++) breaker.observe(i % 2 ? 'throttled' : 'other', T0 + i);
     expect(breaker.state).toBe('closed');
   });
 
@@ -34,13 +34,13 @@ describe('Breaker', () => {
     // The probe is out: nobody else goes.
     expect(breaker.admit(at + FIRST_PROBE_MS + 1)).toEqual({ kind: 'wait', probeAt: at + FIRST_PROBE_MS + 1 });
     let now = at + FIRST_PROBE_MS + 50;
-    expect(breaker.observe('throttled', 503, now, true)).toBeUndefined();
+    expect(breaker.observe('failed', now, true)).toBeUndefined();
     const gaps: number[] = [];
     for (let i = 0; i < 4; i++) {
       gaps.push(breaker.probeAt - now);
       now = breaker.probeAt;
       expect(breaker.admit(now)).toEqual({ kind: 'probe' });
-      breaker.observe('overloaded', undefined, now, true);
+      breaker.observe('overloaded', now, true);
     }
     expect(gaps).toEqual([2000, 4000, MAX_PROBE_MS, MAX_PROBE_MS]);
     expect(breaker.state).toBe('open');
@@ -49,15 +49,15 @@ describe('Breaker', () => {
   it('closes on the probe’s 2xx, and on any 2xx of a request sent before it opened', () => {
     const breaker = opened();
     expect(breaker.admit(T0 + 5000)).toEqual({ kind: 'probe' });
-    expect(breaker.observe('ok', 200, T0 + 5010, true)).toBe('closed');
+    expect(breaker.observe('ok', T0 + 5010, true)).toBe('closed');
     expect(breaker.admit(T0 + 5020)).toEqual({ kind: 'go' });
     const late = opened();
-    expect(late.observe('ok', 200, T0 + 30)).toBe('closed');
+    expect(late.observe('ok', T0 + 30)).toBe('closed');
   });
 
   it('answers other than the probe’s do not move an open breaker', () => {
     const breaker = opened();
-    expect(breaker.observe('failed', 500, T0 + 100)).toBeUndefined();
+    expect(breaker.observe('failed', T0 + 100)).toBeUndefined();
     expect(breaker.probeAt).toBe(T0 + MIN_ATTEMPTS + FIRST_PROBE_MS);
   });
 
@@ -70,8 +70,8 @@ describe('Breaker', () => {
 
   it('forgets failures older than the window', () => {
     const breaker = new Breaker();
-    for (let i = 0; i < MIN_ATTEMPTS - 1; i++) breaker.observe('failed', 500, T0 + i);
-    expect(breaker.observe('failed', 500, T0 + 11_000)).toBeUndefined();
+    for (let i = 0; i < MIN_ATTEMPTS - 1; i++) breaker.observe('failed', T0 + i);
+    expect(breaker.observe('failed', T0 + 11_000)).toBeUndefined();
     expect(breaker.state).toBe('closed');
   });
 });

@@ -72,7 +72,7 @@ export class Breaker {
    * One answer. `probe`: it is the probe's. Returns the change it made: any 2xx closes the
    * breaker; a failed probe sets the next one twice as late; failures over the window open it.
    */
-  observe(signal: AnswerSignal, status: number | undefined, now: number, probe = false): BreakerChange {
+  observe(signal: AnswerSignal, now: number, probe = false): BreakerChange {
     if (signal === 'ok') {
       if (this.stateNow === 'closed') {
         this.answers.add(now);
@@ -81,7 +81,7 @@ export class Breaker {
       this.close();
       return 'closed';
     }
-    const failure = breakerFailure(signal, status);
+    const failure = breakerFailure(signal);
     if (this.stateNow !== 'closed') {
       if (probe) {
         // A probe answered without a 2xx: the receiver is not back (a 429 or 4xx included).

@@ -228,7 +228,7 @@ export async function runDelivery(
     const sent = await deps.sender.send(target.url, headers, body, timeoutMs);
     const ended = deps.clock();
     const outcome = classify(sent, ended);
-    places.give(ended - began, true, { signal: answerSignal(outcome), status: outcome.status });
+    places.give(ended - began, true, { signal: answerSignal(outcome) });
     // Built after the request: the attempt log's detail never delays a send.
     const keepDetail = keepsDetail(deps.detail ?? 'all', outcome.kind);
     for (const { item } of calls) {

@@ -29,7 +29,7 @@ import type { RateReservations } from '../adapters/rate-reservations.js';
 import { withoutErased, type Tombstones } from './erasures.js';
 import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
-import type { DestinationGate } from '../destination-gate.js';
+import { MAX_PARK_MS, TURN_GRACE_MS, type DestinationGate, type EntryVerdict } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
 import { retryBy } from '../domain/schedule.js';
@@ -73,8 +73,8 @@ export interface WorkerDeps extends DeliverDeps {
   /** The per-minute counts behind the admin stats; batched, so counting costs no Redis command here. */
   readonly stats: Pick<StatsCounters, 'countDestination'>;
   readonly logger: Logger;
-  /** Moves the active job back to delayed until `at` (runtime putJobBack), for a park. */
-  readonly putBack: (job: Job, at: number, token: string | undefined) => Promise<void>;
+  /** Moves the active job back to delayed until `at` (runtime putJobBack), for a park; with `data`, what it carries back. */
+  readonly putBack: (job: Job, at: number, token: string | undefined, data?: DeliverJob) => Promise<void>;
   /** True once shutdown began: calls not started yet stay in the job, unattempted. */
   readonly stopping?: () => boolean;
 }
@@ -273,7 +273,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       maxConcurrency: destination.settings.maxConcurrentRequests ?? deps.maxInFlight,
       maxRate: destination.settings.maxRequestsPerSecond ?? Number.POSITIVE_INFINITY,
     };
-    const verdict = await deps.gate.enter(data.destinationId, parks, planned.requests, limits);
+    const verdict = await deps.gate.enter(data.destinationId, parks, planned.requests, limits, data.turnAt);
     const windowMs = policyOf(destination, deps.policy).windowMs;
     let mode: 'normal' | 'probe' | 'last' = verdict.kind === 'probe' ? 'probe' : 'normal';
     let round = mode === 'probe' ? probeRound(planned) : planned;
@@ -305,20 +305,18 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     // The breaker is open and this job carries its probe: one request, the other calls wait.
     const probe = mode === 'probe';
-    const places = deps.gate.places(data.destinationId, parks, round.requests, mode);
-    const perSecond = destination.settings.maxRequestsPerSecond;
-    if (perSecond !== undefined && round.requests > 0) {
-      // The destination's cap across every process: its requests' slots are taken in Redis first.
-      const slots = await deps.rateSlots.reserve(data.destinationId, perSecond, round.requests, deps.maxSlotWaitMs);
-      if (!slots.granted) {
-        places.done();
-        if (probe) deps.gate.breaker(data.destinationId).probeNotSent();
-        metrics.parked.inc();
-        await deps.putBack(job, deps.clock() + slots.waitMs, token);
-        throw new DelayedError();
-      }
-      if (slots.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, slots.waitMs));
+    const turn = await turnOf(data, verdict, round.requests, destination.settings.maxRequestsPerSecond);
+    if (turn.kind === 'later') {
+      if (verdict.kind !== 'turn') deps.gate.places(data.destinationId, parks, round.requests, mode).done();
+      if (probe) deps.gate.breaker(data.destinationId).probeNotSent();
+      metrics.parked.inc();
+      // The job carries its turn back (turnAt), so it is booked once however long the backlog.
+      const next = turn.booked ? { ...data, turnAt: turn.at } : undefined;
+      await deps.putBack(job, turn.at, token, next);
+      if (next) job.data = next;
+      throw new DelayedError();
     }
+    const places = deps.gate.places(data.destinationId, parks, round.requests, mode, turn.from);
     let run: Awaited<ReturnType<typeof runDelivery>>;
     try {
       run = await runDelivery(data.destinationId, round, destination, deps, places, stopping);
@@ -410,6 +408,33 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       throw err;
     }
   };
+
+  /**
+   * When the job's requests may start: `now` (from `from` on, 1/rate apart, while a rate is in
+   * force), or `later`, at its turn (`booked`: its turns are taken, and it carries them back).
+   * Besides the gate's turn (the adaptive rate, in this process), a destination with
+   * maxRequestsPerSecond takes its requests' slots across every process in Redis, from the gate's
+   * turn on; a job back with its turn took both before.
+   */
+  async function turnOf(
+    data: DeliverJob,
+    verdict: EntryVerdict,
+    requests: number,
+    perSecond: number | undefined,
+  ): Promise<{ readonly kind: 'now'; readonly from?: number } | { readonly kind: 'later'; readonly at: number; readonly booked: boolean }> {
+    const now = deps.clock();
+    const local = verdict.kind === 'turn' ? verdict.at : undefined;
+    const from = verdict.kind === 'go' ? verdict.at : undefined;
+    const carried = data.turnAt !== undefined && now <= data.turnAt + TURN_GRACE_MS;
+    if (perSecond === undefined || requests === 0 || carried) return local === undefined ? { kind: 'now', from } : { kind: 'later', at: local, booked: true };
+    const slots = await deps.rateSlots.reserve(data.destinationId, perSecond, requests, MAX_PARK_MS, (local ?? now) - now);
+    const first = now + slots.waitMs;
+    // More than MAX_PARK_MS of requests already booked: nothing was taken, come back then.
+    if (!slots.granted) return { kind: 'later', at: first, booked: false };
+    if (local !== undefined || slots.waitMs > deps.maxSlotWaitMs) return { kind: 'later', at: Math.max(first, local ?? first), booked: true };
+    if (from === undefined && slots.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, slots.waitMs));
+    return { kind: 'now', from: from === undefined ? undefined : Math.max(from, first) };
+  }
 
   /**
    * A job just moved to the delayed set comes back at once when its destination's breaker closed
