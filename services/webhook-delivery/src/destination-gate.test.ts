@@ -533,26 +533,25 @@ describe('DestinationGate', () => {
 
     it('books each job its turns at the rate sustained 429s set: parked once until its turn, which it then takes', async () => {
       const { gate, advance } = harness({ maxInFlight: 64 });
-      for (let i = 0; i < 10; i++) {
+      // 15 answers 2xx, then 5 429s, every 75 ms: over 1.5 s, 25% of them 429.
+      for (let i = 0; i < 20; i++) {
+        if (i > 0) advance(i === 15 ? 150 : 75);
         expectGo(gate.send('d1'));
-        gate.sent('d1', 1, { signal: 'ok' });
+        gate.sent('d1', 1, { signal: i < 15 ? 'ok' : 'throttled' });
       }
-      for (let i = 0; i < 3; i++) {
-        expectGo(gate.send('d1'));
-        gate.sent('d1', 1, { signal: 'throttled' });
-      }
-      // 90% of the 10 let through, measured over at least a second: 9 a second, one every 111 ms.
+      const cutAt = T0 + 1500;
+      // 90% of the 10 a second let through: 9 a second, one every 111 ms.
       expect(gate.limits().next().value?.[1].limit.rate).toBeCloseTo(9);
-      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go', at: T0 });
-      // The second job's turns start 5/9 s later, within slowMs: it is held, not parked.
-      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go', at: T0 + 556 });
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go' });
+      // The second job's share starts 5/9 s later, within slowMs: it is held, not parked.
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go' });
       // The third's would start past slowMs: it is parked until then, and the fourth after it.
-      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: T0 + 1111 });
-      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: T0 + 1667 });
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: cutAt + 1111 });
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: cutAt + 1667 });
       // A job back early with its turn is parked again until it, booking nothing more.
-      expect(gate.enter('d1', 0, 5, undefined, T0 + 1667)).toEqual({ kind: 'turn', at: T0 + 1667 });
-      // The first job's requests start one turn apart.
-      const places = gate.places('d1', 0, 5, 'normal', T0);
+      expect(gate.enter('d1', 0, 5, undefined, cutAt + 1667)).toEqual({ kind: 'turn', at: cutAt + 1667 });
+      // Requests start one turn apart.
+      const places = gate.places('d1', 0, 5);
       expect(places.take()).toBeUndefined();
       const second = places.take();
       expect(second).toBeInstanceOf(Promise);
@@ -566,11 +565,12 @@ describe('DestinationGate', () => {
       expect(went).toBe(true);
       // Back at its turn, the third job goes from it; a new job still queues behind the fourth.
       advance(1000);
-      expect(gate.enter('d1', 0, 5, undefined, T0 + 1111)).toEqual({ kind: 'go', at: T0 + 1111 });
-      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: T0 + 2222 });
-      // A turn long past (the queue was slow to return the job) is booked anew.
-      advance(3000);
-      expect(gate.enter('d1', 0, 5, undefined, T0 + 1111)).toEqual({ kind: 'go', at: T0 + 4120 });
+      expect(gate.enter('d1', 0, 5, undefined, cutAt + 1111)).toEqual({ kind: 'go' });
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: cutAt + 2222 });
+      // A turn long past (the queue was slow to return the job) is booked anew: after the fifth job's.
+      advance(1000);
+      expect(gate.enter('d1', 0, 5, undefined, cutAt + 1111)).toEqual({ kind: 'go' });
+      expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: cutAt + 3333 });
     });
   });
 });

@@ -21,10 +21,14 @@
  * its concurrency, and requests start no faster than its rate) and its circuit breaker
  * (domain/breaker.ts: while open, jobs are parked and one request at a time goes as the probe).
  *
- * While a rate is in force, each admitted job books the turns of its requests on the lane's
- * ledger (`nextSendAt`). A job whose turn is further off than `slowMs` is not held: it gets
+ * While a rate is in force, each job books its requests' share of the rate on the lane's ledger
+ * (`bookedUntil`). A job whose share starts further off than `slowMs` is not held: it gets
  * `turn`, is parked until then, and comes back carrying its turn, which it then takes without
- * asking again. A backlog behind a rate so costs one park per job, never a cycle of wake-ups.
+ * booking again. A backlog behind a rate so costs one park per job, never a cycle of wake-ups.
+ * The requests themselves start one at a time at the rate in force when they go (`paceAt`), so
+ * that a cut holds at once, not only for jobs booked after it: a job booked before a cut may
+ * then find its requests' turns more than `slowMs` off, and those are held back for it (a
+ * second park, once per cut).
  */
 import { AdaptiveLimit, type LimitCaps } from './domain/adaptive-limit.js';
 import type { AnswerSignal } from './domain/answer-signal.js';
@@ -33,8 +37,7 @@ import { Breaker, MAX_PROBE_MS, type BreakerChange } from './domain/breaker.js';
 /** The longest a job is parked at once, however often it was parked before. */
 export const MAX_PARK_MS = 5 * 60 * 1000;
 
-/** `go` with `at`: a rate is in force and the job's requests take their turns from then, 1/rate apart. */
-export type GateVerdict = { readonly kind: 'go'; readonly at?: number } | { readonly kind: 'park'; readonly delayMs: number };
+export type GateVerdict = { readonly kind: 'go' } | { readonly kind: 'park'; readonly delayMs: number };
 
 /**
  * What `enter` answers: besides go and park, `probe` (the destination's breaker is open and this
@@ -51,7 +54,7 @@ export type EntryVerdict =
  * without booking again; later, its turn has passed (the queue was slow to return it) and it
  * books anew.
  */
-export const TURN_GRACE_MS = 1000;
+const TURN_GRACE_MS = 1000;
 
 /** What an answer told, for the lane's limit and breaker. */
 export interface Answer {
@@ -103,8 +106,10 @@ interface Lane {
   slowSince: number | undefined;
   readonly limit: AdaptiveLimit;
   readonly breaker: Breaker;
-  /** The earliest the next booked turn may start at the limit's rate (the ledger of turns). */
-  nextSendAt: number;
+  /** Until when the limit's rate is promised to jobs admitted or parked for their turn (the ledger of turns). */
+  bookedUntil: number;
+  /** The earliest the next request may start at the limit's rate. */
+  paceAt: number;
   /** A job parked to carry the next probe is due back before this; later jobs wait longer. */
   carrierUntil: number;
 }
@@ -146,28 +151,25 @@ export class DestinationGate {
     }
     if (admission.kind === 'wait') return { kind: 'park', delayMs: this.breakerPark(lane, admission.probeAt, now), breaker: true };
     const rate = lane.limit.rate;
-    let go = GO;
     if (Number.isFinite(rate)) {
       const carried = turnAt !== undefined && now <= turnAt + TURN_GRACE_MS;
       if (carried && turnAt - now > this.options.slowMs) return { kind: 'turn', at: turnAt };
-      let start = turnAt ?? now;
       if (!carried) {
-        // Its requests' turns, after those already booked: a job whose first turn is further off
-        // than `slowMs` is parked until it instead of holding a worker slot.
-        start = Math.max(now, lane.nextSendAt);
-        lane.nextSendAt = start + (requests / rate) * 1000;
+        // Its share of the rate, after those already booked: a job whose share starts further off
+        // than `slowMs` is parked until then instead of holding a worker slot.
+        const start = Math.max(now, lane.bookedUntil);
+        lane.bookedUntil = start + (requests / rate) * 1000;
         if (start - now > this.options.slowMs) return { kind: 'turn', at: Math.round(start) };
       }
-      go = { kind: 'go', at: Math.round(start) };
     }
     if (lane.inFlight < lane.limit.concurrency) {
       if (lane.inFlight === 0) lane.lastFinishedAt = this.options.clock();
       lane.inFlight += requests;
-      return go;
+      return GO;
     }
     if (this.isSlow(lane)) return this.park(lane, parks);
     return new Promise<GateVerdict>((resolve) => {
-      lane.waiters.push({ resolve: (v) => resolve(v.kind === 'go' ? go : v), since: this.options.clock(), parks, requests });
+      lane.waiters.push({ resolve, since: this.options.clock(), parks, requests });
       if (!lane.sweep) {
         lane.sweep = setInterval(() => this.sweep(lane), Math.max(10, Math.floor(this.options.slowMs / 10)));
         lane.sweep.unref();
@@ -239,19 +241,11 @@ export class DestinationGate {
   /**
    * `mode`: `probe` for the breaker's probe; `last` for calls at their retry window's end, whose
    * last attempt goes even while the breaker is open (as docs/spec.md §4 gives every call one at its
-   * deadline); their answers count as any other (a 2xx closes the breaker). `turnsFrom`: the `at`
-   * of the job's `go`, its requests' first turn; they start 1/rate apart from it.
+   * deadline); their answers count as any other (a 2xx closes the breaker).
    */
-  places(
-    destinationId: string,
-    parks: number,
-    reserved: number,
-    mode: 'normal' | 'probe' | 'last' = 'normal',
-    turnsFrom?: number,
-  ): RequestPlaces {
+  places(destinationId: string, parks: number, reserved: number, mode: 'normal' | 'probe' | 'last' = 'normal'): RequestPlaces {
     const probe = mode === 'probe';
     let ended = 0;
-    let turns = 0;
     const lane = this.lane(destinationId);
     const paced = (v: GateVerdict): number | undefined | Promise<number | undefined> => {
       if (v.kind === 'park') return v.delayMs;
@@ -260,11 +254,11 @@ export class DestinationGate {
         this.sent(destinationId, undefined);
         return this.breakerPark(lane, lane.breaker.probeAt, this.options.clock());
       }
-      const rate = lane.limit.rate;
-      if (turnsFrom === undefined || !Number.isFinite(rate)) return undefined;
-      // The job booked these turns on admission: the wait is in-process, never a park.
-      const wait = turnsFrom + (turns++ * 1000) / rate - this.options.clock();
-      return wait <= 0 ? undefined : new Promise((resolve) => setTimeout(() => resolve(undefined), wait));
+      if (mode !== 'normal') return undefined;
+      const wait = this.pace(lane);
+      if (wait === undefined || wait instanceof Promise) return wait;
+      this.sent(destinationId, undefined);
+      return wait;
     };
     return {
       take: () => {
@@ -340,7 +334,12 @@ export class DestinationGate {
 
   private answered(destinationId: string, lane: Lane, answer: Answer, probe: boolean): void {
     const now = this.options.clock();
+    const before = lane.limit.rate;
     lane.limit.observe(answer.signal, now);
+    // A cut spreads what is booked but not started yet at the new rate, for the jobs booking next.
+    const after = lane.limit.rate;
+    if (after < before && Number.isFinite(before) && lane.bookedUntil > now)
+      lane.bookedUntil = now + ((lane.bookedUntil - now) * before) / after;
     const change = lane.breaker.observe(answer.signal, now, probe);
     if (change === undefined) return;
     // A receiver that just came back gets the destination's full limits: its waiting calls are
@@ -362,6 +361,24 @@ export class DestinationGate {
     }
     const openFor = now - lane.breaker.openedAt;
     return Math.round(Math.min(MAX_BREAKER_PARK_MS, Math.max(MAX_PROBE_MS, openFor)) * (0.5 + this.options.random()));
+  }
+
+  /**
+   * A request's turn at the limit's rate: undefined, go now; a promise, go when it settles; a
+   * number, the turn is further off than `slowMs`: not sent, come back in that many ms. Turns are
+   * fixed times, one apart: a timer that fires late sends its request late but moves no later
+   * turn, so the requests of any second stay within the rate's (what maxRequestsPerSecond's slots
+   * in Redis, taken the same way, need across processes).
+   */
+  private pace(lane: Lane): undefined | number | Promise<undefined> {
+    const rate = lane.limit.rate;
+    if (!Number.isFinite(rate)) return undefined;
+    const now = this.options.clock();
+    const start = Math.max(now, lane.paceAt);
+    const wait = start - now;
+    if (wait > this.options.slowMs) return Math.round(wait);
+    lane.paceAt = start + 1000 / rate;
+    return wait === 0 ? undefined : new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), wait));
   }
 
   private sweep(lane: Lane): void {
@@ -420,7 +437,8 @@ export class DestinationGate {
         slowSince: undefined,
         limit: new AdaptiveLimit({ maxConcurrency: this.options.maxInFlight, maxRate: Number.POSITIVE_INFINITY }),
         breaker: new Breaker(),
-        nextSendAt: 0,
+        bookedUntil: 0,
+        paceAt: 0,
         carrierUntil: 0,
       };
       this.lanes.set(destinationId, lane);

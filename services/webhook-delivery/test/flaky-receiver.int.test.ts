@@ -70,7 +70,9 @@ describe('a flaky receiver', () => {
         },
       }),
     );
-    const p = scope.track(await startTestPipeline({ label, delivery: false, destinations: [webhookDestination(`dest-${label}`, [r.url])] }));
+    const p = scope.track(
+      await startTestPipeline({ label, delivery: false, destinations: [webhookDestination(`dest-${label}`, [r.url])] }),
+    );
     const child = await startService('webhook-delivery', {
       REDIS_URL: p.redisUrl,
       EVENTRELAY_PREFIX: p.prefix,

@@ -1,24 +1,32 @@
 /**
  * The adaptive limit of one destination in one process: how many requests may be open at once
- * (concurrency) and how many may start per second (rate), moved by what the receiver answers.
- * Additive increase, multiplicative decrease (AIMD), as TCP does for a link, but only on signals
- * that persist: the ordinary receiver answers a few percent 5xx or 429 at random, and each of
- * those only delays its own call (its Retry-After or backoff, domain/schedule.ts). Reacting to
- * every one compounds, at 100 requests/s, into a destination held near stopped (issue 31).
+ * (concurrency) and how many may start per second (rate), moved by the receiver's 429s. Additive
+ * increase, multiplicative decrease (AIMD), as TCP does for a link, but only on a signal that
+ * persists: the ordinary receiver answers a few percent 5xx or 429 at random, and each of those
+ * only delays its own call (its Retry-After or backoff, domain/schedule.ts). Reacting to every one
+ * compounds, at 100 requests/s, into a destination held near stopped (issue 31).
  *
  * - every 2xx adds 1/concurrency to the concurrency (one more per round of answers), up to the
- *   destination's maximum; while a rate is in force, it grows by 5% a second (at least 1/s);
- * - sustained throttling, 429s making up at least 10% of the answers of the last 2 s (and at
- *   least 3 of them), cuts the concurrency by 30% and sets the rate to 90% of the answers per
- *   second that were not 429 (half of all answers when every one was a 429);
- * - sustained timeouts, at least 20% of the answers of the last 2 s (and at least 3), halve the
- *   concurrency;
- * - each reaction happens at most once per window, so that the next one judges only answers to
- *   the lowered limit.
+ *   destination's maximum;
+ * - sustained throttling cuts the concurrency by 30% and sets the rate to 90% of the answers per
+ *   second that were not 429 (half of all answers when every one was a 429): 429s making up at
+ *   least 10% of the answers of the last 2 s (and at least 5 of them), with at least 20 answers
+ *   spread over most of the window; at most once per window, so that the next cut judges only
+ *   answers to the lowered limit. A share of a few answers, or of a burst's first fraction of a
+ *   second, is chance, and what passed in it is no measure of the receiver (a cut on the first
+ *   answers of a destination in the noisy-errors bench held it to a few requests/s for a minute);
+ *   429s that rare are handled by their calls' Retry-After alone;
+ * - while a rate is in force it grows by 5% a second (at least 1/s) up to what the receiver let
+ *   through when it was cut, its measured capacity, and above that by 1% a second (at least
+ *   0.5/s), probing for more without overshooting into 429s again;
+ * - a minute without a cut and the rate goes back to the destination's own maximum (none): 429s
+ *   below the threshold, now and then, do not keep it.
  *
- * 5xx (503 included) move neither: failures are the breaker's business (domain/breaker.ts). The
- * rate starts unlimited and goes back to the destination's own maximum after a minute without a
- * 429. Pure: every change takes the time as an argument.
+ * Failures move neither: 5xx (503 included) and timeouts are the breaker's business
+ * (domain/breaker.ts), and a lane whose requests turn slow is the gate's. Timeouts in particular
+ * say little about the concurrency a receiver takes: each holds its request for the whole
+ * timeout, so a receiver that hangs 3% of requests at random needs more open at once, not fewer.
+ * Pure: every change takes the time as an argument.
  */
 import type { AnswerSignal } from './answer-signal.js';
 import { SlidingCount } from './sliding-count.js';
@@ -30,34 +38,31 @@ export interface LimitCaps {
   readonly maxRate: number;
 }
 
-/** The window a share of answers is judged over, and the shortest time between two reactions. */
-export const SIGNAL_WINDOW_MS = 2000;
+/** The window a share of answers is judged over, and the shortest time between two cuts. */
+const SIGNAL_WINDOW_MS = 2000;
 /** The share of 429s in the window that is throttling rather than chance. */
-export const THROTTLE_SHARE = 0.1;
-/** The share of timeouts in the window that is overload rather than chance. */
-export const TIMEOUT_SHARE = 0.2;
-/** Fewer than this many 429s (or timeouts) in the window are never sustained, whatever their share. */
-export const MIN_SIGNALS = 3;
+const THROTTLE_SHARE = 0.1;
+/** Fewer answers than this in the window are too few for a share to mean anything. */
+const MIN_ANSWERS = 20;
+/** Fewer 429s than this in the window are chance, whatever their share. */
+const MIN_THROTTLED = 5;
+/** The answers must reach this far back in the window: sustained, and a rate measured over time. */
+const MIN_SPAN_MS = 1500;
 const RATE_FORGOTTEN_AFTER_MS = 60_000;
 const MIN_RATE = 1;
 const BUCKET_MS = 200;
 const BUCKETS = SIGNAL_WINDOW_MS / BUCKET_MS;
-/** The shortest span an observed rate is measured over: a first burst is not a rate. */
-const MIN_SPAN_MS = 1000;
 
 export class AdaptiveLimit {
   private concurrencyNow: number;
   private rateNow: number;
   private caps: LimitCaps;
-  private lastRateCutAt = Number.NEGATIVE_INFINITY;
-  private lastConcurrencyCutAt = Number.NEGATIVE_INFINITY;
-  private lastThrottleAt = Number.NEGATIVE_INFINITY;
+  private lastCutAt = Number.NEGATIVE_INFINITY;
   private lastGrowAt = 0;
-  /** When the window first held an answer: before a whole window has passed, rates are measured over less. */
-  private firstAnswerAt: number | undefined;
+  /** Requests per second the receiver let through when the rate was last cut. */
+  private capacity = Number.POSITIVE_INFINITY;
   private readonly answers = new SlidingCount(BUCKET_MS, BUCKETS);
   private readonly throttles = new SlidingCount(BUCKET_MS, BUCKETS);
-  private readonly timeouts = new SlidingCount(BUCKET_MS, BUCKETS);
 
   constructor(caps: LimitCaps) {
     this.caps = caps;
@@ -87,58 +92,55 @@ export class AdaptiveLimit {
   reset(): void {
     this.concurrencyNow = this.caps.maxConcurrency;
     this.rateNow = this.caps.maxRate;
-    this.lastThrottleAt = Number.NEGATIVE_INFINITY;
-    this.firstAnswerAt = undefined;
+    this.capacity = Number.POSITIVE_INFINITY;
+    this.lastCutAt = Number.NEGATIVE_INFINITY;
     this.answers.clear();
     this.throttles.clear();
-    this.timeouts.clear();
   }
 
   /** One answer (or timeout) at `now`. */
   observe(signal: AnswerSignal, now: number): void {
-    this.firstAnswerAt ??= now;
     this.answers.add(now);
     if (signal === 'ok') {
       this.concurrencyNow = Math.min(this.caps.maxConcurrency, this.concurrencyNow + 1 / Math.max(1, this.concurrencyNow));
       this.grow(now);
     } else if (signal === 'throttled') {
-      this.lastThrottleAt = now;
       this.throttles.add(now);
-      if (now - this.lastRateCutAt >= SIGNAL_WINDOW_MS && this.sustained(this.throttles, THROTTLE_SHARE, now)) this.cutRate(now);
-    } else if (signal === 'overloaded') {
-      this.timeouts.add(now);
-      if (now - this.lastConcurrencyCutAt >= SIGNAL_WINDOW_MS && this.sustained(this.timeouts, TIMEOUT_SHARE, now)) {
-        this.lastConcurrencyCutAt = now;
-        this.concurrencyNow = Math.max(1, this.concurrencyNow / 2);
-      }
+      if (now - this.lastCutAt < SIGNAL_WINDOW_MS) return;
+      const spanMs = now - (this.answers.oldest(now) ?? now);
+      if (spanMs >= MIN_SPAN_MS && this.sustained(now)) this.cut(now, spanMs);
     }
   }
 
-  private sustained(signals: SlidingCount, share: number, now: number): boolean {
-    const n = signals.total(now);
-    return n >= MIN_SIGNALS && n >= share * this.answers.total(now);
+  private sustained(now: number): boolean {
+    const answered = this.answers.total(now);
+    const throttled = this.throttles.total(now);
+    return answered >= MIN_ANSWERS && throttled >= MIN_THROTTLED && throttled >= THROTTLE_SHARE * answered;
   }
 
-  private cutRate(now: number): void {
-    this.lastRateCutAt = now;
+  private cut(now: number, spanMs: number): void {
+    this.lastCutAt = now;
     this.lastGrowAt = now;
     this.concurrencyNow = Math.max(1, this.concurrencyNow * 0.7);
-    const spanS = Math.min(SIGNAL_WINDOW_MS, Math.max(MIN_SPAN_MS, now - (this.firstAnswerAt ?? now))) / 1000;
+    const spanS = spanMs / 1000;
     const answered = this.answers.total(now);
-    const admitted = answered - this.throttles.total(now);
-    // What the receiver let through is its rate; when it let nothing through, back off by half.
-    const base = admitted > 0 ? (0.9 * admitted) / spanS : (0.5 * answered) / spanS;
-    this.rateNow = Math.max(MIN_RATE, Math.min(this.rateNow, base));
+    const admitted = (answered - this.throttles.total(now)) / spanS;
+    // What the receiver let through is its capacity; when it let nothing through, back off by half.
+    this.capacity = admitted > 0 ? admitted : (0.5 * answered) / spanS;
+    const base = admitted > 0 ? 0.9 * admitted : this.capacity;
+    this.rateNow = Math.max(MIN_RATE, Math.min(this.rateNow, base, this.caps.maxRate));
   }
 
   private grow(now: number): void {
     if (this.rateNow === this.caps.maxRate) return;
-    if (now - this.lastThrottleAt >= RATE_FORGOTTEN_AFTER_MS) {
+    if (now - this.lastCutAt >= RATE_FORGOTTEN_AFTER_MS) {
       this.rateNow = this.caps.maxRate;
+      this.capacity = Number.POSITIVE_INFINITY;
       return;
     }
-    const elapsed = Math.max(0, now - this.lastGrowAt);
+    const elapsedS = Math.max(0, now - this.lastGrowAt) / 1000;
     this.lastGrowAt = now;
-    this.rateNow = Math.min(this.caps.maxRate, this.rateNow + (elapsed / 1000) * Math.max(1, this.rateNow * 0.05));
+    const step = this.rateNow < this.capacity ? Math.max(1, this.rateNow * 0.05) : Math.max(0.5, this.rateNow * 0.01);
+    this.rateNow = Math.min(this.caps.maxRate, this.rateNow + elapsedS * step);
   }
 }

@@ -31,6 +31,8 @@ type Receiver = (at: number) => number | 'timeout';
 interface Simulation {
   /** Requests started, per whole second. */
   readonly sentPerS: number[];
+  /** Of those, answered 429. */
+  readonly throttledPerS: number[];
   readonly sent: number;
   readonly offered: number;
   /** Lowest concurrency and rate seen, and when the breaker first opened (ms since the start). */
@@ -48,6 +50,7 @@ function simulate(receiver: Receiver, offeredPerS: number, seconds: number, late
   const breaker = new Breaker();
   const answers: { at: number; signal: AnswerSignal }[] = [];
   const sentPerS = new Array<number>(seconds).fill(0);
+  const throttledPerS = new Array<number>(seconds).fill(0);
   let queued = 0;
   let offered = 0;
   let open = 0;
@@ -80,13 +83,14 @@ function simulate(receiver: Receiver, offeredPerS: number, seconds: number, late
       open++;
       queued--;
       sentPerS[Math.floor(ms / 1000)]!++;
+      if (answer === 429) throttledPerS[Math.floor(ms / 1000)]!++;
       if (Number.isFinite(limit.rate)) nextTurn = Math.max(nextTurn, now) + 1000 / limit.rate;
       if (admission.kind === 'probe') break;
     }
     minConcurrency = Math.min(minConcurrency, limit.concurrency);
     minRate = Math.min(minRate, limit.rate);
   }
-  return { sentPerS, sent: sentPerS.reduce((a, b) => a + b, 0), offered, minConcurrency, minRate, openedAt };
+  return { sentPerS, throttledPerS, sent: sentPerS.reduce((a, b) => a + b, 0), offered, minConcurrency, minRate, openedAt };
 }
 
 /** Answers `share`s of the requests with the statuses given, at random, and 200 otherwise. */
@@ -151,13 +155,24 @@ describe('the receiver-friendly controllers against simulated receivers', () => 
     expect(sim.minConcurrency).toBeGreaterThanOrEqual(16);
   });
 
-  it('a receiver that answers 429 above 100 requests/s is sent within 10% of 100/s once found', () => {
+  it('a receiver that answers 429 above 100 requests/s is sent within 10% of 100/s once found, with under 5% of 429s', () => {
     const sim = simulate(rateLimited(100), 300, 90);
     const settled = mean(sim.sentPerS.slice(30));
     expect(settled).toBeGreaterThanOrEqual(90);
     expect(settled).toBeLessThanOrEqual(110);
     // Found within the first seconds: no second after the tenth is far above the limit.
     expect(Math.max(...sim.sentPerS.slice(10))).toBeLessThan(130);
+    const after10 = (xs: number[]) => xs.slice(10).reduce((a, b) => a + b, 0);
+    expect(after10(sim.throttledPerS) / after10(sim.sentPerS)).toBeLessThan(0.05);
+  });
+
+  it('a receiver that throttled for a while, then answers 2% 429s at random, gets its whole rate back', () => {
+    const limited = rateLimited(50);
+    const noisy = randomly([[429, 0.02]], 4);
+    const sim = simulate((at) => (at < 10_000 ? limited(at) : noisy(at)), 100, 120);
+    expect(sim.minRate).toBeLessThan(60);
+    // Within a minute and a half of the throttling's end, the offered 100/s go out again in full.
+    expect(mean(sim.sentPerS.slice(100))).toBeGreaterThanOrEqual(99);
   });
 
   it('a receiver that answers 503 to everything opens the breaker within its window, and sets no rate', () => {

@@ -28,6 +28,13 @@ export class SlidingCount {
     return total;
   }
 
+  /** When the oldest bucket holding a count began (undefined when none does): how far back the counts reach. */
+  oldest(now: number): number | undefined {
+    this.roll(now);
+    for (let i = this.buckets.length - 1; i >= 0; i--) if (this.buckets[i]! > 0) return this.newestAt - i * this.bucketMs;
+    return undefined;
+  }
+
   /** Forgets everything counted. */
   clear(): void {
     this.buckets.fill(0);

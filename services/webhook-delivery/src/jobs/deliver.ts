@@ -29,13 +29,20 @@ import type { RateReservations } from '../adapters/rate-reservations.js';
 import { withoutErased, type Tombstones } from './erasures.js';
 import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
-import { MAX_PARK_MS, TURN_GRACE_MS, type DestinationGate, type EntryVerdict } from '../destination-gate.js';
+import { MAX_PARK_MS, type DestinationGate, type EntryVerdict } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
 import { retryBy } from '../domain/schedule.js';
 import { settleRound, type CallRun, type HoldCap, type Settled } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 import { originOf } from '../domain/url-origin.js';
+
+/**
+ * How much before its turn a job parked for it is due back: the delayed set returns jobs up to
+ * about this late, and one back after the first of the maxRequestsPerSecond slots it holds takes
+ * new ones (sent late, its requests would overlap the next job's slots and break the cap).
+ */
+const TURN_EARLY_MS = 100;
 
 export interface WorkerDeps extends DeliverDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void>; onLoad?(listener: () => void): void };
@@ -310,13 +317,14 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       if (verdict.kind !== 'turn') deps.gate.places(data.destinationId, parks, round.requests, mode).done();
       if (probe) deps.gate.breaker(data.destinationId).probeNotSent();
       metrics.parked.inc();
-      // The job carries its turn back (turnAt), so it is booked once however long the backlog.
+      // The job carries its turn back (turnAt), so it is booked once however long the backlog; it
+      // is due a little before, and waits for its turn here rather than miss it.
       const next = turn.booked ? { ...data, turnAt: turn.at } : undefined;
-      await deps.putBack(job, turn.at, token, next);
+      await deps.putBack(job, turn.booked ? Math.max(deps.clock(), turn.at - TURN_EARLY_MS) : turn.at, token, next);
       if (next) job.data = next;
       throw new DelayedError();
     }
-    const places = deps.gate.places(data.destinationId, parks, round.requests, mode, turn.from);
+    const places = deps.gate.places(data.destinationId, parks, round.requests, mode);
     let run: Awaited<ReturnType<typeof runDelivery>>;
     try {
       run = await runDelivery(data.destinationId, round, destination, deps, places, stopping);
@@ -410,8 +418,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   };
 
   /**
-   * When the job's requests may start: `now` (from `from` on, 1/rate apart, while a rate is in
-   * force), or `later`, at its turn (`booked`: its turns are taken, and it carries them back).
+   * When the job's requests may start: `now`, or `later`, at its turn (`booked`: its share of the
+   * rates is taken, and it carries its turn back).
    * Besides the gate's turn (the adaptive rate, in this process), a destination with
    * maxRequestsPerSecond takes its requests' slots across every process in Redis, from the gate's
    * turn on; a job back with its turn took both before.
@@ -421,19 +429,24 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     verdict: EntryVerdict,
     requests: number,
     perSecond: number | undefined,
-  ): Promise<{ readonly kind: 'now'; readonly from?: number } | { readonly kind: 'later'; readonly at: number; readonly booked: boolean }> {
+  ): Promise<{ readonly kind: 'now' } | { readonly kind: 'later'; readonly at: number; readonly booked: boolean }> {
     const now = deps.clock();
     const local = verdict.kind === 'turn' ? verdict.at : undefined;
-    const from = verdict.kind === 'go' ? verdict.at : undefined;
-    const carried = data.turnAt !== undefined && now <= data.turnAt + TURN_GRACE_MS;
-    if (perSecond === undefined || requests === 0 || carried) return local === undefined ? { kind: 'now', from } : { kind: 'later', at: local, booked: true };
+    const later = (at: number) => ({ kind: 'later', at, booked: true }) as const;
+    if (perSecond === undefined || requests === 0) return local === undefined ? { kind: 'now' } : later(local);
+    if (data.turnAt !== undefined && now <= data.turnAt) {
+      // Its slots were taken with its turn, and start then.
+      if (local !== undefined) return later(local);
+      if (data.turnAt > now) await new Promise((resolve) => setTimeout(resolve, data.turnAt! - now));
+      return { kind: 'now' };
+    }
     const slots = await deps.rateSlots.reserve(data.destinationId, perSecond, requests, MAX_PARK_MS, (local ?? now) - now);
     const first = now + slots.waitMs;
     // More than MAX_PARK_MS of requests already booked: nothing was taken, come back then.
     if (!slots.granted) return { kind: 'later', at: first, booked: false };
-    if (local !== undefined || slots.waitMs > deps.maxSlotWaitMs) return { kind: 'later', at: Math.max(first, local ?? first), booked: true };
-    if (from === undefined && slots.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, slots.waitMs));
-    return { kind: 'now', from: from === undefined ? undefined : Math.max(from, first) };
+    if (local !== undefined || slots.waitMs > deps.maxSlotWaitMs) return later(Math.max(first, local ?? first));
+    if (slots.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, slots.waitMs));
+    return { kind: 'now' };
   }
 
   /**
