@@ -48,7 +48,7 @@ export function createDeliveryMetrics(
     }),
     parked: new Counter({
       name: 'eventrelay_delivery_parked_total',
-      help: 'Jobs put back for later because their destination had DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION requests reserved and was slow',
+      help: "Jobs put back for later without an attempt: their destination was slow at its cap, its breaker was open, or the job waits for its turn at the destination's rate",
       registers: [registry],
     }),
     deadLettersEvicted: new Counter({

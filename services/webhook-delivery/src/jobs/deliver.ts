@@ -25,26 +25,19 @@ import { activeTargets, lastRound, planRound, policyOf, probeRound, renderBodies
 import type { OperatorEvents } from './operator-events.js';
 import type { DestinationEpisodes } from '../adapters/destination-episodes.js';
 import type { DestinationSwitches } from '../adapters/destination-switches.js';
-import type { RateReservations } from '../adapters/rate-reservations.js';
 import { withoutErased, type Tombstones } from './erasures.js';
 import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
-import { MAX_PARK_MS, type DestinationGate, type EntryVerdict } from '../destination-gate.js';
+import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
 import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
 import { retryBy } from '../domain/schedule.js';
 import { settleRound, type CallRun, type HoldCap, type Settled } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 import { originOf } from '../domain/url-origin.js';
+import { parkedForTurn, turnOf, type TurnDeps } from './turns.js';
 
-/**
- * How much before its turn a job parked for it is due back: the delayed set returns jobs up to
- * about this late, and one back after the first of the maxRequestsPerSecond slots it holds takes
- * new ones (sent late, its requests would overlap the next job's slots and break the cap).
- */
-const TURN_EARLY_MS = 100;
-
-export interface WorkerDeps extends DeliverDeps {
+export interface WorkerDeps extends DeliverDeps, TurnDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void>; onLoad?(listener: () => void): void };
   readonly gate: DestinationGate;
   /** The batches of the route shard a job's batch is on. */
@@ -66,10 +59,6 @@ export interface WorkerDeps extends DeliverDeps {
   readonly switches: DestinationSwitches;
   /** DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: a destination's concurrency unless it sets maxConcurrentRequests. */
   readonly maxInFlight: number;
-  /** The slots of destinations that set maxRequestsPerSecond, shared by every process. */
-  readonly rateSlots: Pick<RateReservations, 'reserve'>;
-  /** A job whose first slot is further away than this is parked rather than held. */
-  readonly maxSlotWaitMs: number;
   /** Each destination's count of calls held for a retry, changed in the commit. */
   readonly retryBacklog: Pick<RetryBacklog, 'queueChange' | 'changeOf' | 'held'>;
   /** DELIVERY_RETRY_MAX_PER_DESTINATION: calls held for a retry per destination; 0 = no cap. */
@@ -312,16 +301,14 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     // The breaker is open and this job carries its probe: one request, the other calls wait.
     const probe = mode === 'probe';
-    const turn = await turnOf(data, verdict, round.requests, destination.settings.maxRequestsPerSecond);
+    const turn = await turnOf(deps, data, verdict, round.requests, destination.settings.maxRequestsPerSecond);
     if (turn.kind === 'later') {
       if (verdict.kind !== 'turn') deps.gate.places(data.destinationId, parks, round.requests, mode).done();
       if (probe) deps.gate.breaker(data.destinationId).probeNotSent();
       metrics.parked.inc();
-      // The job carries its turn back (turnAt), so it is booked once however long the backlog; it
-      // is due a little before, and waits for its turn here rather than miss it.
-      const next = turn.booked ? { ...data, turnAt: turn.at } : undefined;
-      await deps.putBack(job, turn.booked ? Math.max(deps.clock(), turn.at - TURN_EARLY_MS) : turn.at, token, next);
-      if (next) job.data = next;
+      const parked = parkedForTurn(data, turn, deps.clock());
+      await deps.putBack(job, parked.at, token, parked.data);
+      if (parked.data) job.data = parked.data;
       throw new DelayedError();
     }
     const places = deps.gate.places(data.destinationId, parks, round.requests, mode);
@@ -416,38 +403,6 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       throw err;
     }
   };
-
-  /**
-   * When the job's requests may start: `now`, or `later`, at its turn (`booked`: its share of the
-   * rates is taken, and it carries its turn back).
-   * Besides the gate's turn (the adaptive rate, in this process), a destination with
-   * maxRequestsPerSecond takes its requests' slots across every process in Redis, from the gate's
-   * turn on; a job back with its turn took both before.
-   */
-  async function turnOf(
-    data: DeliverJob,
-    verdict: EntryVerdict,
-    requests: number,
-    perSecond: number | undefined,
-  ): Promise<{ readonly kind: 'now' } | { readonly kind: 'later'; readonly at: number; readonly booked: boolean }> {
-    const now = deps.clock();
-    const local = verdict.kind === 'turn' ? verdict.at : undefined;
-    const later = (at: number) => ({ kind: 'later', at, booked: true }) as const;
-    if (perSecond === undefined || requests === 0) return local === undefined ? { kind: 'now' } : later(local);
-    if (data.turnAt !== undefined && now <= data.turnAt) {
-      // Its slots were taken with its turn, and start then.
-      if (local !== undefined) return later(local);
-      if (data.turnAt > now) await new Promise((resolve) => setTimeout(resolve, data.turnAt! - now));
-      return { kind: 'now' };
-    }
-    const slots = await deps.rateSlots.reserve(data.destinationId, perSecond, requests, MAX_PARK_MS, (local ?? now) - now);
-    const first = now + slots.waitMs;
-    // More than MAX_PARK_MS of requests already booked: nothing was taken, come back then.
-    if (!slots.granted) return { kind: 'later', at: first, booked: false };
-    if (local !== undefined || slots.waitMs > deps.maxSlotWaitMs) return later(Math.max(first, local ?? first));
-    if (slots.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, slots.waitMs));
-    return { kind: 'now' };
-  }
 
   /**
    * A job just moved to the delayed set comes back at once when its destination's breaker closed
