@@ -1294,7 +1294,7 @@ export interface BatchDeliverJob {
   destinationId: string;
   batch: BatchRef;
   /**
-   * epoch ms: the job was parked for its requests' turn at the destination's rate (the adaptive rate, and the maxRequestsPerSecond slots taken in Redis); back within a second of it, the job sends without booking again. The commit that follows drops it
+   * epoch ms: the job was parked until its requests' turn at the destination's rate (the adaptive rate of the process, and the maxRequestsPerSecond slots taken in Redis); back in time for it, the job sends without booking again. The commit that follows drops it
    */
   turnAt?: number;
 }
@@ -1341,7 +1341,7 @@ export interface HeldDeliverJob {
    */
   counted?: number;
   /**
-   * epoch ms: the job was parked for its requests' turn at the destination's rate (the adaptive rate, and the maxRequestsPerSecond slots taken in Redis); back within a second of it, the job sends without booking again. The commit that follows drops it
+   * epoch ms: the job was parked until its requests' turn at the destination's rate (the adaptive rate of the process, and the maxRequestsPerSecond slots taken in Redis); back in time for it, the job sends without booking again. The commit that follows drops it
    */
   turnAt?: number;
 }
