@@ -73,15 +73,19 @@ describe('AdaptiveLimit', () => {
     // 100 let through over 2 s: a capacity of 50 a second, the rate at 90% of it.
     const cut = limit.rate;
     expect(cut).toBeCloseTo(45, 0);
+    // No growth while the window still holds the 429s.
     limit.observe('ok', T0 + 2999);
-    limit.observe('ok', T0 + 3999);
-    // 5% a second: 2.25, then 2.36.
-    expect(limit.rate).toBeCloseTo(cut + 2.25 + 2.36, 1);
+    expect(limit.rate).toBe(cut);
+    limit.observe('ok', T0 + 4099);
+    limit.observe('ok', T0 + 5099);
+    // 5% a second once they are gone: 1.1 s then 1 s of it.
+    expect(limit.rate).toBeGreaterThan(cut + 4.7);
+    expect(limit.rate).toBeLessThan(cut + 5);
     // Past the capacity, 1% a second.
-    for (let t = 4999; t <= 10_999; t += 1000) limit.observe('ok', T0 + t);
+    for (let t = 6099; t <= 12_099; t += 1000) limit.observe('ok', T0 + t);
     const above = limit.rate;
     expect(above).toBeGreaterThan(50);
-    limit.observe('ok', T0 + 11_999);
+    limit.observe('ok', T0 + 13_099);
     expect(limit.rate - above).toBeCloseTo(above * 0.01, 2);
     // A 429 now and then, below the threshold, does not keep it.
     limit.observe('throttled', T0 + 40_000);
