@@ -12,22 +12,11 @@
 import { buildServices, eventually, startReceiver, startService, type ServiceProcess } from '@eventrelay/testkit';
 import { testScope } from '../../../test/support/scope';
 import { startTestPipeline, trackCall, webhookDestination } from '../../../test/support/pipeline';
+import { seededRandom } from '../../../test/support/seeded-random';
 
 const RATE_PER_S = 200;
 const SECONDS = 8;
 const PER_BATCH = 20;
-
-/** mulberry32: the same answers on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A metric's value summed over its series in a /metrics text (0 when absent). */
 function metric(text: string, name: string): number {
@@ -105,7 +94,7 @@ describe('a flaky receiver', () => {
 
   it('gets every call at the offered rate, with no park, no breaker and no rate, for about the CPU per request of a healthy one', async () => {
     const healthy = await run('healthy', () => ({ status: 200 }));
-    const random = seeded(31);
+    const random = seededRandom(31);
     const flaky = await run('flaky', () => {
       const r = random();
       if (r < 0.1) return { status: 500 };

@@ -9,21 +9,10 @@ import { AdaptiveLimit } from './adaptive-limit.js';
 import { answerSignal, type AnswerSignal } from './answer-signal.js';
 import { Breaker } from './breaker.js';
 import { classifyStatus } from './outcome.js';
+import { seededRandom } from '../../../../test/support/seeded-random';
 
 const T0 = Date.parse('2026-11-28T10:00:00.000Z');
 const TIMEOUT_MS = 5000;
-
-/** mulberry32: the same draws on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What a simulated receiver answers a request started at `at` (ms since the start): a status, or `timeout`. */
 type Receiver = (at: number) => number | 'timeout';
@@ -95,7 +84,7 @@ function simulate(receiver: Receiver, offeredPerS: number, seconds: number, late
 
 /** Answers `share`s of the requests with the statuses given, at random, and 200 otherwise. */
 function randomly(shares: readonly [number | 'timeout', number][], seed: number): Receiver {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   return () => {
     let r = random();
     for (const [answer, share] of shares) {
