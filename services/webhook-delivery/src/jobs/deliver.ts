@@ -303,7 +303,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const probe = mode === 'probe';
     const turn = await turnOf(deps, data, verdict, round.requests, destination.settings.maxRequestsPerSecond);
     if (turn.kind === 'later') {
-      if (verdict.kind !== 'turn') deps.gate.places(data.destinationId, parks, round.requests, mode).done();
+      // Admitted (go or probe): its requests' reservation ends unused.
+      if (verdict.kind !== 'turn') deps.gate.leave(data.destinationId, undefined, round.requests);
       if (probe) deps.gate.breaker(data.destinationId).probeNotSent();
       metrics.parked.inc();
       const parked = parkedForTurn(data, turn, deps.clock());
