@@ -519,6 +519,22 @@ describe('DestinationGate', () => {
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'go' });
     });
 
+    it('a probe that carries last attempts counts its first answer as the probe’s, once', () => {
+      const { gate, advance } = harness({ maxInFlight: 64 });
+      openBreaker(gate);
+      gate.enter('d1', 0, 5);
+      advance(1000);
+      expect(gate.enter('d1', 0, 3)).toEqual({ kind: 'probe' });
+      gate.reserveLast('d1', 2);
+      const places = gate.places('d1', 0, 3, 'probe');
+      for (let i = 0; i < 3; i++) expect(places.take()).toBeUndefined();
+      for (let i = 0; i < 3; i++) places.give(3, true, fail503);
+      places.done();
+      // One failed probe: the next is 2 s later, not 8 s (three failed probes would double it thrice).
+      expect(gate.breaker('d1').probeAt).toBe(gate.breaker('d1').openedAt + 1000 + 2000);
+      expect(gate.inFlight('d1')).toBe(0);
+    });
+
     it('holds back requests of jobs admitted before it opened', () => {
       const { gate } = harness({ maxInFlight: 64 });
       expectGo(gate.enter('d1', 0, 3));

@@ -239,7 +239,7 @@ export class DestinationGate {
    * round sends what it reserved for) take a place but end no reservation.
    */
   /**
-   * `mode`: `probe` for the breaker's probe; `last` for calls at their retry window's end, whose
+   * `mode`: `probe` for the breaker's probe (its first answer; any others are last attempts); `last` for calls at their retry window's end, whose
    * last attempt goes even while the breaker is open (as docs/spec.md §4 gives every call one at its
    * deadline); their answers count as any other (a 2xx closes the breaker).
    */
@@ -267,8 +267,10 @@ export class DestinationGate {
       },
       give: (ms, placed, answer) => {
         ended++;
-        if (placed) this.sent(destinationId, ms, answer, probe);
-        else if (probe) lane.breaker.probeNotSent();
+        // The first answer is the probe's; a probe round's others are last attempts (probeRound).
+        const probeAnswer = probe && ended === 1;
+        if (placed) this.sent(destinationId, ms, answer, probeAnswer);
+        else if (probeAnswer) lane.breaker.probeNotSent();
         if (ended <= reserved) this.leave(destinationId, undefined);
       },
       done: () => {

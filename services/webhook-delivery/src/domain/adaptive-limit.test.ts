@@ -66,7 +66,7 @@ describe('AdaptiveLimit', () => {
     expect([down.concurrency, down.rate]).toEqual([64, Number.POSITIVE_INFINITY]);
   });
 
-  it('grows the rate by 5% a second up to what the receiver let through, by 1% above it, and forgets it a minute after the last cut', () => {
+  it('grows the rate by 5% a second up to what the receiver let through, by 1% above it, and probes a minute after the last cut until it is gone', () => {
     const limit = new AdaptiveLimit(caps);
     for (let i = 0; i < 100; i++) limit.observe('ok', T0 + i * 20);
     for (let i = 0; i < 30; i++) limit.observe('throttled', T0 + 1999);
@@ -87,10 +87,52 @@ describe('AdaptiveLimit', () => {
     expect(above).toBeGreaterThan(50);
     limit.observe('ok', T0 + 13_099);
     expect(limit.rate - above).toBeCloseTo(above * 0.01, 2);
-    // A 429 now and then, below the threshold, does not keep it.
+    // A 429 now and then, below the threshold, does not keep it: a minute after the cut the rate
+    // probes, 5% a second compounded, and is gone once past twice the capacity.
     limit.observe('throttled', T0 + 40_000);
-    limit.observe('ok', T0 + 62_000);
+    for (let t = 14_099; t < 62_000; t += 1000) limit.observe('ok', T0 + t);
+    const probing = limit.rate;
+    limit.observe('ok', T0 + 62_099);
+    expect(limit.rate).toBeCloseTo(probing * 1.05, 1);
+    for (let t = 63_099; t <= 80_099; t += 1000) limit.observe('ok', T0 + t);
     expect(limit.rate).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('trims a rate in force when 3-10% of the answers are 429s: to the capacity, or to what got through when less; 2% trims nothing', () => {
+    /** A cut (capacity 50/s), then 14 s of 2xx that grow the rate past 55/s; returns the time reached. */
+    const grown = (limit: AdaptiveLimit): number => {
+      for (let i = 0; i < 100; i++) limit.observe('ok', T0 + i * 20);
+      for (let i = 0; i < 30; i++) limit.observe('throttled', T0 + 1999);
+      for (let t = 2100; t <= 16_000; t += 100) limit.observe('ok', T0 + t);
+      expect(limit.rate).toBeGreaterThan(55);
+      return T0 + 16_000;
+    };
+    /** 2 s of 2xx at `perS`, then 3 s with every `every`-th a 429: the window holds only answers at `perS`. */
+    const answers = (limit: AdaptiveLimit, from: number, every: number, perS = 55) => {
+      for (let i = 1; i <= 5 * perS; i++) {
+        const throttled = i > 2 * perS && i % every === 0;
+        limit.observe(throttled ? 'throttled' : 'ok', from + Math.round((i * 1000) / perS));
+      }
+    };
+    const over = new AdaptiveLimit(caps);
+    const concurrency = (answers(over, grown(over), 15), over.concurrency);
+    // Back to the 50 a second the receiver let through at the cut.
+    expect(over.rate).toBeCloseTo(50, 0);
+    expect(concurrency).toBe(over.concurrency);
+    // Below a capacity measured too high, what gets through is the measure.
+    const measuredHigh = new AdaptiveLimit(caps);
+    for (let i = 0; i < 100; i++) measuredHigh.observe('ok', T0 + i * 20);
+    for (let i = 0; i < 30; i++) measuredHigh.observe('throttled', T0 + 1999);
+    expect(measuredHigh.rate).toBeCloseTo(45, 0);
+    // 46 a second, one in 12 a 429 once the window is theirs: 42-44 a second got through.
+    answers(measuredHigh, T0 + 4000, 12, 46);
+    expect(measuredHigh.rate).toBeGreaterThan(42);
+    expect(measuredHigh.rate).toBeLessThan(44);
+    const noise = new AdaptiveLimit(caps);
+    const from = grown(noise);
+    const before = noise.rate;
+    answers(noise, from, 50);
+    expect(noise.rate).toBeGreaterThanOrEqual(before);
   });
 
   it('needs 20 answers in the window before a share means anything: 429s among a burst’s first answers cut nothing', () => {

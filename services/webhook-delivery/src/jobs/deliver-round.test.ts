@@ -30,9 +30,21 @@ describe('planning a round', () => {
   });
 
   it('a probe sends one request: the first call due, its first URL', () => {
-    const probe = probeRound(planRound([fresh, old], destination, 60_000));
+    const probe = probeRound(planRound([fresh, old], destination, 60_000), 120_000, 60_000);
     expect(probe.requests).toBe(1);
     expect(probe.calls.map((c) => c.due.length)).toEqual([1, 0]);
+  });
+
+  it('a probe at the window’s end of some calls is their last attempts, not one call of many', () => {
+    const old2: DeliveryItem = { ...old, call: call('old2') };
+    const probe = probeRound(planRound([fresh, old, young, old2], destination, 60_000), 60_000, 60_000);
+    expect(probe.requests).toBe(2);
+    expect(probe.calls.map((c) => [c.item.call.messageId, c.due.length])).toEqual([
+      ['fresh', 0],
+      ['old', 1],
+      ['young', 0],
+      ['old2', 1],
+    ]);
   });
 
   it('a last round sends the calls at their window’s end only', () => {
@@ -137,7 +149,7 @@ describe('calls whose body cannot be built, and delete notices, in a round', () 
     const round = planRound(items, mapped, 1000);
     expect(round.requests).toBe(1);
     // The breaker's probe never lands on a call it cannot send.
-    expect(probeRound(round).calls.map((c) => c.due.length)).toEqual([0, 1]);
+    expect(probeRound(round, 60_000, 1000).calls.map((c) => c.due.length)).toEqual([0, 1]);
     const { sent, deps, places } = recorder();
     const run = await runDelivery('d', round, mapped, deps, places);
     expect(sent).toHaveLength(1);

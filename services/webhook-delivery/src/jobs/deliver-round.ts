@@ -159,9 +159,13 @@ export function lastRound(round: Round, windowMs: number, now: number): Round {
 
 /**
  * The breaker's probe: one request, to the first URL due of the first call that has one; every
- * other call of the round waits, as it is.
+ * other call of the round waits, as it is. Calls at their window's end are the exception: they get
+ * their last attempt (as in `lastRound`), the first of them being the probe, else the job that
+ * carries the probe would hold them past their window for as long as the breaker stays open.
  */
-export function probeRound(round: Round): Round {
+export function probeRound(round: Round, windowMs: number, now: number): Round {
+  const last = lastRound(round, windowMs, now);
+  if (last.requests > 0) return last;
   let taken = false;
   const calls = round.calls.map(({ item, due }) => {
     if (taken || due.length === 0) return { item, due: [] };

@@ -272,7 +272,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const verdict = await deps.gate.enter(data.destinationId, parks, planned.requests, limits, data.turnAt);
     const windowMs = policyOf(destination, deps.policy).windowMs;
     let mode: 'normal' | 'probe' | 'last' = verdict.kind === 'probe' ? 'probe' : 'normal';
-    let round = mode === 'probe' ? probeRound(planned) : planned;
+    let round = mode === 'probe' ? probeRound(planned, windowMs, deps.clock()) : planned;
+    // The probe's own request was reserved at its admission; the last attempts it carries were not.
+    if (mode === 'probe' && round.requests > 1) deps.gate.reserveLast(data.destinationId, round.requests - 1);
     if (verdict.kind === 'park' && 'breaker' in verdict) {
       const last = lastRound(planned, windowMs, deps.clock());
       if (last.requests > 0) {
