@@ -329,6 +329,20 @@ describe('DestinationGate', () => {
       expect(gate.inFlight('d1')).toBe(1);
     });
 
+    it('a waiter of a destination that keeps answering is parked for about one attempt, whatever its earlier parks', async () => {
+      const { gate, advance } = harness({ slowMs: 1000, maxParkMs: 5000 });
+      expectGo(gate.enter('d1'));
+      expectGo(gate.enter('d1'));
+      // Parked five times before (an outage's breaker): were it slow, 32 times one attempt.
+      const waiter = watch(gate.enter('d1', 5));
+      advance(500);
+      expectGo(gate.send('d1'));
+      gate.sent('d1', 10, { signal: 'ok' });
+      advance(500);
+      await flush();
+      expect(waiter.settled).toEqual({ kind: 'park', delayMs: 1000 });
+    });
+
     it('once the destination is slow, new jobs are parked at once instead of waiting', async () => {
       const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000 });
       expectGo(gate.enter('d1'));
@@ -522,7 +536,7 @@ describe('DestinationGate', () => {
     it('a probe that carries last attempts counts its first answer as the probe’s, once', () => {
       const { gate, advance } = harness({ maxInFlight: 64 });
       openBreaker(gate);
-      gate.enter('d1', 0, 5);
+      void gate.enter('d1', 0, 5);
       advance(1000);
       expect(gate.enter('d1', 0, 3)).toEqual({ kind: 'probe' });
       gate.reserveLast('d1', 2);

@@ -387,7 +387,10 @@ export class DestinationGate {
     const now = this.options.clock();
     while (lane.waiters.length > 0 && now - (lane.waiters[0]?.since ?? now) >= this.options.slowMs) {
       const waiter = lane.waiters.shift();
-      waiter?.resolve(this.park(lane, waiter.parks));
+      // A destination that keeps answering is busy, not stuck: its jobs come back after about one
+      // attempt, whatever their earlier parks (a job woken after an outage has many, from the
+      // breaker, and was parked for minutes behind a backlog that took seconds).
+      waiter?.resolve(this.park(lane, this.isSlow(lane) ? waiter.parks : 0));
     }
     if (lane.waiters.length === 0) {
       clearInterval(lane.sweep);
