@@ -417,13 +417,17 @@ export class DestinationGate {
    * backlog on a hung destination then costs Redis a trickle of moves, not one per job per attempt
    * duration, and a job new to a destination hung for minutes is not fetched again every few
    * seconds (each fetch and park costs about what a delivery does; `pnpm bench`, dead-1-of-10).
+   * A job's own parks double it at most once past what the stuck time gives: they count every
+   * park (the breaker's too), and a job parked ten times through an outage, meeting a lane slow for
+   * a second after it, was parked for minutes (flapping at saturation, issue 31).
    */
   private park(lane: Lane, parks: number): GateVerdict {
     const now = this.options.clock();
     lane.slowSince ??= now;
     const typical = Math.min(Math.max(lane.meanMs, this.options.slowMs), this.options.maxParkMs);
     const stuckSteps = Math.floor(Math.log2(Math.max(1, (now - lane.slowSince) / typical)));
-    const delayMs = Math.min(MAX_PARK_MS, typical * 2 ** Math.min(Math.max(parks, stuckSteps, 0), 10)) * (0.5 + this.options.random());
+    const doublings = Math.max(stuckSteps, Math.min(parks, stuckSteps + 1));
+    const delayMs = Math.min(MAX_PARK_MS, typical * 2 ** Math.min(doublings, 10)) * (0.5 + this.options.random());
     return { kind: 'park', delayMs: Math.round(delayMs) };
   }
 
