@@ -237,11 +237,10 @@ export class DestinationGate {
    * The places the requests of a job admitted with `reserved` requests take (`send`, `sent`,
    * `leave`, with the bookkeeping in one spot). Requests beyond the reservation (none, when the
    * round sends what it reserved for) take a place but end no reservation.
-   */
-  /**
-   * `mode`: `probe` for the breaker's probe (its first answer; any others are last attempts); `last` for calls at their retry window's end, whose
-   * last attempt goes even while the breaker is open (as docs/spec.md §4 gives every call one at its
-   * deadline); their answers count as any other (a 2xx closes the breaker).
+   * `mode`: `probe` for the breaker's probe (its first answer; any others are last attempts);
+   * `last` for calls at their retry window's end, whose last attempt goes even while the breaker
+   * is open (as docs/spec.md §4 gives every call one at its deadline); their answers count as any
+   * other (a 2xx closes the breaker).
    */
   places(destinationId: string, parks: number, reserved: number, mode: 'normal' | 'probe' | 'last' = 'normal'): RequestPlaces {
     const probe = mode === 'probe';

@@ -115,10 +115,13 @@ describe('AdaptiveLimit', () => {
       }
     };
     const over = new AdaptiveLimit(caps);
-    const concurrency = (answers(over, grown(over), 15), over.concurrency);
+    const trimmedFrom = grown(over);
+    const concurrency = over.concurrency;
+    answers(over, trimmedFrom, 15);
     // Back to the 50 a second the receiver let through at the cut.
     expect(over.rate).toBeCloseTo(50, 0);
-    expect(concurrency).toBe(over.concurrency);
+    // A trim leaves the concurrency alone (a cut would take 30% off it).
+    expect(over.concurrency).toBeGreaterThanOrEqual(concurrency);
     // Below a capacity measured too high, what gets through is the measure.
     const measuredHigh = new AdaptiveLimit(caps);
     for (let i = 0; i < 100; i++) measuredHigh.observe('ok', T0 + i * 20);

@@ -301,7 +301,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       await backIfBreakerClosed(job, closesBefore);
       throw new DelayedError();
     }
-    // The breaker is open and this job carries its probe: one request, the other calls wait.
+    // The breaker is open and this job carries its probe: one request (or the last attempts of its
+    // calls at their window's end, probeRound); the other calls wait.
     const probe = mode === 'probe';
     const turn = await turnOf(deps, data, verdict, round.requests, destination.settings.maxRequestsPerSecond);
     if (turn.kind === 'later') {

@@ -5,6 +5,7 @@
  * is later is parked until then, once, carrying it back (`turnAt`), and takes it without booking
  * again (docs/delivery.md, "Turns, not spinning").
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeliverJob } from '@eventrelay/config';
 import type { RateReservations } from '../adapters/rate-reservations.js';
 import { MAX_PARK_MS, type EntryVerdict } from '../destination-gate.js';
@@ -42,7 +43,7 @@ export async function turnOf(
   if (data.turnAt !== undefined && now <= data.turnAt) {
     // Its slots were taken with its turn, and start then.
     if (local !== undefined) return later(local);
-    await sleep(data.turnAt - now);
+    if (data.turnAt > now) await sleep(data.turnAt - now);
     return { kind: 'now' };
   }
   const slots = await deps.rateSlots.reserve(data.destinationId, perSecond, requests, MAX_PARK_MS, (local ?? now) - now);
@@ -50,7 +51,7 @@ export async function turnOf(
   // More than MAX_PARK_MS of requests already booked: nothing was taken, come back then.
   if (!slots.granted) return { kind: 'later', at: first, booked: false };
   if (local !== undefined || slots.waitMs > deps.maxSlotWaitMs) return later(Math.max(first, local ?? first));
-  await sleep(slots.waitMs);
+  if (slots.waitMs > 0) await sleep(slots.waitMs);
   return { kind: 'now' };
 }
 
@@ -59,5 +60,3 @@ export function parkedForTurn(data: DeliverJob, turn: Extract<Turn, { kind: 'lat
   if (!turn.booked) return { at: turn.at };
   return { at: Math.max(now, turn.at - TURN_EARLY_MS), data: { ...data, turnAt: turn.at } };
 }
-
-const sleep = (ms: number) => (ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
