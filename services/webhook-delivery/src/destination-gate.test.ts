@@ -358,6 +358,64 @@ describe('DestinationGate', () => {
       expect(gate.enter('d1')).toEqual({ kind: 'go' });
     });
 
+    it('serves the oldest work first: a job back from a park goes before younger ones waiting', async () => {
+      const { gate } = harness({ maxInFlight: 1 });
+      expectGo(gate.enter('d1'));
+      const young = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + 300));
+      const middle = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + 200));
+      const old = watch(gate.enter('d1', 3, 1, undefined, undefined, T0 + 100));
+      const order: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        gate.leave('d1', 10);
+        await flush();
+        for (const [name, w] of [
+          ['old', old],
+          ['middle', middle],
+          ['young', young],
+        ] as const)
+          if (w.settled && !order.includes(name)) order.push(name);
+      }
+      expect(order).toEqual(['old', 'middle', 'young']);
+    });
+
+    it('keeps waiting what the destination admits within slowMs, and parks the rest once, until about their turn', async () => {
+      const { gate, advance } = harness({ maxInFlight: 10, slowMs: 1000 });
+      for (let i = 0; i < 10; i++) expectGo(gate.enter('d1'));
+      const line = Array.from({ length: 30 }, (_, i) => watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + i)));
+      // Before the line has waited a second, no rate is known: nobody is parked yet.
+      advance(950);
+      await flush();
+      expect(line.every((w) => w.settled === undefined)).toBe(true);
+      // Ten reservations end: the head of the line goes, and the line moves at 10 requests a second.
+      for (let i = 0; i < 10; i++) gate.leave('d1', 10);
+      advance(50);
+      await flush();
+      expect(line.slice(0, 10).map((w) => w.settled)).toEqual(Array.from({ length: 10 }, () => ({ kind: 'go' })));
+      expect(line.slice(10, 20).map((w) => w.settled)).toEqual(Array.from({ length: 10 }, () => undefined));
+      // random 0.5: each exactly at its turn, the first a second off, then one every 100 ms
+      expect(line.slice(20).map((w) => w.settled)).toEqual(
+        Array.from({ length: 10 }, (_, i) => ({ kind: 'park', delayMs: 1000 + 100 * i })),
+      );
+      // the parked gave up their places: the next leave admits the head of what waits
+      gate.leave('d1', 10);
+      await flush();
+      expect(line[10]?.settled).toEqual({ kind: 'go' });
+      expect(line[11]?.settled).toBeUndefined();
+    });
+
+    it('parks a job far down a busy line for 5 s at most: it comes back to its place should the line speed up', async () => {
+      const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000 });
+      expectGo(gate.enter('d1'));
+      const line = Array.from({ length: 80 }, (_, i) => watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + i)));
+      advance(950);
+      gate.leave('d1', 10);
+      advance(50);
+      await flush();
+      // one request a second: the last is 78 s off, parked for 5 s
+      expect(line[79]?.settled).toEqual({ kind: 'park', delayMs: 5000 });
+      expect(line[5]?.settled).toEqual({ kind: 'park', delayMs: 4000 });
+    });
+
     it('a waiter given the slot is not parked later by its timer', async () => {
       const { gate, advance } = harness({ slowMs: 1000 });
       expectGo(gate.enter('d1'));

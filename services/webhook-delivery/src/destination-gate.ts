@@ -33,6 +33,8 @@
 import { AdaptiveLimit, type LimitCaps } from './domain/adaptive-limit.js';
 import type { AnswerSignal } from './domain/answer-signal.js';
 import { Breaker, MAX_PROBE_MS, type BreakerChange } from './domain/breaker.js';
+import { SlidingCount } from './domain/sliding-count.js';
+import { pastHorizon, placeInLine } from './domain/waiting-line.js';
 
 /** The longest a job is parked at once, however often it was parked before. */
 export const MAX_PARK_MS = 5 * 60 * 1000;
@@ -68,6 +70,15 @@ export interface Answer {
  */
 const SLOW_SHARE = 0.5;
 
+/** The window over which a busy lane's rate of admissions is measured. */
+const RATE_WINDOW_MS = 1000;
+
+/**
+ * The longest a job past a busy line's horizon is parked: should the lane speed up, it is back in
+ * the line soon (it rejoins at its place, by age); should it not, it is parked again, once more.
+ */
+const MAX_TURN_PARK_MS = 5000;
+
 /** The longest a job waits for a breaker that may stay open (it is woken when it closes). */
 const MAX_BREAKER_PARK_MS = 60_000;
 
@@ -89,13 +100,17 @@ const GO: GateVerdict = Object.freeze({ kind: 'go' });
 interface Lane {
   /** Requests of admitted jobs not yet finished (sent or still to send). */
   inFlight: number;
-  /** Oldest first. */
-  waiters: { resolve: (v: GateVerdict) => void; since: number; parks: number; requests: number }[];
+  /** Oldest work first (domain/waiting-line.ts). */
+  waiters: { resolve: (v: GateVerdict) => void; since: number; parks: number; requests: number; queuedAt: number }[];
+  /** Reservations ended over the last second: the rate the line is admitted at. */
+  readonly ended: SlidingCount;
+  /** Since when jobs have been waiting without a break (the sweep's start): the rate counts only once it spans a second of them. */
+  lineSince: number;
   /** Requests being sent now, at most maxInFlight. */
   open: number;
   /** Requests of admitted jobs waiting for one of the cap's places, oldest first. */
   sendQueue: { resolve: (v: GateVerdict) => void; parks: number }[];
-  /** Parks waiters that waited `slowMs`; runs only while there are waiters (one timer per lane, not per job). */
+  /** Parks waiters (see `sweep`); runs only while there are waiters (one timer per lane, not per job). */
   sweep: NodeJS.Timeout | undefined;
   /** Exponentially weighted mean request duration, ms: how long a park lasts. */
   meanMs: number;
@@ -138,8 +153,16 @@ export class DestinationGate {
    * is due yet) goes at once and reserves nothing. `parks`: how often this job was parked before;
    * each park doubles its next delay. On `go`, every request is ended with `leave`, and those
    * never sent too. `turnAt`: the turn the job was parked for (see TURN_GRACE_MS), if any.
+   * `queuedAt`: when the job's work was queued, its place in the line of a busy destination.
    */
-  enter(destinationId: string, parks = 0, requests = 1, caps?: LimitCaps, turnAt?: number): EntryVerdict | Promise<EntryVerdict> {
+  enter(
+    destinationId: string,
+    parks = 0,
+    requests = 1,
+    caps?: LimitCaps,
+    turnAt?: number,
+    queuedAt?: number,
+  ): EntryVerdict | Promise<EntryVerdict> {
     if (requests <= 0) return GO;
     const lane = this.lane(destinationId);
     if (caps) lane.limit.setCaps(caps);
@@ -169,8 +192,10 @@ export class DestinationGate {
     }
     if (this.isSlow(lane)) return this.park(lane, parks);
     return new Promise<GateVerdict>((resolve) => {
-      lane.waiters.push({ resolve, since: this.options.clock(), parks, requests });
+      const at = queuedAt ?? now;
+      lane.waiters.splice(placeInLine(lane.waiters, at), 0, { resolve, since: now, parks, requests, queuedAt: at });
       if (!lane.sweep) {
+        lane.lineSince = now;
         lane.sweep = setInterval(() => this.sweep(lane), Math.max(10, Math.floor(this.options.slowMs / 10)));
         lane.sweep.unref();
       }
@@ -225,6 +250,7 @@ export class DestinationGate {
     // The lane is kept when idle: forgetting that a destination is slow would let the next burst
     // fill its cap again before it is recognised. Lanes are bounded by the number of destinations.
     lane.inFlight -= requests;
+    lane.ended.add(this.options.clock(), requests);
     while (lane.inFlight < lane.limit.concurrency) {
       const next = lane.waiters.shift();
       if (!next) break;
@@ -382,14 +408,32 @@ export class DestinationGate {
     return wait === 0 ? undefined : new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), wait));
   }
 
+  /**
+   * A slow lane parks the jobs that waited `slowMs`. A busy one keeps waiting the jobs it admits
+   * within `slowMs` at the rate it admits them, and parks the rest until about their turn; before
+   * that rate is known, it parks those that waited `slowMs` for about one attempt, whatever their
+   * earlier parks (a job woken after an outage has many, from the breaker, and was parked for
+   * minutes behind a backlog that took seconds).
+   */
   private sweep(lane: Lane): void {
     const now = this.options.clock();
-    while (lane.waiters.length > 0 && now - (lane.waiters[0]?.since ?? now) >= this.options.slowMs) {
-      const waiter = lane.waiters.shift();
-      // A destination that keeps answering is busy, not stuck: its jobs come back after about one
-      // attempt, whatever their earlier parks (a job woken after an outage has many, from the
-      // breaker, and was parked for minutes behind a backlog that took seconds).
-      waiter?.resolve(this.park(lane, this.isSlow(lane) ? waiter.parks : 0));
+    const slow = this.isSlow(lane);
+    // A rate over less than a second of waiting (the line just formed: a breaker that just closed
+    // has ended little but its probe) would spread the line over minutes.
+    const perSecond = slow || now - lane.lineSince < RATE_WINDOW_MS ? 0 : lane.ended.total(now);
+    const parked = new Map<number, GateVerdict>();
+    if (perSecond > 0) {
+      for (const { index, turnInMs } of pastHorizon(lane.waiters, perSecond, this.options.slowMs))
+        parked.set(index, { kind: 'park', delayMs: this.turnPark(turnInMs) });
+    } else {
+      lane.waiters.forEach((w, index) => {
+        if (now - w.since >= this.options.slowMs) parked.set(index, this.park(lane, slow ? w.parks : 0));
+      });
+    }
+    if (parked.size > 0) {
+      const waiters = lane.waiters;
+      lane.waiters = waiters.filter((_, index) => !parked.has(index));
+      for (const [index, verdict] of parked) waiters[index]?.resolve(verdict);
     }
     if (lane.waiters.length === 0) {
       clearInterval(lane.sweep);
@@ -430,12 +474,19 @@ export class DestinationGate {
     return { kind: 'park', delayMs: Math.round(delayMs) };
   }
 
+  /** A park until about a turn `turnInMs` off, spread so that the jobs parked together do not all come back at once. */
+  private turnPark(turnInMs: number): number {
+    return Math.round(Math.min(MAX_TURN_PARK_MS, turnInMs) * (0.75 + 0.5 * this.options.random()));
+  }
+
   private lane(destinationId: string): Lane {
     let lane = this.lanes.get(destinationId);
     if (!lane) {
       lane = {
         inFlight: 0,
         waiters: [],
+        ended: new SlidingCount(RATE_WINDOW_MS / 10, 10),
+        lineSince: 0,
         open: 0,
         sendQueue: [],
         sweep: undefined,
