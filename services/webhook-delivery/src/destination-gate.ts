@@ -6,8 +6,9 @@
  * while the destination has fewer than the cap reserved, a job goes at once; over it, the job
  * either waits here for room or is parked (put back in the delayed set):
  * - a destination that keeps answering is only busy: the job waits in-process, which costs no
- *   Redis command and takes milliseconds, so a single high-volume destination runs at full speed
- *   however many of its jobs a worker holds;
+ *   Redis command, in a line served oldest work first that holds about `slowMs` of it; jobs
+ *   further down are parked once until about their turn (domain/waiting-line.ts), so a single
+ *   high-volume destination runs at full speed and holds about `slowMs` of worker slots;
  * - a destination that stopped answering (no request finished for `slowMs` while at the cap, or
  *   most of its recent requests took `slowMs` or more) is slow: the job is parked for about as long as
  *   one of its requests takes, so it comes back roughly when there is likely to be room. Jobs
