@@ -416,6 +416,35 @@ describe('DestinationGate', () => {
       expect(line[5]?.settled).toEqual({ kind: 'park', delayMs: 4000 });
     });
 
+    it('parks a job of a moving line that waited twice slowMs all the same (older work kept going ahead of it)', async () => {
+      const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000 });
+      expectGo(gate.enter('d1'));
+      const young = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + 5000));
+      for (let k = 0; k < 19; k++) {
+        const older = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 - k));
+        gate.leave('d1', 10);
+        await flush();
+        expect(older.settled).toEqual({ kind: 'go' });
+        advance(100);
+        await flush();
+      }
+      expect(young.settled).toBeUndefined();
+      advance(100);
+      await flush();
+      expect(young.settled).toEqual({ kind: 'park', delayMs: 1000 });
+    });
+
+    it('reads a job without a timestamp as queued now', async () => {
+      const { gate } = harness({ maxInFlight: 1 });
+      expectGo(gate.enter('d1'));
+      const unknown = watch(gate.enter('d1', 0, 1, undefined, undefined, NaN));
+      const old = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 - 1000));
+      gate.leave('d1', 10);
+      await flush();
+      expect(old.settled).toEqual({ kind: 'go' });
+      expect(unknown.settled).toBeUndefined();
+    });
+
     it('a waiter given the slot is not parked later by its timer', async () => {
       const { gate, advance } = harness({ slowMs: 1000 });
       expectGo(gate.enter('d1'));

@@ -7,7 +7,7 @@
  * either waits here for room or is parked (put back in the delayed set):
  * - a destination that keeps answering is only busy: the job waits in-process, which costs no
  *   Redis command, in a line served oldest work first that holds about `slowMs` of it; jobs
- *   further down are parked once until about their turn (domain/waiting-line.ts), so a single
+ *   further down are parked until about their turn (domain/waiting-line.ts), so a single
  *   high-volume destination runs at full speed and holds about `slowMs` of worker slots;
  * - a destination that stopped answering (no request finished for `slowMs` while at the cap, or
  *   most of its recent requests took `slowMs` or more) is slow: the job is parked for about as long as
@@ -80,6 +80,9 @@ const RATE_WINDOW_MS = 1000;
  */
 const MAX_TURN_PARK_MS = 5000;
 
+/** A job within a busy line's horizon waits at most this many times `slowMs` before it is parked. */
+const LINE_WAIT_SLOW_MS = 2;
+
 /** The longest a job waits for a breaker that may stay open (it is woken when it closes). */
 const MAX_BREAKER_PARK_MS = 60_000;
 
@@ -103,9 +106,9 @@ interface Lane {
   inFlight: number;
   /** Oldest work first (domain/waiting-line.ts). */
   waiters: { resolve: (v: GateVerdict) => void; since: number; parks: number; requests: number; queuedAt: number }[];
-  /** Reservations ended over the last second: the rate the line is admitted at. */
-  readonly ended: SlidingCount;
-  /** Since when jobs have been waiting without a break (the sweep's start): the rate counts only once it spans a second of them. */
+  /** Requests admitted from the line over the last second (counted from when it formed): the rate it moves at. */
+  readonly admitted: SlidingCount;
+  /** Since when jobs have been waiting without a break (the sweep's start). */
   lineSince: number;
   /** Requests being sent now, at most maxInFlight. */
   open: number;
@@ -133,7 +136,7 @@ interface Lane {
 export interface GateOptions {
   /** Requests open to one destination at once, and reserved by admitted jobs before a new one goes. */
   readonly maxInFlight: number;
-  /** Above this a request counts as slow; also the longest a job waits here before parking. */
+  /** Above this a request counts as slow; also how long a job waits here before parking (twice that in a busy line). */
   readonly slowMs: number;
   /** Upper bound on the typical duration a park is based on (jitter adds up to half), normally the attempt timeout. */
   readonly maxParkMs: number;
@@ -193,10 +196,12 @@ export class DestinationGate {
     }
     if (this.isSlow(lane)) return this.park(lane, parks);
     return new Promise<GateVerdict>((resolve) => {
-      const at = queuedAt ?? now;
+      // BullMQ reads a job without a timestamp as NaN, which would sort nowhere.
+      const at = queuedAt !== undefined && Number.isFinite(queuedAt) ? queuedAt : now;
       lane.waiters.splice(placeInLine(lane.waiters, at), 0, { resolve, since: now, parks, requests, queuedAt: at });
       if (!lane.sweep) {
         lane.lineSince = now;
+        lane.admitted.clear();
         lane.sweep = setInterval(() => this.sweep(lane), Math.max(10, Math.floor(this.options.slowMs / 10)));
         lane.sweep.unref();
       }
@@ -251,11 +256,11 @@ export class DestinationGate {
     // The lane is kept when idle: forgetting that a destination is slow would let the next burst
     // fill its cap again before it is recognised. Lanes are bounded by the number of destinations.
     lane.inFlight -= requests;
-    lane.ended.add(this.options.clock(), requests);
     while (lane.inFlight < lane.limit.concurrency) {
       const next = lane.waiters.shift();
       if (!next) break;
       lane.inFlight += next.requests;
+      lane.admitted.add(this.options.clock(), next.requests);
       next.resolve(GO);
     }
   }
@@ -411,7 +416,8 @@ export class DestinationGate {
 
   /**
    * A slow lane parks the jobs that waited `slowMs`. A busy one keeps waiting the jobs it admits
-   * within `slowMs` at the rate it admits them, and parks the rest until about their turn; before
+   * within `slowMs` at the rate it admits them, and parks the rest until about their turn (5 s at
+   * most at a time), and any that waited twice `slowMs` all the same; before
    * that rate is known, it parks those that waited `slowMs` for about one attempt, whatever their
    * earlier parks (a job woken after an outage has many, from the breaker, and was parked for
    * minutes behind a backlog that took seconds).
@@ -419,13 +425,19 @@ export class DestinationGate {
   private sweep(lane: Lane): void {
     const now = this.options.clock();
     const slow = this.isSlow(lane);
-    // A rate over less than a second of waiting (the line just formed: a breaker that just closed
-    // has ended little but its probe) would spread the line over minutes.
-    const perSecond = slow || now - lane.lineSince < RATE_WINDOW_MS ? 0 : lane.ended.total(now);
+    // The rate once the line has waited `slowMs` (or the window, if shorter): over less, a line
+    // that just formed (a breaker that just closed) would be spread over minutes.
+    const measuredMs = Math.min(RATE_WINDOW_MS, now - lane.lineSince);
+    const measured = !slow && measuredMs >= Math.min(RATE_WINDOW_MS, this.options.slowMs);
+    const perSecond = measured ? (lane.admitted.total(now) * 1000) / measuredMs : 0;
     const parked = new Map<number, GateVerdict>();
     if (perSecond > 0) {
       for (const { index, turnInMs } of pastHorizon(lane.waiters, perSecond, this.options.slowMs))
         parked.set(index, { kind: 'park', delayMs: this.turnPark(turnInMs) });
+      // Should the rate overstate how fast the line moves, no job holds a worker slot for long.
+      lane.waiters.forEach((w, index) => {
+        if (!parked.has(index) && now - w.since >= LINE_WAIT_SLOW_MS * this.options.slowMs) parked.set(index, this.park(lane, 0));
+      });
     } else {
       lane.waiters.forEach((w, index) => {
         if (now - w.since >= this.options.slowMs) parked.set(index, this.park(lane, slow ? w.parks : 0));
@@ -486,7 +498,7 @@ export class DestinationGate {
       lane = {
         inFlight: 0,
         waiters: [],
-        ended: new SlidingCount(RATE_WINDOW_MS / 10, 10),
+        admitted: new SlidingCount(RATE_WINDOW_MS / 10, 10),
         lineSince: 0,
         open: 0,
         sendQueue: [],

@@ -1,10 +1,12 @@
 /**
  * The line of jobs waiting at a busy destination (at its cap, still answering): oldest work first,
  * and only as much of it waiting in-process as the destination takes in about `horizonMs`. The rest
- * are parked until about their turn, once, instead of each waiting out a timeout, parking for a
+ * are parked until about their turn instead of each waiting out a timeout, parking for a
  * moment and coming back to the end of the line again and again: at saturation that cycle cost
  * about a delivery per fetch, and shuffled a recovering destination's backlog so that its last
  * calls went only when the load stopped (flapping at saturation, issue 31). Pure.
+ *
+ * The order is per process: each webhook-delivery replica keeps its own line for a destination.
  */
 
 export interface InLine {
