@@ -361,9 +361,9 @@ describe('DestinationGate', () => {
     it('serves the oldest work first: a job back from a park goes before younger ones waiting', async () => {
       const { gate } = harness({ maxInFlight: 1 });
       expectGo(gate.enter('d1'));
-      const young = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + 300));
-      const middle = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + 200));
-      const old = watch(gate.enter('d1', 3, 1, undefined, undefined, T0 + 100));
+      const young = watch(gate.enter('d1', 0, 1, { queuedAt: T0 + 300 }));
+      const middle = watch(gate.enter('d1', 0, 1, { queuedAt: T0 + 200 }));
+      const old = watch(gate.enter('d1', 3, 1, { queuedAt: T0 + 100 }));
       const order: string[] = [];
       for (let i = 0; i < 3; i++) {
         gate.leave('d1', 10);
@@ -381,7 +381,7 @@ describe('DestinationGate', () => {
     it('keeps waiting what the destination admits within slowMs, and parks the rest once, until about their turn', async () => {
       const { gate, advance } = harness({ maxInFlight: 10, slowMs: 1000 });
       for (let i = 0; i < 10; i++) expectGo(gate.enter('d1'));
-      const line = Array.from({ length: 30 }, (_, i) => watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + i)));
+      const line = Array.from({ length: 30 }, (_, i) => watch(gate.enter('d1', 0, 1, { queuedAt: T0 + i })));
       // Before the line has waited a second, no rate is known: nobody is parked yet.
       advance(950);
       await flush();
@@ -406,7 +406,7 @@ describe('DestinationGate', () => {
     it('parks a job far down a busy line for 5 s at most: it comes back to its place should the line speed up', async () => {
       const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000 });
       expectGo(gate.enter('d1'));
-      const line = Array.from({ length: 80 }, (_, i) => watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + i)));
+      const line = Array.from({ length: 80 }, (_, i) => watch(gate.enter('d1', 0, 1, { queuedAt: T0 + i })));
       advance(950);
       gate.leave('d1', 10);
       advance(50);
@@ -419,9 +419,9 @@ describe('DestinationGate', () => {
     it('parks a job of a moving line that waited twice slowMs all the same (older work kept going ahead of it)', async () => {
       const { gate, advance } = harness({ maxInFlight: 1, slowMs: 1000 });
       expectGo(gate.enter('d1'));
-      const young = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 + 5000));
+      const young = watch(gate.enter('d1', 0, 1, { queuedAt: T0 + 5000 }));
       for (let k = 0; k < 19; k++) {
-        const older = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 - k));
+        const older = watch(gate.enter('d1', 0, 1, { queuedAt: T0 - k }));
         gate.leave('d1', 10);
         await flush();
         expect(older.settled).toEqual({ kind: 'go' });
@@ -437,8 +437,8 @@ describe('DestinationGate', () => {
     it('reads a job without a timestamp as queued now', async () => {
       const { gate } = harness({ maxInFlight: 1 });
       expectGo(gate.enter('d1'));
-      const unknown = watch(gate.enter('d1', 0, 1, undefined, undefined, NaN));
-      const old = watch(gate.enter('d1', 0, 1, undefined, undefined, T0 - 1000));
+      const unknown = watch(gate.enter('d1', 0, 1, { queuedAt: NaN }));
+      const old = watch(gate.enter('d1', 0, 1, { queuedAt: T0 - 1000 }));
       gate.leave('d1', 10);
       await flush();
       expect(old.settled).toEqual({ kind: 'go' });
@@ -667,7 +667,7 @@ describe('DestinationGate', () => {
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: cutAt + 1111 });
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: cutAt + 1667 });
       // A job back early with its turn is parked again until it, booking nothing more.
-      expect(gate.enter('d1', 0, 5, undefined, cutAt + 1667)).toEqual({ kind: 'turn', at: cutAt + 1667 });
+      expect(gate.enter('d1', 0, 5, { turnAt: cutAt + 1667 })).toEqual({ kind: 'turn', at: cutAt + 1667 });
       // Requests start one turn apart.
       const places = gate.places('d1', 0, 5);
       expect(places.take()).toBeUndefined();
@@ -683,11 +683,11 @@ describe('DestinationGate', () => {
       expect(went).toBe(true);
       // Back at its turn, the third job goes from it; a new job still queues behind the fourth.
       advance(1000);
-      expect(gate.enter('d1', 0, 5, undefined, cutAt + 1111)).toEqual({ kind: 'go' });
+      expect(gate.enter('d1', 0, 5, { turnAt: cutAt + 1111 })).toEqual({ kind: 'go' });
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: cutAt + 2222 });
       // A turn long past (the queue was slow to return the job) is booked anew: after the fifth job's.
       advance(1000);
-      expect(gate.enter('d1', 0, 5, undefined, cutAt + 1111)).toEqual({ kind: 'go' });
+      expect(gate.enter('d1', 0, 5, { turnAt: cutAt + 1111 })).toEqual({ kind: 'go' });
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'turn', at: cutAt + 3333 });
     });
   });

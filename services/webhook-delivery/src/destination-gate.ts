@@ -144,6 +144,16 @@ export interface GateOptions {
   readonly random: () => number;
 }
 
+/** What the gate reads of a job beyond its requests. */
+export interface JobAtGate {
+  /** The destination's limits now (its settings may have changed since the lane was made). */
+  readonly caps?: LimitCaps;
+  /** The turn the job was parked for (see TURN_GRACE_MS), if any. */
+  readonly turnAt?: number;
+  /** When the job's work was queued: its place in the line of a busy destination. */
+  readonly queuedAt?: number;
+}
+
 export type BreakerListener = (destinationId: string, change: Exclude<BreakerChange, undefined>, breaker: Breaker) => void;
 
 export class DestinationGate {
@@ -156,17 +166,10 @@ export class DestinationGate {
    * Admits a job that is about to make `requests` requests; one with none to make (nothing of it
    * is due yet) goes at once and reserves nothing. `parks`: how often this job was parked before;
    * each park doubles its next delay. On `go`, every request is ended with `leave`, and those
-   * never sent too. `turnAt`: the turn the job was parked for (see TURN_GRACE_MS), if any.
-   * `queuedAt`: when the job's work was queued, its place in the line of a busy destination.
+   * never sent too.
    */
-  enter(
-    destinationId: string,
-    parks = 0,
-    requests = 1,
-    caps?: LimitCaps,
-    turnAt?: number,
-    queuedAt?: number,
-  ): EntryVerdict | Promise<EntryVerdict> {
+  enter(destinationId: string, parks = 0, requests = 1, job: JobAtGate = {}): EntryVerdict | Promise<EntryVerdict> {
+    const { caps, turnAt, queuedAt } = job;
     if (requests <= 0) return GO;
     const lane = this.lane(destinationId);
     if (caps) lane.limit.setCaps(caps);
@@ -431,18 +434,14 @@ export class DestinationGate {
     const measured = !slow && measuredMs >= Math.min(RATE_WINDOW_MS, this.options.slowMs);
     const perSecond = measured ? (lane.admitted.total(now) * 1000) / measuredMs : 0;
     const parked = new Map<number, GateVerdict>();
-    if (perSecond > 0) {
-      for (const { index, turnInMs } of pastHorizon(lane.waiters, perSecond, this.options.slowMs))
-        parked.set(index, { kind: 'park', delayMs: this.turnPark(turnInMs) });
-      // Should the rate overstate how fast the line moves, no job holds a worker slot for long.
-      lane.waiters.forEach((w, index) => {
-        if (!parked.has(index) && now - w.since >= LINE_WAIT_SLOW_MS * this.options.slowMs) parked.set(index, this.park(lane, 0));
-      });
-    } else {
-      lane.waiters.forEach((w, index) => {
-        if (now - w.since >= this.options.slowMs) parked.set(index, this.park(lane, slow ? w.parks : 0));
-      });
-    }
+    for (const { index, turnInMs } of pastHorizon(lane.waiters, perSecond, this.options.slowMs))
+      parked.set(index, { kind: 'park', delayMs: this.turnPark(turnInMs) });
+    // In a moving line, twice as long: should the rate overstate how fast it moves, no job holds a
+    // worker slot for long.
+    const maxWaitMs = (perSecond > 0 ? LINE_WAIT_SLOW_MS : 1) * this.options.slowMs;
+    lane.waiters.forEach((w, index) => {
+      if (!parked.has(index) && now - w.since >= maxWaitMs) parked.set(index, this.park(lane, slow ? w.parks : 0));
+    });
     if (parked.size > 0) {
       const waiters = lane.waiters;
       lane.waiters = waiters.filter((_, index) => !parked.has(index));

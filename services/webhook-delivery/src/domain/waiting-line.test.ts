@@ -15,7 +15,7 @@ describe('placeInLine', () => {
 
 describe('pastHorizon', () => {
   it('keeps the jobs admitted within the horizon and gives the others about their turn', () => {
-    // 10 reservations end a second: a job of 5 requests every half second.
+    // 10 requests admitted a second: a job of 5 requests every half second.
     const line = Array.from({ length: 5 }, (_, i) => job(i, 5));
     expect(pastHorizon(line, 10, 1000)).toEqual([
       { index: 2, turnInMs: 1000 },

@@ -24,8 +24,8 @@ export function placeInLine(line: readonly InLine[], queuedAt: number): number {
 }
 
 /**
- * The jobs past the line's first `horizonMs` at `perSecond` reservations ending (the rate the line
- * is admitted at), each with about how long until its turn, in line order. Empty while nothing was
+ * The jobs past the line's first `horizonMs` at `perSecond` requests admitted (the rate the line
+ * moves at), each with about how long until its turn, in line order. Empty while nothing was
  * measured: the line then waits as it is.
  */
 export function pastHorizon(line: readonly InLine[], perSecond: number, horizonMs: number): { index: number; turnInMs: number }[] {

@@ -269,7 +269,11 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       maxConcurrency: destination.settings.maxConcurrentRequests ?? deps.maxInFlight,
       maxRate: destination.settings.maxRequestsPerSecond ?? Number.POSITIVE_INFINITY,
     };
-    const verdict = await deps.gate.enter(data.destinationId, parks, planned.requests, limits, data.turnAt, job.timestamp);
+    const verdict = await deps.gate.enter(data.destinationId, parks, planned.requests, {
+      caps: limits,
+      turnAt: data.turnAt,
+      queuedAt: job.timestamp,
+    });
     const windowMs = policyOf(destination, deps.policy).windowMs;
     let mode: 'normal' | 'probe' | 'last' = verdict.kind === 'probe' ? 'probe' : 'normal';
     let round = mode === 'probe' ? probeRound(planned, windowMs, deps.clock()) : planned;
