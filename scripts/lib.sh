@@ -78,7 +78,9 @@ ensure_redis() {
   fi
   mkdir -p .eventrelay/redis
   log "no Redis on ${host}:${port}: starting redis-server (data in .eventrelay/redis, AOF on)"
+  # noeviction: an evicted key would be a lost job; the bound keeps a flood from taking the machine.
   redis-server --port "$port" --bind 127.0.0.1 --dir "$PWD/.eventrelay/redis" --appendonly yes --save '' \
+    --maxmemory "${REDIS_MAXMEMORY:-768mb}" --maxmemory-policy noeviction \
     --logfile "$PWD/.eventrelay/redis/redis.log" --daemonize yes --pidfile "$PWD/.eventrelay/redis/redis.pid"
   for _ in $(seq 1 50); do
     if redis_answers; then

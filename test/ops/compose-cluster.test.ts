@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { renderKustomization } from '../support/kustomize';
-import { Rendered, splitImage, type Workload } from './k8s-objects';
+import { Rendered, redisBytes, splitImage, type Workload } from './k8s-objects';
 import { REPO_ROOT as ROOT } from './promql-names';
 import {
   clusterSeeds,
@@ -120,7 +120,7 @@ describe('docker-compose.cluster.yml over docker-compose.yml', () => {
     }
   });
 
-  it('runs every node with AOF fsynced every second and noeviction, as a non-root user, on a new named volume of its own at /data', () => {
+  it('runs every node with AOF fsynced every second, noeviction and a maxmemory, as a non-root user, on a new named volume of its own at /data', () => {
     const volumes = new Set<string>();
     for (const name of NODES) {
       const command = commandOf(name);
@@ -132,11 +132,13 @@ describe('docker-compose.cluster.yml over docker-compose.yml', () => {
         appendonly: setting('appendonly'),
         fsync: setting('appendfsync'),
         policy: setting('maxmemory-policy'),
+        maxmemory: redisBytes(setting('maxmemory') ?? ''),
       }).toEqual({
         service: name,
         appendonly: 'yes',
         fsync: 'everysec',
         policy: 'noeviction',
+        maxmemory: 768 * 1024 * 1024,
       });
       const data = (service(name).volumes ?? []).filter((v) => (typeof v === 'string' ? v.endsWith(':/data') : v.target === '/data'));
       expect({ service: name, data: data.length }).toEqual({ service: name, data: 1 });

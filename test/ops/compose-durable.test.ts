@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { renderKustomization } from '../support/kustomize';
-import { Rendered, splitImage, type Container, type Workload } from './k8s-objects';
+import { Rendered, redisBytes, splitImage, type Container, type Workload } from './k8s-objects';
 import { REPO_ROOT as ROOT } from './promql-names';
 import {
   expectOverrideNeedsPassword,
@@ -131,7 +131,7 @@ describe('docker-compose.durable.yml over docker-compose.yml', () => {
       expect(JSON.stringify(service(name).healthcheck?.test)).toMatch(/redis-cli -p 26379 sentinel ckquorum eventrelay \| grep -q '\^OK'/);
   });
 
-  it('runs every Redis with AOF fsynced every second and noeviction, on a named volume of its own at /data', () => {
+  it('runs every Redis with AOF fsynced every second, noeviction and a maxmemory, on a named volume of its own at /data', () => {
     const volumes = new Set<string>();
     for (const name of REDIS) {
       const command = commandOf(name);
@@ -143,11 +143,13 @@ describe('docker-compose.durable.yml over docker-compose.yml', () => {
         appendonly: setting('appendonly'),
         fsync: setting('appendfsync'),
         policy: setting('maxmemory-policy'),
+        maxmemory: redisBytes(setting('maxmemory') ?? ''),
       }).toEqual({
         service: name,
         appendonly: 'yes',
         fsync: 'everysec',
         policy: 'noeviction',
+        maxmemory: 768 * 1024 * 1024,
       });
       const data = (service(name).volumes ?? []).filter((v) => typeof v === 'string' && v.endsWith(':/data'));
       expect(data).toHaveLength(1);

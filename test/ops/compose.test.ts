@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { redisBytes } from './k8s-objects';
 import { REPO_ROOT as ROOT, opsQueries, promqlSelectors } from './promql-names';
 import {
   NAMES,
@@ -184,7 +185,7 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('runs Redis with AOF fsynced every second and noeviction, on a volume', () => {
+  it('runs Redis with AOF fsynced every second, noeviction and a maxmemory, on a volume', () => {
     const redis = compose.services['redis'] as ComposeService;
     const args = redisServerArgs(redis);
     const setting = (key: string) => args[args.indexOf(`--${key}`) + 1];
@@ -192,6 +193,8 @@ describe('docker-compose.yml', () => {
     expect(setting('appendonly')).toBe('yes');
     expect(setting('appendfsync')).toBe('everysec');
     expect(setting('maxmemory-policy')).toBe('noeviction');
+    // Without a bound Redis grows until the host runs out (issue 32); REDIS_MAXMEMORY overrides it.
+    expect(redisBytes(setting('maxmemory') ?? '')).toBe(768 * 1024 * 1024);
     // /data is the working directory, so the AOF, of the official image.
     expect((redis.volumes ?? []).some((v) => typeof v === 'string' && /^[^./][^:]*:\/data(:|$)/.test(v))).toBe(true);
   });
