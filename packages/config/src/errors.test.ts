@@ -21,6 +21,7 @@ describe('errorCodes', () => {
       'overloaded',
       'rate_limited',
       'service_unavailable',
+      'source_over_budget',
     ]);
   });
 
@@ -75,6 +76,7 @@ describe('subclasses', () => {
 
   it.each([
     ['rate_limited', 429],
+    ['source_over_budget', 429],
     ['service_unavailable', 503],
     ['overloaded', 503],
   ] as const)('UnavailableError %s is retryable and carries Retry-After', (code, status) => {

@@ -29,6 +29,12 @@ export const errorCodes = {
     httpStatus: 429,
     summary: "Over the source's calls-per-second limit (a batch counts each call); retry after `Retry-After` seconds.",
   },
+  source_over_budget: {
+    retryable: true,
+    httpStatus: 429,
+    summary:
+      "The source's dedupe claims hold its whole budget of Redis memory (a share of maxmemory: memoryShare, or INGEST_SERVER_SOURCE_MEMORY_SHARE / INGEST_CLIENT_SOURCE_MEMORY_SHARE); nothing of the request was stored, and other sources are not affected. Room comes back as its claims expire: retry after `Retry-After` seconds.",
+  },
   overloaded: {
     retryable: true,
     httpStatus: 503,
@@ -112,7 +118,7 @@ export class RequestError extends EventrelayError {
 /** The same request can succeed later, and sending it again is safe. */
 export class UnavailableError extends EventrelayError {
   constructor(
-    code: 'rate_limited' | 'service_unavailable' | 'overloaded' | 'not_replicated',
+    code: 'rate_limited' | 'source_over_budget' | 'service_unavailable' | 'overloaded' | 'not_replicated',
     message: string,
     readonly retryAfterSeconds: number,
     options?: { cause?: unknown; resetAtEpochSeconds?: number },

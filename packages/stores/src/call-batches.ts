@@ -30,42 +30,95 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '@eventrelay/runtime';
 import { routeEntryOf, type BatchRef, type NormalizedCall, type RouteEntry } from '@eventrelay/config';
 import { defineScript } from '@eventrelay/runtime';
+import { bucketFreedAtS, CLAIM_OVERHEAD_BYTES, claimBuckets } from './claim-budget.js';
 
 // Runs right after the HSET of the flush's calls (one field per source, written as plain bytes:
 // passing them through Lua would cost Redis a second copy of every call). KEYS: batch, then one
-// rate key per source, then (when the dedupe TTL is not 0) one dedupe key per call, in call
-// order. ARGV: dedupe TTL (s), number of sources, the batch's backstop TTL (BATCH_TTL_S), then
-// per source its limit and its number of requests, and per request its number of calls and its
-// route entries (JSON objects joined by commas). The limit counts calls, not requests: a request
-// is stored when its calls fit in what is left of its source's per-second budget, or when nothing
-// was counted yet in that second (so a batch larger than the whole budget still gets through, one
-// per second); the calls of stored requests are counted (one GET and one INCRBY per source), a
-// refused request counts nothing. A refused request gets no route entries (its calls go with the batch); a call
-// whose messageId is already claimed is a duplicate, listed in "x". With nothing to route the
-// batch is deleted at once. Returns per request, in order, -1 (over the limit) or one 0 (to
-// route) / 1 (duplicate) per call. The claims (SET NX) and the route entries are one step, so a
-// call is claimed exactly when it is stored for routing: concurrent flushes, on this process or
-// another, can never both route it.
+// rate key per source, then one budget key per source, then (when the dedupe TTL is not 0) one
+// dedupe key per call, in call order. ARGV: dedupe TTL (s), number of sources, the batch's
+// backstop TTL (BATCH_TTL_S), the claim buckets (claim-budget.ts: the current one, the first that
+// may be alive, the budget hash's TTL) and the bytes a claim costs beyond its key; then per source
+// its limit, its budget (bytes, 0 = none) and its number of requests, and per request its number of
+// calls and its route entries (JSON objects joined by commas).
+// The limit counts calls, not requests: a request is stored when its calls fit in what is left of
+// its source's per-second budget, or when nothing was counted yet in that second (so a batch larger
+// than the whole budget still gets through, one per second); the calls of stored requests are
+// counted (one GET and one INCRBY per source), a refused request counts nothing.
+// The budget counts the bytes of the source's live claims (a hash: "t" the total, "o" the oldest
+// bucket counted, "b<n>" each bucket's bytes): buckets past their claims' expiry are freed first; a
+// request whose new claims would take the total past the budget is refused whole (repeats are
+// looked up only near the edge), and a stored one adds the bytes of the claims it made.
+// A refused request gets no route entries (its calls go with the batch); a call whose messageId is
+// already claimed is a duplicate, listed in "x". With nothing to route the batch is deleted at once.
+// Returns per request, in order, -1 (over the limit), {-2, the oldest bucket holding bytes} (over
+// the budget) or one 0 (to route) / 1 (duplicate) per call. The claims (SET NX) and the route entries are one step, so a call is claimed
+// exactly when it is stored for routing: concurrent flushes, on this process or another, can never
+// both route it.
 const INTAKE = `
 local ttl = tonumber(ARGV[1])
 local groups = tonumber(ARGV[2])
-local dedupeKey = 1 + groups
-local arg = 4
+local bucket = ARGV[4]
+local liveFrom = tonumber(ARGV[5])
+local overhead = tonumber(ARGV[7])
+local dedupeKey = 1 + 2 * groups
+local arg = 8
 local index = 0
 local out = {}
 local entries = {}
 local excluded = {}
 for g = 1, groups do
   local limit = tonumber(ARGV[arg])
-  local requests = tonumber(ARGV[arg + 1])
-  arg = arg + 2
+  local budget = tonumber(ARGV[arg + 1])
+  local requests = tonumber(ARGV[arg + 2])
+  arg = arg + 3
   local used = tonumber(redis.call('GET', KEYS[1 + g]) or '0')
+  local budgetKey = KEYS[1 + groups + g]
+  local held = 0
+  if budget > 0 and ttl > 0 then
+    local oldest = tonumber(redis.call('HGET', budgetKey, 'o') or liveFrom)
+    if oldest < liveFrom then
+      local freed = 0
+      for b = oldest, liveFrom - 1 do
+        freed = freed + tonumber(redis.call('HGET', budgetKey, 'b' .. b) or '0')
+        redis.call('HDEL', budgetKey, 'b' .. b)
+      end
+      redis.call('HSET', budgetKey, 'o', liveFrom)
+      if freed > 0 then redis.call('HINCRBY', budgetKey, 't', -freed) end
+    end
+    held = tonumber(redis.call('HGET', budgetKey, 't') or '0')
+  end
   local counted = 0
+  local added = 0
   for r = 1, requests do
     local count = tonumber(ARGV[arg])
+    local cost = 0
+    if budget > 0 and ttl > 0 then
+      for j = 1, count do cost = cost + overhead + #KEYS[dedupeKey + j] end
+    end
+    local over = false
+    if cost > 0 and held + cost > budget then
+      -- Near the edge, the exact cost: a repeat (a client's retry) makes no claim.
+      cost = 0
+      for j = 1, count do
+        local key = KEYS[dedupeKey + j]
+        if redis.call('EXISTS', key) == 0 then cost = cost + overhead + #key end
+      end
+      over = held + cost > budget
+    end
     if used > 0 and used + count > limit then
       out[#out + 1] = -1
       if ttl > 0 then dedupeKey = dedupeKey + count end
+    elseif over then
+      -- The oldest bucket holding bytes: when it is freed, the source has room again.
+      local first = tonumber(bucket)
+      for b = math.max(liveFrom, tonumber(redis.call('HGET', budgetKey, 'o') or liveFrom)), first do
+        if redis.call('HEXISTS', budgetKey, 'b' .. b) == 1 then
+          first = b
+          break
+        end
+      end
+      out[#out + 1] = {-2, first}
+      dedupeKey = dedupeKey + count
     else
       local verdicts = {}
       local dups = {}
@@ -74,6 +127,7 @@ for g = 1, groups do
         if ttl > 0 then
           dedupeKey = dedupeKey + 1
           fresh = redis.call('SET', KEYS[dedupeKey], '1', 'NX', 'EX', ttl) ~= false
+          if fresh and budget > 0 then added = added + overhead + #KEYS[dedupeKey] end
         end
         if fresh then verdicts[j] = 0 else
           verdicts[j] = 1
@@ -87,11 +141,18 @@ for g = 1, groups do
       out[#out + 1] = verdicts
       used = used + count
       counted = counted + count
+      held = held + cost
     end
     index = index + count
     arg = arg + 2
   end
   if counted > 0 and redis.call('INCRBY', KEYS[1 + g], counted) == counted then redis.call('EXPIRE', KEYS[1 + g], 2) end
+  if added > 0 then
+    redis.call('HINCRBY', budgetKey, 'b' .. bucket, added)
+    redis.call('HINCRBY', budgetKey, 't', added)
+    redis.call('HSETNX', budgetKey, 'o', liveFrom)
+    redis.call('EXPIRE', budgetKey, ARGV[6])
+  end
 end
 if #entries == 0 then
   redis.call('DEL', KEYS[1])
@@ -162,17 +223,24 @@ interface QueuedBatchCommands {
 export interface FlushRequest {
   readonly sourceId: string;
   readonly ratePerSecond: number;
+  /** Bytes the source's claims may hold (claim-budget.ts); 0 or absent: no budget. Read from its first request in the flush. */
+  readonly budgetBytes?: number;
   readonly calls: readonly NormalizedCall[];
   readonly callsJson: string;
 }
 
-/** Per request of a flush: over its limit, or for each call whether it was a duplicate. */
-export type IntakeVerdict = { readonly kind: 'rate_limited' } | { readonly kind: 'stored'; readonly duplicate: readonly boolean[] };
+/** Per request of a flush: over its limit or its budget, or for each call whether it was a duplicate. */
+export type IntakeVerdict =
+  | { readonly kind: 'rate_limited' }
+  /** `freesAtS`: when (epoch seconds) the oldest of the source's counted claims expire, and it has room again. */
+  | { readonly kind: 'over_budget'; readonly freesAtS: number }
+  | { readonly kind: 'stored'; readonly duplicate: readonly boolean[] };
 
 /** A source's requests in one flush: its calls are numbered together, from `part`, and stored in one field. */
 interface SourceGroup {
   readonly sourceId: string;
   readonly ratePerSecond: number;
+  readonly budgetBytes: number;
   readonly part: number;
   /** Positions of its requests in the flush as given. */
   readonly requests: number[];
@@ -185,11 +253,11 @@ interface SourceGroup {
  * group by group, so each source's calls are one run of numbers and one field of the batch.
  */
 function groupBySource(requests: readonly FlushRequest[]): SourceGroup[] {
-  const groups = new Map<string, { sourceId: string; ratePerSecond: number; requests: number[] }>();
+  const groups = new Map<string, { sourceId: string; ratePerSecond: number; budgetBytes: number; requests: number[] }>();
   requests.forEach((r, i) => {
     const g = groups.get(r.sourceId);
     if (g) g.requests.push(i);
-    else groups.set(r.sourceId, { sourceId: r.sourceId, ratePerSecond: r.ratePerSecond, requests: [i] });
+    else groups.set(r.sourceId, { sourceId: r.sourceId, ratePerSecond: r.ratePerSecond, budgetBytes: r.budgetBytes ?? 0, requests: [i] });
   });
   let index = 0;
   return [...groups.values()].map((g) => {
@@ -228,26 +296,50 @@ export class CallBatches {
     return `${this.prefix}:batch:${batchId}`;
   }
 
+  /** The hash counting a source's claim budget (see INTAKE). */
+  budgetKey(sourceId: string): string {
+    return `${this.prefix}:budget:${sourceId}`;
+  }
+
+  /** Bytes of a source's live claims as counted for its budget (0 when it has none or no budget). */
+  async claimBytes(sourceId: string): Promise<number> {
+    return Number((await this.redis.hget(this.budgetKey(sourceId), 't')) ?? 0);
+  }
+
   /**
    * Queues on `tx` (a MULTI made from this connection) the two commands that store a flush's
    * calls, then rate-limit and dedupe them (see INTAKE); returns how to read the verdicts, per
-   * request in the order given, from the second one's answer. `second`: the rate window;
-   * `dedupeTtlS` 0 turns dedupe off.
+   * request in the order given, from the second one's answer. `second`: the rate window; `nowMs`:
+   * the claim budget's time (its second by default); `dedupeTtlS` 0 turns dedupe off, and with it
+   * the budgets (they count claims).
    */
   queueIntake(
     tx: ChainableCommander,
     batchId: string,
     requests: readonly FlushRequest[],
-    options: { second: number; dedupeTtlS: number },
+    options: { second: number; dedupeTtlS: number; nowMs?: number },
   ): (answer: unknown) => IntakeVerdict[] {
     const key = this.key(batchId);
     const groups = groupBySource(requests);
     // The object form: BullMQ's MULTIs (route jobs are added on them) take HSET's fields only so.
     tx.hset(key, Object.fromEntries(groups.map((g) => [`c${g.part}`, joinArrays(g.callsJson)])));
-    const keys = [key, ...groups.map((g) => `${this.prefix}:rate:${g.sourceId}:${options.second}`)];
-    const args: (string | number)[] = [options.dedupeTtlS, groups.length, BATCH_TTL_S];
+    const keys = [
+      key,
+      ...groups.map((g) => `${this.prefix}:rate:${g.sourceId}:${options.second}`),
+      ...groups.map((g) => this.budgetKey(g.sourceId)),
+    ];
+    const buckets = claimBuckets(options.nowMs ?? options.second * 1000, Math.max(1, options.dedupeTtlS));
+    const args: (string | number)[] = [
+      options.dedupeTtlS,
+      groups.length,
+      BATCH_TTL_S,
+      buckets.bucket,
+      buckets.liveFrom,
+      options.dedupeTtlS + buckets.bucketS,
+      CLAIM_OVERHEAD_BYTES,
+    ];
     for (const g of groups) {
-      args.push(g.ratePerSecond, g.requests.length);
+      args.push(g.ratePerSecond, g.budgetBytes, g.requests.length);
       for (const entries of g.entries) {
         args.push(entries.length, entries.map((e) => JSON.stringify(e)).join(','));
         if (options.dedupeTtlS > 0) for (const e of entries) keys.push(`${this.prefix}:dedupe:${g.sourceId}:${e.messageId}`);
@@ -263,7 +355,9 @@ export class CallBatches {
       for (const g of groups) {
         for (const i of g.requests) {
           const v = raw[k++];
-          verdicts[i] = v === -1 || !Array.isArray(v) ? { kind: 'rate_limited' } : { kind: 'stored', duplicate: v.map((d) => d === 1) };
+          if (!Array.isArray(v)) verdicts[i] = { kind: 'rate_limited' };
+          else if (v[0] === -2) verdicts[i] = { kind: 'over_budget', freesAtS: bucketFreedAtS(v[1] ?? buckets.bucket, options.dedupeTtlS) };
+          else verdicts[i] = { kind: 'stored', duplicate: v.map((d) => d === 1) };
         }
       }
       return verdicts;

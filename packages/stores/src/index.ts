@@ -6,6 +6,7 @@ export { ConfigStore, applyConfigFile, configKeys, readConfigFile } from './conf
 export { ConfigWatch } from './config-watch.js';
 export { DestinationDirectory } from './destination-directory.js';
 export { CallBatches } from './call-batches.js';
+export { CLAIM_OVERHEAD_BYTES } from './claim-budget.js';
 export { AttemptLog, DeadLetterStore, RetryBacklog, isDeadLetterCursor } from './delivery-records.js';
 export { AuditLog, SourceEvents } from './operator-logs.js';
 export { profileKeys } from './profile-keys.js';

@@ -9,7 +9,7 @@ export const ingestEnvSpec = {
     min: 1,
     max: 1_000_000_000,
     describe:
-      'calls per second per source (a batch counts each of its calls), unless the source sets rateLimitPerSecond; a request whose calls do not fit in what is left of the second is refused whole with 429',
+      'calls per second per server source (a batch counts each of its calls), unless the source sets rateLimitPerSecond; a request whose calls do not fit in what is left of the second is refused whole with 429. Web and mobile sources: INGEST_CLIENT_RATE_LIMIT',
   }),
   INGEST_MAX_QUEUE_DEPTH: integer({
     default: 100_000,
@@ -17,17 +17,25 @@ export const ingestEnvSpec = {
     max: 1_000_000_000,
     describe: 'waiting route jobs (one per flush, up to 1,000 calls each) above which the intake answers 503; 0 = no limit',
   }),
-  INGEST_REDIS_MEMORY_LIMIT_RATIO: custom({
-    type: 'number, 0 to 1',
-    default: '0.9',
+  INGEST_CLIENT_RATE_LIMIT: integer({
+    default: 1_000,
+    min: 1,
+    max: 1_000_000_000,
     describe:
-      "share of Redis's maxmemory (used_memory / maxmemory, sampled every 500 ms) past which the intake answers 503 overloaded instead of storing calls, before Redis itself refuses writes; 0 = no guard. No guard either when Redis has no maxmemory",
-    parse: (raw) => {
-      if (raw === undefined || raw.trim() === '') return 0.9;
-      const n = Number(raw.trim());
-      return /^\d*\.?\d+$/.test(raw.trim()) && n >= 0 && n <= 1 ? n : new EnvProblem(`must be a number from 0 to 1, got "${raw}"`);
-    },
+      'calls per second per web or mobile source (their write keys ship in pages and apps, so anyone may send with them), unless the source sets rateLimitPerSecond; refused as INGEST_RATE_LIMIT is',
   }),
+  INGEST_SERVER_SOURCE_MEMORY_SHARE: shareOfMaxmemory(
+    '0.3',
+    "share of Redis's maxmemory one server source's dedupe claims may hold (its budget; the source's memoryShare overrides it); past it that source alone is answered 429 source_over_budget until its claims expire. 0 = no budget; none either when Redis has no maxmemory (sizing: docs/deployment.md)",
+  ),
+  INGEST_CLIENT_SOURCE_MEMORY_SHARE: shareOfMaxmemory(
+    '0.1',
+    'as INGEST_SERVER_SOURCE_MEMORY_SHARE, for a web or mobile source, whose public write key anyone may flood',
+  ),
+  INGEST_REDIS_MEMORY_LIMIT_RATIO: shareOfMaxmemory(
+    '0.9',
+    "share of Redis's maxmemory (used_memory / maxmemory, sampled every 500 ms) past which the intake answers 503 overloaded instead of storing calls, before Redis itself refuses writes; 0 = no guard. No guard either when Redis has no maxmemory",
+  ),
   INGEST_HEADERS_TIMEOUT_MS: integer({
     default: 10_000,
     min: 100,
@@ -91,6 +99,20 @@ export const ingestEnvSpec = {
 } as const;
 
 export type IngestEnv = EnvOf<typeof ingestEnvSpec>;
+
+/** A share of Redis's maxmemory, from 0 to 1. */
+function shareOfMaxmemory(fallback: string, describe: string) {
+  return custom({
+    type: 'number, 0 to 1',
+    default: fallback,
+    describe,
+    parse: (raw) => {
+      const text = raw === undefined || raw.trim() === '' ? fallback : raw.trim();
+      const n = Number(text);
+      return /^\d*\.?\d+$/.test(text) && n >= 0 && n <= 1 ? n : new EnvProblem(`must be a number from 0 to 1, got "${raw}"`);
+    },
+  });
+}
 
 export function loadEnv(source: EnvSource): IngestEnv {
   return loadEnvFrom(ingestEnvSpec, source);

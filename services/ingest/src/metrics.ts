@@ -2,12 +2,13 @@ import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@even
 
 export type IngestMetrics = ReturnType<typeof createIngestMetrics>;
 
-/** Labels come from bounded sets only: route, status class, error code, call type, outcome (docs/metrics.md). */
+/** Labels come from bounded sets only: route, status class, error code, call type, outcome, configured source (docs/metrics.md). */
 export function createIngestMetrics(
   registry: Registry,
   queueDepth: () => number,
   redisMemoryRatio: () => number | undefined = () => undefined,
   replicasOnline: () => number | undefined = () => undefined,
+  sourceIds: () => Iterable<string> = () => [],
 ) {
   return {
     requests: new Counter({
@@ -21,6 +22,17 @@ export function createIngestMetrics(
       help: 'Calls by type and outcome: accepted (enqueued), duplicate (acknowledged, not routed again), rejected (with reason: a batch item refused, or a valid call refused with its request: its error code, e.g. overloaded, rate_limited)',
       labelNames: ['type', 'outcome', 'reason'] as const,
       registers: [registry],
+    }),
+    overBudget: new Counter({
+      name: 'eventrelay_ingest_source_over_budget_total',
+      help: "Calls refused with 429 source_over_budget by source: its dedupe claims hold its whole share of Redis's maxmemory (docs/intake.md, Budgets); the other sources are unaffected",
+      labelNames: ['source'] as const,
+      registers: [registry],
+      // Every configured source has its series from the start: increase() over a series that
+      // appears at its first refusal would miss that refusal.
+      collect() {
+        for (const source of sourceIds()) this.inc({ source }, 0);
+      },
     }),
     duration: new Histogram({
       name: 'eventrelay_ingest_request_duration_seconds',

@@ -64,7 +64,14 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
     env.INGEST_MAX_QUEUE_DEPTH,
   );
   const info = (section: string) => infoOfPrimaries(control, section);
-  const memoryGuard = new RedisMemoryGuard(info, env.INGEST_REDIS_MEMORY_LIMIT_RATIO);
+  const sourceDefaults = {
+    serverRatePerSecond: env.INGEST_RATE_LIMIT,
+    clientRatePerSecond: env.INGEST_CLIENT_RATE_LIMIT,
+    serverMemoryShare: env.INGEST_SERVER_SOURCE_MEMORY_SHARE,
+    clientMemoryShare: env.INGEST_CLIENT_SOURCE_MEMORY_SHARE,
+  };
+  // A source's own memoryShare needs maxmemory too: sampled whenever claims are kept.
+  const memoryGuard = new RedisMemoryGuard(info, env.INGEST_REDIS_MEMORY_LIMIT_RATIO, env.INGEST_DEDUPE_WINDOW_S > 0);
   const replicaGuard = durable ? new ReplicaGuard(info, env.INGEST_DURABLE_REPLICAS) : undefined;
   const debugEvents =
     env.INGEST_DEBUG_EVENTS > 0
@@ -104,6 +111,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       () => depthGuard.depth,
       () => memoryGuard.ratio,
       () => replicaGuard?.replicas,
+      () => directory.sourceIds(),
     );
     // Durable mode's series exist from the start, so dashboards and alerts see 0 rather than nothing.
     if (durable) for (const result of ['confirmed', 'not_replicated']) metrics.replicaWait.zero({ result });
@@ -148,7 +156,7 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       ...(replicaGuard ? { replicaGuard } : {}),
       ...(debugEvents ? { debugEvents } : {}),
       stats,
-      defaultRatePerSecond: env.INGEST_RATE_LIMIT,
+      sourceDefaults,
       clock,
       newId,
       logger,

@@ -94,14 +94,16 @@ export interface SourceCreate {
   name: string;
   type: 'web' | 'mobile' | 'server';
   rateLimitPerSecond?: number;
+  memoryShare?: number;
 }
 /**
- * JSON merge patch of a source: the fields given replace the stored ones; rateLimitPerSecond null returns to the default.
+ * JSON merge patch of a source: the fields given replace the stored ones; rateLimitPerSecond or memoryShare null returns to the default.
  */
 export interface SourcePatch {
   name?: string;
   type?: 'web' | 'mobile' | 'server';
   rateLimitPerSecond?: number | null;
+  memoryShare?: number | null;
 }
 /**
  * A new destination of a catalog type. It starts disabled unless enabled is true.
@@ -1408,9 +1410,13 @@ export interface Source {
    */
   writeKey: string;
   /**
-   * calls per second this source may send to the intake (a batch counts each of its calls); default INGEST_RATE_LIMIT
+   * calls per second this source may send to the intake (a batch counts each of its calls); default INGEST_RATE_LIMIT for a server source, INGEST_CLIENT_RATE_LIMIT for a web or mobile one
    */
   rateLimitPerSecond?: number;
+  /**
+   * share of Redis's maxmemory this source's dedupe claims may hold (its budget, docs/intake.md); default INGEST_SERVER_SOURCE_MEMORY_SHARE for a server source, INGEST_CLIENT_SOURCE_MEMORY_SHARE for a web or mobile one
+   */
+  memoryShare?: number;
 }
 export interface Destination {
   /**

@@ -156,6 +156,23 @@ describe('sources', () => {
     });
   });
 
+  it('keeps a memoryShare given on create, and a patch with memoryShare null goes back to the default of its type', () => {
+    const { result } = planCreateSource(
+      snapshot(),
+      { name: 'Site', type: 'web', memoryShare: 0.25 },
+      { id: 'src_m', writeKey: 'wk_m' },
+      ctx,
+    );
+    expect(result).toEqual({ id: 'src_m', name: 'Site', type: 'web', writeKey: 'wk_m', memoryShare: 0.25 });
+    const shared = snapshot({ sources: new Map([['s1', { ...source('s1'), memoryShare: 0.5, rateLimitPerSecond: 5 }]]) });
+    expect(planPatchSource(shared, 's1', { memoryShare: null }, ctx).result).toEqual({ ...source('s1'), rateLimitPerSecond: 5 });
+    expect(planPatchSource(shared, 's1', { memoryShare: 0.05 }, ctx).result).toEqual({
+      ...source('s1'),
+      memoryShare: 0.05,
+      rateLimitPerSecond: 5,
+    });
+  });
+
   it('rotation unmaps the old write key', () => {
     expect(planRotateWriteKey(snapshot(), 's1', 'wk_new_key_000', ctx).changes).toEqual([
       { kind: 'put-source', source: { ...source('s1'), writeKey: 'wk_new_key_000' }, previousWriteKey: 'wk_s1_0000000' },

@@ -35,6 +35,7 @@ export function planCreateSource(
     type: input.type,
     writeKey: generated.writeKey,
     ...(input.rateLimitPerSecond === undefined ? {} : { rateLimitPerSecond: input.rateLimitPerSecond }),
+    ...(input.memoryShare === undefined ? {} : { memoryShare: input.memoryShare }),
   };
   return {
     changes: [{ kind: 'put-source', source }],
@@ -43,10 +44,14 @@ export function planCreateSource(
   };
 }
 
-/** JSON merge patch: given fields replace, rateLimitPerSecond null removes the source's own limit. */
+/** JSON merge patch: given fields replace, rateLimitPerSecond or memoryShare null removes the source's own value. */
 export function planPatchSource(snapshot: ConfigSnapshot, id: string, patch: SourcePatch, ctx: WriteContext): ConfigPlan<Source> {
-  const { rateLimitPerSecond, ...rest } = { ...existingSource(snapshot, id), ...patch };
-  const source: Source = { ...rest, ...(rateLimitPerSecond === null || rateLimitPerSecond === undefined ? {} : { rateLimitPerSecond }) };
+  const { rateLimitPerSecond, memoryShare, ...rest } = { ...existingSource(snapshot, id), ...patch };
+  const source: Source = {
+    ...rest,
+    ...(rateLimitPerSecond === null || rateLimitPerSecond === undefined ? {} : { rateLimitPerSecond }),
+    ...(memoryShare === null || memoryShare === undefined ? {} : { memoryShare }),
+  };
   return {
     changes: [{ kind: 'put-source', source }],
     audit: [auditEntry(ctx, 'source.update', id, { fields: Object.keys(patch) })],

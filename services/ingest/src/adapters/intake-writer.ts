@@ -4,7 +4,8 @@
  * MAX_BYTES_PER_FLUSH of them) into one call batch and one route job, written in ONE MULTI:
  *   1. the calls, one field per source, as the JSON text serialized here;
  *   2. the intake step (one script): count each request's calls against its source's per-second
- *      limit (a request is stored whole or refused whole), claim each call's messageId for the dedupe window (SET NX) and write the route entries of
+ *      limit and its claims' bytes against its budget (a request is stored whole or refused whole),
+ *      claim each call's messageId for the dedupe window (SET NX) and write the route entries of
  *      what is to be routed (the calls of requests within their limit, duplicates listed apart),
  *      or delete the batch when nothing is;
  *   3. the route job holding the batch id.
@@ -14,8 +15,9 @@
  * another replica, can store the same messageId twice. When the step fails or times out, every
  * request of the flush is answered 503: its calls may or may not have been written, and the
  * client's retry is deduped when they were.
- * A source found over its limit (one of its requests refused) is answered 429 for the rest of that
- * second without asking Redis, so a flood costs Redis one command per second per source.
+ * A source found over its limit or its claim budget (one of its requests refused) is answered 429
+ * for the rest of that second without asking Redis, so a flood costs Redis one command per second
+ * per source.
  * Durable mode (`durable`): a WAIT follows the MULTI on the same connection, and the flush's
  * requests are answered only once that many replicas hold its writes; fewer within the timeout is
  * 503 not_replicated for every request of the flush (the calls are on the primary and may still be
@@ -35,6 +37,8 @@ import type { CallBatches } from '@eventrelay/stores';
 export interface Submission {
   readonly sourceId: string;
   readonly ratePerSecond: number;
+  /** Bytes its dedupe claims may hold (domain/source-budget.ts); undefined: no budget. */
+  readonly budgetBytes?: number;
   /** A messageId repeated within the submission counts as a duplicate, like one seen before. */
   readonly calls: readonly NormalizedCall[];
 }
@@ -42,7 +46,9 @@ export interface Submission {
 /** `duplicateIndexes`: which of the submission's calls were duplicates (for the metrics by type). */
 export type SubmitResult =
   | { kind: 'accepted'; enqueued: number; duplicates: number; duplicateIndexes: readonly number[] }
-  | { kind: 'rate_limited'; resetAtEpochSeconds: number };
+  | { kind: 'rate_limited'; resetAtEpochSeconds: number }
+  /** `freesAtEpochSeconds`: the earliest some of the source's budget is free again. */
+  | { kind: 'over_budget'; freesAtEpochSeconds: number };
 
 interface Pending {
   readonly sub: Submission;
@@ -94,6 +100,8 @@ export class IntakeWriter {
   private inFlight = 0;
   /** Sources over their limit, and the second until whose end they stay so. */
   private readonly limited = new Map<string, number>();
+  /** Sources over their budget, and the second until whose end they are answered so without asking Redis. */
+  private readonly overBudget = new Map<string, { second: number; freesAt: number }>();
   private readonly newBatchId: () => string;
 
   constructor(private readonly opts: IntakeWriterOptions) {
@@ -106,6 +114,11 @@ export class IntakeWriter {
     if (limitedIn !== undefined) {
       if (limitedIn === second) return Promise.resolve({ kind: 'rate_limited', resetAtEpochSeconds: second + 1 });
       this.limited.delete(sub.sourceId);
+    }
+    const spent = this.overBudget.get(sub.sourceId);
+    if (spent !== undefined) {
+      if (spent.second === second) return Promise.resolve({ kind: 'over_budget', freesAtEpochSeconds: spent.freesAt });
+      this.overBudget.delete(sub.sourceId);
     }
     const json = JSON.stringify(sub.calls);
     if (
@@ -168,15 +181,22 @@ export class IntakeWriter {
   }
 
   private async flush(batch: Pending[]): Promise<void> {
-    const second = Math.floor(this.opts.clock() / 1000);
+    const nowMs = this.opts.clock();
+    const second = Math.floor(nowMs / 1000);
     const batchId = this.newBatchId();
     try {
       const tx = this.opts.transaction();
       const verdictsOf = this.opts.batches.queueIntake(
         tx,
         batchId,
-        batch.map((p) => ({ sourceId: p.sub.sourceId, ratePerSecond: p.sub.ratePerSecond, calls: p.sub.calls, callsJson: p.json })),
-        { second, dedupeTtlS: this.opts.dedupeWindowSeconds },
+        batch.map((p) => ({
+          sourceId: p.sub.sourceId,
+          ratePerSecond: p.sub.ratePerSecond,
+          ...(p.sub.budgetBytes !== undefined ? { budgetBytes: p.sub.budgetBytes } : {}),
+          calls: p.sub.calls,
+          callsJson: p.json,
+        })),
+        { second, nowMs, dedupeTtlS: this.opts.dedupeWindowSeconds },
       );
       queueJobAdd(tx, this.opts.queue, { batchId }, batchId);
       const written = execAll(tx);
@@ -200,6 +220,11 @@ export class IntakeWriter {
         if (verdict === undefined || verdict.kind === 'rate_limited') {
           this.limited.set(p.sub.sourceId, second);
           p.resolve({ kind: 'rate_limited', resetAtEpochSeconds: second + 1 });
+          return;
+        }
+        if (verdict.kind === 'over_budget') {
+          this.overBudget.set(p.sub.sourceId, { second, freesAt: verdict.freesAtS });
+          p.resolve({ kind: 'over_budget', freesAtEpochSeconds: verdict.freesAtS });
           return;
         }
         const duplicateIndexes: number[] = [];

@@ -46,6 +46,11 @@ export class SourceDirectory {
     return found;
   }
 
+  /** The ids of the sources last loaded. */
+  *sourceIds(): IterableIterator<string> {
+    for (const source of this.byWriteKey.values()) yield source.id;
+  }
+
   private async load(): Promise<void> {
     const sources = await this.store.sources();
     this.byWriteKey = new Map(sources.map((s) => [s.writeKey, s]));

@@ -4,7 +4,7 @@
  * calls are looked at, and 200 is sent only after the writer has the calls durably in Redis.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AuthError, EventrelayError, UnavailableError, type DebugEvent, type NormalizedCall } from '@eventrelay/config';
+import { AuthError, EventrelayError, UnavailableError, type DebugEvent, type NormalizedCall, type Source } from '@eventrelay/config';
 import { LabelTally, type Logger } from '@eventrelay/runtime';
 import type { StatsCounters } from '@eventrelay/stores';
 import { isCallType, type IntakeRoute } from '../domain/routes.js';
@@ -13,6 +13,7 @@ import { extractWriteKey } from '../domain/auth.js';
 import { inspectJsonText, itemsNeedMeasuring, parseJsonObject } from '../domain/json-text.js';
 import { interpretBody } from '../domain/interpret.js';
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES } from '../domain/limits.js';
+import { budgetBytesOf, ratePerSecondOf, type SourceDefaults } from '../domain/source-budget.js';
 import { readBodyText } from '../adapters/body-reader.js';
 import type { SourceDirectory } from '../adapters/source-directory.js';
 import type { IntakeWriter } from '../adapters/intake-writer.js';
@@ -27,10 +28,11 @@ export interface IntakeDeps {
   readonly directory: Pick<SourceDirectory, 'lookup'>;
   readonly writer: Pick<IntakeWriter, 'submit'>;
   readonly depthGuard: Pick<QueueDepthGuard, 'overLimit'>;
-  readonly memoryGuard: Pick<RedisMemoryGuard, 'overLimit'>;
+  readonly memoryGuard: Pick<RedisMemoryGuard, 'overLimit' | 'maxmemory'>;
   /** Durable mode only: fewer replicas online than it needs. */
   readonly replicaGuard?: Pick<ReplicaGuard, 'short' | 'required'>;
-  readonly defaultRatePerSecond: number;
+  /** Each source type's default rate and share of Redis (domain/source-budget.ts). */
+  readonly sourceDefaults: SourceDefaults;
   readonly clock: () => number;
   readonly newId: () => string;
   readonly logger: Logger;
@@ -40,6 +42,9 @@ export interface IntakeDeps {
   /** The per-minute counts behind the admin stats; batched, so counting costs no Redis command here. */
   readonly stats: Pick<StatsCounters, 'countSource'>;
 }
+
+/** What the intake reads of a source to price its calls. */
+type PricedSource = Pick<Source, 'id' | 'type' | 'rateLimitPerSecond' | 'memoryShare'>;
 
 interface Outcome {
   status: number;
@@ -107,7 +112,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
     }
   }
 
-  async function submit(source: { id: string; rateLimitPerSecond?: number }, calls: NormalizedCall[]) {
+  async function submit(source: PricedSource, calls: NormalizedCall[]) {
     if (deps.memoryGuard.overLimit)
       throw new UnavailableError('overloaded', 'the event store is near its memory limit; nothing was stored; retry later', 5);
     if (deps.depthGuard.overLimit)
@@ -118,11 +123,21 @@ export function createIntakeHandler(deps: IntakeDeps) {
         `fewer than ${deps.replicaGuard.required} Redis replica(s) online to confirm the calls (durable mode); nothing was stored; retry later`,
         1,
       );
+    const budgetBytes = budgetBytesOf(source, deps.sourceDefaults, deps.memoryGuard.maxmemory);
     const result = await deps.writer.submit({
       sourceId: source.id,
-      ratePerSecond: source.rateLimitPerSecond ?? deps.defaultRatePerSecond,
+      ratePerSecond: ratePerSecondOf(source, deps.sourceDefaults),
+      ...(budgetBytes !== undefined ? { budgetBytes } : {}),
       calls,
     });
+    if (result.kind === 'over_budget') {
+      deps.metrics.overBudget.inc({ source: source.id }, calls.length);
+      throw new UnavailableError(
+        'source_over_budget',
+        `source ${source.id} holds its whole budget of Redis memory (${budgetBytes} bytes of dedupe claims); nothing was stored; room comes back as its claims expire`,
+        Math.max(1, result.freesAtEpochSeconds - Math.floor(deps.clock() / 1000)),
+      );
+    }
     if (result.kind === 'rate_limited') {
       const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
       throw new UnavailableError(
@@ -137,7 +152,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
 
   async function store(
     route: IntakeRoute,
-    source: { id: string; rateLimitPerSecond?: number },
+    source: PricedSource,
     body: Record<string, unknown>,
     text: string,
     shape: ReturnType<typeof inspectJsonText>,
