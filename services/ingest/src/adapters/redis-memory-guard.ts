@@ -1,19 +1,32 @@
 /**
- * Samples Redis memory in the background (`INFO memory`) so the hot path only reads a boolean; the
- * decision is domain/memory-guard.ts. A failed sample keeps the last verdict. It also keeps the
- * smallest maxmemory of the primaries, which the sources' budgets are shares of.
+ * Samples Redis memory in the background (`INFO memory`) so the hot path reads no Redis; the
+ * decision is domain/memory-guard.ts. A failed sample keeps the last one. Between two samples, what
+ * this process stored counts as if Redis held it already, and a flush's worth of room is kept below
+ * maxmemory: a flood cannot write past the limit before the next sample sees it. It also keeps
+ * the smallest maxmemory of the primaries, which the sources' budgets are shares of.
  */
-import { fullestOf, judgeMemory, parseInfoMemory, type MemoryVerdict } from '../domain/memory-guard.js';
+import {
+  FLUSH_HEADROOM_BYTES,
+  fullestOf,
+  judgeMemory,
+  parseInfoMemory,
+  type MemoryVerdict,
+  type RedisMemory,
+} from '../domain/memory-guard.js';
 import { BackgroundSample } from './background-sample.js';
 
 interface Sampled {
-  readonly verdict: MemoryVerdict;
-  /** The smallest maxmemory of the primaries, bytes; undefined when one has none. */
-  readonly maxmemory: number | undefined;
+  /** Every primary's memory, as last sampled. */
+  readonly primaries: readonly RedisMemory[];
 }
+
+const NEVER: Sampled = { primaries: [] };
 
 export class RedisMemoryGuard {
   private readonly sampled: BackgroundSample<Sampled>;
+  /** Bytes stored since `unseenOf` was sampled. */
+  private unseen = 0;
+  private unseenOf: Sampled = NEVER;
 
   constructor(
     /** `INFO <section>` of every primary (runtime infoOfPrimaries). */
@@ -25,20 +38,14 @@ export class RedisMemoryGuard {
     intervalMs = 500,
   ) {
     this.sampled = new BackgroundSample<Sampled>(
-      { verdict: { kind: 'unbounded' }, maxmemory: undefined },
+      NEVER,
       async () => {
-        const verdicts: MemoryVerdict[] = [];
-        let maxmemory: number | undefined;
-        let unbounded = false;
+        const primaries: RedisMemory[] = [];
         for (const text of await info('memory')) {
           const memory = parseInfoMemory(text);
-          if (!memory) continue;
-          verdicts.push(judgeMemory(memory, limitRatio));
-          if (memory.max <= 0) unbounded = true;
-          else maxmemory = Math.min(maxmemory ?? Infinity, memory.max);
+          if (memory) primaries.push(memory);
         }
-        const verdict = fullestOf(verdicts);
-        return verdict && { verdict, maxmemory: unbounded ? undefined : maxmemory };
+        return primaries.length > 0 ? { primaries } : undefined;
       },
       intervalMs,
     );
@@ -53,18 +60,42 @@ export class RedisMemoryGuard {
     this.sampled.stop();
   }
 
+  /** A request's calls were stored (domain/memory-guard.ts storedBytesOf): they count until the next sample. */
+  noteStored(bytes: number): void {
+    this.freshen();
+    this.unseen += bytes;
+  }
+
   get overLimit(): boolean {
-    return this.limitRatio > 0 && this.sampled.current.verdict.kind === 'overloaded';
+    return this.limitRatio > 0 && this.verdict().kind === 'overloaded';
   }
 
   /** used_memory / maxmemory as last sampled; undefined without maxmemory (or with the guard off). */
   get ratio(): number | undefined {
-    const v = this.sampled.current.verdict;
+    const v = this.verdict();
     return this.limitRatio <= 0 || v.kind === 'unbounded' ? undefined : v.ratio;
   }
 
   /** The smallest maxmemory of the primaries as last sampled; undefined when one has none (or nothing samples it). */
   get maxmemory(): number | undefined {
-    return this.sampled.current.maxmemory;
+    const { primaries } = this.sampled.current;
+    if (primaries.length === 0 || primaries.some((m) => m.max <= 0)) return undefined;
+    return Math.min(...primaries.map((m) => m.max));
+  }
+
+  /** The fullest primary decides; this process's unseen writes are counted on each (it cannot tell which shard they went to). */
+  private verdict(): MemoryVerdict {
+    this.freshen();
+    const { primaries } = this.sampled.current;
+    return fullestOf(primaries.map((m) => judgeMemory(m, this.limitRatio, this.unseen, FLUSH_HEADROOM_BYTES))) ?? { kind: 'unbounded' };
+  }
+
+  /** A new sample holds what was stored before it: the count starts again. */
+  private freshen(): void {
+    const current = this.sampled.current;
+    if (current !== this.unseenOf) {
+      this.unseenOf = current;
+      this.unseen = 0;
+    }
   }
 }

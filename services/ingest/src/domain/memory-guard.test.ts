@@ -1,4 +1,4 @@
-import { judgeMemory, parseInfoMemory } from './memory-guard.js';
+import { fullestOf, judgeMemory, parseInfoMemory, storedBytesOf } from './memory-guard.js';
 
 describe('judgeMemory', () => {
   it('does not guard a Redis without maxmemory', () => {
@@ -19,6 +19,46 @@ describe('judgeMemory', () => {
   it('with a limit of 1 refuses only once Redis is full', () => {
     expect(judgeMemory({ used: 999, max: 1000 }, 1).kind).toBe('ok');
     expect(judgeMemory({ used: 1000, max: 1000 }, 1).kind).toBe('overloaded');
+  });
+});
+
+describe('judgeMemory between samples', () => {
+  it('counts what this process stored since the sample as if Redis held it already', () => {
+    expect(judgeMemory({ used: 800, max: 1000 }, 0.9, 99).kind).toBe('ok');
+    expect(judgeMemory({ used: 800, max: 1000 }, 0.9, 100)).toEqual({ kind: 'overloaded', ratio: 0.8 });
+  });
+
+  it('keeps a flush in flight of room below maxmemory, whatever the ratio', () => {
+    // 90% of 16 MB is 14.4 MB, but a 3 MB flush from there would pass 16 MB: refuse from 13 MB.
+    const MB = 1024 * 1024;
+    expect(judgeMemory({ used: 13 * MB - 1, max: 16 * MB }, 0.9, 0, 3 * MB).kind).toBe('ok');
+    expect(judgeMemory({ used: 13 * MB, max: 16 * MB }, 0.9, 0, 3 * MB).kind).toBe('overloaded');
+    // With room to spare the ratio decides.
+    expect(judgeMemory({ used: 900 * MB, max: 1000 * MB }, 0.9, 0, 3 * MB).kind).toBe('overloaded');
+    expect(judgeMemory({ used: 899 * MB, max: 1000 * MB }, 0.9, 0, 3 * MB).kind).toBe('ok');
+  });
+
+  it('prices a stored request at its body and, per new call, a route entry and a dedupe claim', () => {
+    expect(storedBytesOf(10_000, 0)).toBe(10_000);
+    expect(storedBytesOf(10_000, 50)).toBe(30_000);
+  });
+});
+
+describe('fullestOf', () => {
+  it('is overloaded when any primary is, even one less full than another', () => {
+    expect(
+      fullestOf([
+        { kind: 'ok', ratio: 0.8 },
+        { kind: 'overloaded', ratio: 0.7 },
+      ]),
+    ).toEqual({ kind: 'overloaded', ratio: 0.8 });
+    expect(
+      fullestOf([
+        { kind: 'ok', ratio: 0.5 },
+        { kind: 'ok', ratio: 0.6 },
+      ]),
+    ).toEqual({ kind: 'ok', ratio: 0.6 });
+    expect(fullestOf([])).toBeUndefined();
   });
 });
 

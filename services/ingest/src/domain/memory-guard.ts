@@ -18,11 +18,29 @@ export type MemoryVerdict =
   | { readonly kind: 'ok'; readonly ratio: number }
   | { readonly kind: 'overloaded'; readonly ratio: number };
 
-/** `limitRatio`: the share of maxmemory past which the intake refuses calls (0 < limitRatio ≤ 1). */
-export function judgeMemory(memory: RedisMemory, limitRatio: number): MemoryVerdict {
+/**
+ * The most one flush of one ingest process adds to Redis: its calls as sent (up to 1 MB, plus the
+ * request that reached it, up to 500 KB) and per call a route entry and a dedupe claim (up to 3,500
+ * calls at about 400 B): about 3 MB. Written before the guard can hear of it, it must always fit.
+ */
+export const FLUSH_HEADROOM_BYTES = 3 * 1024 * 1024;
+
+/** What a stored request adds to Redis, roughly: its calls as sent, and per call its route entry and dedupe claim. */
+export function storedBytesOf(bodyBytes: number, calls: number): number {
+  return bodyBytes + calls * 400;
+}
+
+/**
+ * `limitRatio`: the share of maxmemory past which the intake refuses calls (0 < limitRatio ≤ 1).
+ * `unseenBytes`: what this process stored since `memory` was sampled, counted as if it were there
+ * already, so a flood cannot write past the limit between two samples. `headroomBytes`: room kept
+ * below maxmemory whatever the ratio (FLUSH_HEADROOM_BYTES: a flush in flight always fits).
+ */
+export function judgeMemory(memory: RedisMemory, limitRatio: number, unseenBytes = 0, headroomBytes = 0): MemoryVerdict {
   if (memory.max <= 0) return { kind: 'unbounded' };
   const ratio = memory.used / memory.max;
-  return ratio >= limitRatio ? { kind: 'overloaded', ratio } : { kind: 'ok', ratio };
+  const limit = Math.min(limitRatio * memory.max, memory.max - headroomBytes);
+  return memory.used + unseenBytes >= limit ? { kind: 'overloaded', ratio } : { kind: 'ok', ratio };
 }
 
 /** `used_memory` and `maxmemory` from the text of `INFO memory`, or undefined when either is missing. */
@@ -43,14 +61,16 @@ export function parseInfoMemory(info: string): RedisMemory | undefined {
 }
 
 /**
- * The verdict for several primaries (a Redis Cluster): the fullest one decides, since a write to
- * any shard on it would be refused. Undefined when there is none.
+ * The verdict for several primaries (a Redis Cluster): overloaded when any one is, since a write to
+ * any shard on it would be refused, with the highest ratio. Undefined when there is none.
  */
 export function fullestOf(verdicts: readonly MemoryVerdict[]): MemoryVerdict | undefined {
   let worst: MemoryVerdict | undefined;
+  let overloaded = false;
   for (const v of verdicts) {
+    if (v.kind === 'overloaded') overloaded = true;
     if (worst === undefined || worst.kind === 'unbounded') worst = v;
     else if (v.kind !== 'unbounded' && v.ratio > worst.ratio) worst = v;
   }
-  return worst;
+  return worst?.kind === 'ok' && overloaded ? { kind: 'overloaded', ratio: worst.ratio } : worst;
 }

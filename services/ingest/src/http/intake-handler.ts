@@ -14,6 +14,7 @@ import { inspectJsonText, itemsNeedMeasuring, parseJsonObject } from '../domain/
 import { interpretBody } from '../domain/interpret.js';
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES } from '../domain/limits.js';
 import { budgetBytesOf, ratePerSecondOf, type SourceDefaults } from '../domain/source-budget.js';
+import { storedBytesOf } from '../domain/memory-guard.js';
 import { readBodyText } from '../adapters/body-reader.js';
 import type { SourceDirectory } from '../adapters/source-directory.js';
 import type { IntakeWriter } from '../adapters/intake-writer.js';
@@ -28,7 +29,7 @@ export interface IntakeDeps {
   readonly directory: Pick<SourceDirectory, 'lookup'>;
   readonly writer: Pick<IntakeWriter, 'submit'>;
   readonly depthGuard: Pick<QueueDepthGuard, 'overLimit'>;
-  readonly memoryGuard: Pick<RedisMemoryGuard, 'overLimit' | 'maxmemory'>;
+  readonly memoryGuard: Pick<RedisMemoryGuard, 'overLimit' | 'maxmemory' | 'noteStored'>;
   /** Durable mode only: fewer replicas online than it needs. */
   readonly replicaGuard?: Pick<ReplicaGuard, 'short' | 'required'>;
   /** Each source type's default rate and share of Redis (domain/source-budget.ts). */
@@ -175,6 +176,8 @@ export function createIntakeHandler(deps: IntakeDeps) {
       for (const call of accepted) outcome.calls.add({ type: call.type, outcome: 'rejected', reason });
       throw err;
     });
+    // The batch holds every call of the request (repeats too); only new calls add claims and entries.
+    deps.memoryGuard.noteStored(storedBytesOf(text.length, result.enqueued));
     outcome.accepted = result.enqueued;
     outcome.duplicates = result.duplicates;
     const duplicate = new Set(result.duplicateIndexes);
