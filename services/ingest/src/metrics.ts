@@ -25,7 +25,7 @@ export function createIngestMetrics(
     }),
     overBudget: new Counter({
       name: 'eventrelay_ingest_source_over_budget_total',
-      help: "Calls refused with 429 source_over_budget by source: its dedupe claims hold its whole share of Redis's maxmemory (docs/intake.md, Budgets); the other sources are unaffected",
+      help: "Requests refused with 429 source_over_budget by source: its dedupe claims hold its whole share of Redis's maxmemory (docs/intake.md, Budgets); the other sources are unaffected",
       labelNames: ['source'] as const,
       registers: [registry],
       // Every configured source has its series from the start: increase() over a series that

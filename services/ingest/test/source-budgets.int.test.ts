@@ -17,8 +17,11 @@ describe('per-source budgets', () => {
   beforeAll(async () => {
     redis = await startPrivateRedis({ aof: false, args: ['--maxmemory', String(MAXMEMORY), '--maxmemory-policy', 'noeviction'] });
     // About a hundred claims' worth: the flood reaches it within a few batches.
+    // One second throughout, so a refused source stays known as refused (see the last assertions).
+    const now = Date.parse('2026-11-29T09:30:00.200Z');
     t = await startTestIngest({
       label: 'budgets',
+      clock: () => now,
       redisUrl: redis.url,
       source: { id: 'src-flood', type: 'web', memoryShare: 20_000 / MAXMEMORY, rateLimitPerSecond: 1_000_000 },
     });
@@ -58,9 +61,18 @@ describe('per-source budgets', () => {
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
     const counted = (source: string) =>
       new RegExp(`^eventrelay_ingest_source_over_budget_total\\{source="${source}"[^}]*\\} (\\d+)$`, 'm').exec(metrics)?.[1];
-    expect(counted('src-flood')).toBe(String((statuses.length - firstRefused) * 40));
+    expect(counted('src-flood')).toBe(String(statuses.length - firstRefused));
     // Every configured source has its series, at 0 until refused, so an alert sees the first refusal.
     expect(counted('src-quiet')).toBe('0');
+  });
+
+  it('refuses a source known to be over its budget before reading its body: a flood costs no parsing', async () => {
+    // Not JSON at all: read and parsed, it would be answered 400 invalid_request.
+    const garbage = await post(t.url, '/v1/batch', undefined, { writeKey: t.writeKey, raw: '{"batch": [ not json' });
+    expect(garbage).toMatchObject({ status: 429, json: { code: 'source_over_budget' } });
+    // The quiet source's body is read as ever.
+    const quietGarbage = await post(t.url, '/v1/batch', undefined, { writeKey: quiet.writeKey, raw: '{"batch": [ not json' });
+    expect(quietGarbage).toMatchObject({ status: 400, json: { code: 'invalid_request' } });
   });
 
   it('holds a web source to INGEST_CLIENT_RATE_LIMIT by default', async () => {

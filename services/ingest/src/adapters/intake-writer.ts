@@ -43,12 +43,14 @@ export interface Submission {
   readonly calls: readonly NormalizedCall[];
 }
 
-/** `duplicateIndexes`: which of the submission's calls were duplicates (for the metrics by type). */
-export type SubmitResult =
-  | { kind: 'accepted'; enqueued: number; duplicates: number; duplicateIndexes: readonly number[] }
+/** A request refused whole: over its source's per-second limit, or over its budget. */
+export type Refusal =
   | { kind: 'rate_limited'; resetAtEpochSeconds: number }
   /** `freesAtEpochSeconds`: the earliest some of the source's budget is free again. */
   | { kind: 'over_budget'; freesAtEpochSeconds: number };
+
+/** `duplicateIndexes`: which of the submission's calls were duplicates (for the metrics by type). */
+export type SubmitResult = { kind: 'accepted'; enqueued: number; duplicates: number; duplicateIndexes: readonly number[] } | Refusal;
 
 interface Pending {
   readonly sub: Submission;
@@ -108,18 +110,28 @@ export class IntakeWriter {
     this.newBatchId = opts.newBatchId ?? randomUUID;
   }
 
-  submit(sub: Submission): Promise<SubmitResult> {
+  /**
+   * The answer a source gets for the rest of this second without asking Redis, once one of its
+   * requests was found over its limit or its budget; undefined when it may be stored.
+   */
+  refusal(sourceId: string): Refusal | undefined {
     const second = Math.floor(this.opts.clock() / 1000);
-    const limitedIn = this.limited.get(sub.sourceId);
+    const limitedIn = this.limited.get(sourceId);
     if (limitedIn !== undefined) {
-      if (limitedIn === second) return Promise.resolve({ kind: 'rate_limited', resetAtEpochSeconds: second + 1 });
-      this.limited.delete(sub.sourceId);
+      if (limitedIn === second) return { kind: 'rate_limited', resetAtEpochSeconds: second + 1 };
+      this.limited.delete(sourceId);
     }
-    const spent = this.overBudget.get(sub.sourceId);
+    const spent = this.overBudget.get(sourceId);
     if (spent !== undefined) {
-      if (spent.second === second) return Promise.resolve({ kind: 'over_budget', freesAtEpochSeconds: spent.freesAt });
-      this.overBudget.delete(sub.sourceId);
+      if (spent.second === second) return { kind: 'over_budget', freesAtEpochSeconds: spent.freesAt };
+      this.overBudget.delete(sourceId);
     }
+    return undefined;
+  }
+
+  submit(sub: Submission): Promise<SubmitResult> {
+    const refused = this.refusal(sub.sourceId);
+    if (refused) return Promise.resolve(refused);
     const json = JSON.stringify(sub.calls);
     if (
       this.opts.durable &&

@@ -10,7 +10,8 @@ export function extractWriteKey(authorization: string | undefined, body: Record<
   return typeof field === 'string' && field !== '' ? field : undefined;
 }
 
-function basicUser(header: string | undefined): string | undefined {
+/** The write key of an HTTP Basic `Authorization` header (its user name), if it holds one. */
+export function basicUser(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const match = /^\s*basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
   if (!match?.[1]) return undefined;

@@ -9,7 +9,7 @@ import { LabelTally, type Logger } from '@eventrelay/runtime';
 import type { StatsCounters } from '@eventrelay/stores';
 import { isCallType, type IntakeRoute } from '../domain/routes.js';
 import type { Rejection } from '../domain/interpret.js';
-import { extractWriteKey } from '../domain/auth.js';
+import { basicUser, extractWriteKey } from '../domain/auth.js';
 import { inspectJsonText, itemsNeedMeasuring, parseJsonObject } from '../domain/json-text.js';
 import { interpretBody } from '../domain/interpret.js';
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES } from '../domain/limits.js';
@@ -17,7 +17,7 @@ import { budgetBytesOf, ratePerSecondOf, type SourceDefaults } from '../domain/s
 import { storedBytesOf } from '../domain/memory-guard.js';
 import { readBodyText } from '../adapters/body-reader.js';
 import type { SourceDirectory } from '../adapters/source-directory.js';
-import type { IntakeWriter } from '../adapters/intake-writer.js';
+import type { IntakeWriter, Refusal } from '../adapters/intake-writer.js';
 import type { QueueDepthGuard } from '../adapters/queue-depth-guard.js';
 import type { RedisMemoryGuard } from '../adapters/redis-memory-guard.js';
 import type { ReplicaGuard } from '../adapters/replica-guard.js';
@@ -27,7 +27,7 @@ import { applyCors } from './cors.js';
 
 export interface IntakeDeps {
   readonly directory: Pick<SourceDirectory, 'lookup'>;
-  readonly writer: Pick<IntakeWriter, 'submit'>;
+  readonly writer: Pick<IntakeWriter, 'submit' | 'refusal'>;
   readonly depthGuard: Pick<QueueDepthGuard, 'overLimit'>;
   readonly memoryGuard: Pick<RedisMemoryGuard, 'overLimit' | 'maxmemory' | 'noteStored'>;
   /** Durable mode only: fewer replicas online than it needs. */
@@ -92,6 +92,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
 
   async function accept(route: IntakeRoute, req: IncomingMessage, outcome: Outcome) {
     const receivedAt = deps.clock();
+    await refuseEarly(req, outcome);
     const text = await readBodyText(req, route.kind === 'single' ? MAX_CALL_BYTES : MAX_BATCH_BYTES);
     const shape = inspectJsonText(text);
     const body = parseJsonObject(text, shape);
@@ -113,6 +114,40 @@ export function createIntakeHandler(deps: IntakeDeps) {
     }
   }
 
+  /**
+   * A flood must not cost the intake its CPU: a source named by the Authorization header that was
+   * refused in this second is refused again before its body is read and parsed (Node discards the
+   * unread body once the answer is sent). A key in the body is only known once it is parsed.
+   */
+  async function refuseEarly(req: IncomingMessage, outcome: Outcome): Promise<void> {
+    const writeKey = basicUser(req.headers.authorization);
+    if (!writeKey) return;
+    const source = await deps.directory.lookup(writeKey).catch(() => undefined);
+    const refused = source && deps.writer.refusal(source.id);
+    if (!source || !refused) return;
+    outcome.sourceId = source.id;
+    throw refusalError(source, refused);
+  }
+
+  /** The 429 for a request refused over its source's rate limit or budget. */
+  function refusalError(source: PricedSource, refused: Refusal): UnavailableError {
+    const nowS = Math.floor(deps.clock() / 1000);
+    if (refused.kind === 'over_budget') {
+      deps.metrics.overBudget.inc({ source: source.id });
+      return new UnavailableError(
+        'source_over_budget',
+        `source ${source.id} holds its whole budget of Redis memory (the dedupe claims of its calls); nothing was stored; room comes back as its claims expire`,
+        Math.max(1, refused.freesAtEpochSeconds - nowS),
+      );
+    }
+    return new UnavailableError(
+      'rate_limited',
+      `source ${source.id} is over its limit of calls per second; a request is stored whole or not at all`,
+      Math.max(1, refused.resetAtEpochSeconds - nowS),
+      { resetAtEpochSeconds: refused.resetAtEpochSeconds },
+    );
+  }
+
   async function submit(source: PricedSource, calls: NormalizedCall[]) {
     if (deps.memoryGuard.overLimit)
       throw new UnavailableError('overloaded', 'the event store is near its memory limit; nothing was stored; retry later', 5);
@@ -131,23 +166,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
       ...(budgetBytes !== undefined ? { budgetBytes } : {}),
       calls,
     });
-    if (result.kind === 'over_budget') {
-      deps.metrics.overBudget.inc({ source: source.id }, calls.length);
-      throw new UnavailableError(
-        'source_over_budget',
-        `source ${source.id} holds its whole budget of Redis memory (${budgetBytes} bytes of dedupe claims); nothing was stored; room comes back as its claims expire`,
-        Math.max(1, result.freesAtEpochSeconds - Math.floor(deps.clock() / 1000)),
-      );
-    }
-    if (result.kind === 'rate_limited') {
-      const retryAfter = Math.max(1, result.resetAtEpochSeconds - Math.floor(deps.clock() / 1000));
-      throw new UnavailableError(
-        'rate_limited',
-        `source ${source.id} is over its limit of calls per second; a request is stored whole or not at all`,
-        retryAfter,
-        { resetAtEpochSeconds: result.resetAtEpochSeconds },
-      );
-    }
+    if (result.kind !== 'accepted') throw refusalError(source, result);
     return result;
   }
 
