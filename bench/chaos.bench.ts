@@ -143,7 +143,7 @@ async function main(): Promise<void> {
 
   const runs: RunResult[] = [];
   for (const scenario of scenarios)
-    for (const mode of modes) {
+    for (const mode of modes.filter((m) => scenario.modes?.includes(m) ?? true)) {
       log(`${scenario.name} (${scenario.title}), ${mode}`);
       const r = await runScenario(scenario, mode, run, receiver);
       runs.push(r);
@@ -230,5 +230,5 @@ async function main(): Promise<void> {
 const perRun = (measuredS: number, settleS: number) => settings.warmupS + measuredS + settleS + 60;
 const bound = pipeline
   ? phases.length * perRun(settings.durationS, 60)
-  : scenarios.reduce((n, s) => n + perRun(s.measuredS ?? settings.durationS, s.settleS) * modes.length, 0) + soakS;
+  : scenarios.reduce((n, s) => n + perRun(s.measuredS ?? settings.durationS, s.settleS) * (s.modes?.length ?? modes.length), 0) + soakS;
 runBench(main, () => closeRedis(), bound + 600);

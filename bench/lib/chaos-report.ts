@@ -34,7 +34,13 @@ const TARGET = {
   throttled429Share: 0.05,
   recoveryS: 10,
   besideMisbehavingShare: 0.95,
+  /** Issue 32: the nine sources beside a flooded one keep their calls accepted, and their p99 near healthy's. */
+  neighboursAcceptedShare: 0.99,
+  neighboursP99Ratio: 1.2,
 };
+
+const fiveXx = (codes: Readonly<Record<string, number>>) =>
+  Object.entries(codes).reduce((n, [status, k]) => n + (status.startsWith('5') ? k : 0), 0);
 
 /** Scenarios where losing acknowledged calls is by design (asynchronous replication): reported apart. */
 const LOSS_REPORTED = new Set(SCENARIOS.filter((s) => s.lossReported).map((s) => s.name));
@@ -248,6 +254,48 @@ export function evaluateTargets(runs: readonly RunResult[]): Target[] {
     'lost = 0',
     runs.filter((r) => MISBEHAVING.has(r.scenario)),
     (r) => `${r.scenario} ${r.mode}: lost ${r.verification.lost}`,
+    (r) => r.verification.lost === 0,
+  );
+  // Issue 32: a flooded public write key must cost the nine other sources nothing.
+  const noisy = find(runs, 'noisy-neighbour', 'fixed');
+  const accepted = (r: RunResult) => {
+    const answered = Object.values(r.intake_status_codes).reduce((a, b) => a + b, 0);
+    return answered === 0 ? 0 : (r.intake_status_codes['200'] ?? 0) / answered;
+  };
+  add(
+    'noisy-neighbour: requests of the 9 other sources answered 200 while one source is flooded',
+    `>= ${TARGET.neighboursAcceptedShare * 100}%`,
+    noisy ? accepted(noisy) : undefined,
+    (v) =>
+      `${fmtFixed(v * 100, 2)}% (${Object.entries(noisy?.intake_status_codes ?? {})
+        .map(([k, n]) => `${k}: ${fmtInt(n)}`)
+        .join(', ')})`,
+    (v) => v >= TARGET.neighboursAcceptedShare,
+  );
+  add(
+    'noisy-neighbour: p99 of the 9 other destinations vs. healthy in the same run (fixed rate)',
+    `<= ${TARGET.neighboursP99Ratio} x`,
+    noisy?.healthy_latency_ms.p99 && healthyFixed?.latency_ms.p99
+      ? ([noisy.healthy_latency_ms.p99, healthyFixed.latency_ms.p99] as const)
+      : undefined,
+    ([n, h]) => `${fmtMs(n)} vs ${fmtMs(h)} ms (${fmtFixed(n / h, 2)} x)`,
+    ([n, h]) => n / h <= TARGET.neighboursP99Ratio,
+  );
+  add(
+    'noisy-neighbour: the flooded source is refused with 429, the others never with 503',
+    '429s; no 5xx',
+    noisy?.flood ? noisy : undefined,
+    (r) =>
+      `flood ${fmtInt(r.flood?.requests ?? 0)} requests: ${Object.entries(r.flood?.answers ?? {})
+        .map(([k, n]) => `${k}: ${fmtInt(n)}`)
+        .join(', ')}; others' 5xx ${fmtInt(fiveXx(r.intake_status_codes))}`,
+    (r) => Object.keys(r.flood?.answers ?? {}).some((k) => k.startsWith('429')) && fiveXx(r.intake_status_codes) === 0,
+  );
+  add(
+    "noisy-neighbour: zero acknowledged calls lost, the flood's included",
+    'lost = 0 (duplicates reported)',
+    noisy,
+    (r) => `lost ${r.verification.lost}, duplicates ${r.verification.duplicates}`,
     (r) => r.verification.lost === 0,
   );
   over(

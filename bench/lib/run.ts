@@ -24,6 +24,7 @@ import { routeOf, type Scenario, type ScenarioEvent } from './scenarios.js';
 import { LATENCY_QUANTILES, percentiles, perSecond } from './series.js';
 import { adminClient, destinationIdOf, startBenchStack, writeStackConfig } from './stack.js';
 import { expectations, verify } from './verify.js';
+import { startFlood } from './flood.js';
 
 export type Mode = 'fixed' | 'saturation' | 'soak';
 export type RunResult = Awaited<ReturnType<typeof runScenario>>;
@@ -82,15 +83,23 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   const connections = opts.connections ?? s.connections;
   const healthyRoutes = routes.filter((_, i) => !scenario.impaired.includes(i));
   const misbehaving = scenario.misbehaving === undefined ? undefined : routeOf(scenario.misbehaving);
-  // The order batches go to the sources in: round-robin, but for a destination the fixed mode loads more.
-  const weights = Array.from({ length: sources }, (_, i) => (mode === 'saturation' ? 1 : (scenario.fixedLoadWeights?.[i] ?? 1)));
-  const order = weightedOrder(weights);
+  // The order batches go to the sources in: round-robin, but for a destination the fixed mode loads
+  // more, and never to a flooded source (the flood has its own sender).
+  const flood = scenario.flood;
+  const loaded = Array.from({ length: sources }, (_, i) => i).filter((i) => i !== flood?.source);
+  const weights = loaded.map((i) => (mode === 'saturation' ? 1 : (scenario.fixedLoadWeights?.[i] ?? 1)));
+  const order = weightedOrder(weights).map((k) => loaded[k] as number);
   const offered = (s.rate * order.length) / sources;
   const measuredS = opts.durationS ?? scenario.measuredS ?? s.durationS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'eventrelay-bench-'));
   const configFile = path.join(tmp, 'config.json');
   const adminToken = randomBytes(24).toString('hex');
-  const privateRedis = scenario.privateAofRedis ? await startPrivateRedis({ aof: 'everysec', dir: tmp }) : undefined;
+  const maxmemory = scenario.redisMaxmemoryMb;
+  const privateRedis = scenario.privateAofRedis
+    ? await startPrivateRedis({ aof: 'everysec', dir: tmp })
+    : maxmemory
+      ? await startPrivateRedis({ aof: false, dir: tmp, args: ['--maxmemory', `${maxmemory}mb`, '--maxmemory-policy', 'noeviction'] })
+      : undefined;
   const replicated = scenario.replicated ? await startReplicatedRedis({ sentinel: true, aof: 'everysec' }) : undefined;
   const sentinel = replicated?.sentinel;
   const redisUrl = replicated?.primary.url ?? privateRedis?.url ?? s.redisUrl;
@@ -101,7 +110,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   };
   const writeKeys = Array.from({ length: sources }, (_, i) => `bench-${tag}-key-${i}`);
   const urls = routes.map((r, i) => `${scenario.tls.includes(i) ? receiver.httpsUrl : receiver.urls[i]}/${r}`);
-  writeStackConfig(configFile, writeKeys, urls, s.secret, opts.filters);
+  writeStackConfig(configFile, writeKeys, urls, s.secret, opts.filters, flood ? [flood.source] : []);
   await receiver.setPlan(scenario.plan);
   await receiver.pull(() => undefined); // earlier runs' records are not this run's
   const rxBefore = await receiver.stats();
@@ -238,13 +247,25 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       }
     };
     const fired = scenario.events.map(fire);
-    await sleep(measuredS * 1000);
+    const flooding = flood
+      ? await startFlood({
+          url: st.url('ingest'),
+          writeKey: writeKeys[flood.source] as string,
+          tag: `${tag}-${flood.source}`,
+          calls,
+          connections: flood.connections,
+        })
+      : undefined;
+    if (flooding) note(`source ${flood?.source} flooded`);
+    await sleep(Math.max(0, windowStart + measuredS * 1000 - now()));
     const windowEnd = now();
     const acceptedInWindow = driver.acceptedCalls - acceptedAtStart;
     const cpu = sampler.cpuPct();
     driver.recording = false;
     const detail = endDetail ? await endDetail(arrivals.arrivalsBetween(windowStart, windowEnd)) : undefined;
     await driver.stop();
+    const flooded = await flooding?.stop();
+    if (flood && flooded) acked[flood.source] = [...flooded.acked];
     await Promise.all(fired);
     for (const i of scenario.disableAtEnd) {
       await admin.disable(destinationIdOf(i));
@@ -314,6 +335,18 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       refused_batches: driver.refusedBatches,
       transport_errors: driver.errors,
       intake_status_codes: driver.statusCodes,
+      /** The flooded source (issue 32): what the intake answered it, by status and code, and the calls acknowledged. */
+      ...(flood && flooded
+        ? {
+            flood: {
+              source: flood.source,
+              requests: flooded.requests,
+              answers: flooded.answers,
+              acknowledged_calls: flooded.acked.length * calls,
+              transport_errors: flooded.transportErrors,
+            },
+          }
+        : {}),
       /** Requests the receivers recorded over the run (settle included) per call they answered 2xx. */
       attempts_per_delivered_call: arrivals.deliveredCount() === 0 ? null : round(arrivals.requests / arrivals.deliveredCount(), 3),
       receiver: {

@@ -61,6 +61,15 @@ export interface Scenario {
   readonly fixedLoadWeights?: Readonly<Record<number, number>>;
   /** One source (all the load) connected to every destination: each call goes to all of them (fixed mode). */
   readonly oneSource?: boolean;
+  /**
+   * Issue 32: this source, a web source with the defaults of its type, is flooded from the measured
+   * window's start to its end (flood.ts) while the load generator sends to the others only.
+   */
+  readonly flood?: { readonly source: number; readonly connections: number };
+  /** Redis of the bench's own, without persistence, with this maxmemory (MB) and noeviction. */
+  readonly redisMaxmemoryMb?: number;
+  /** The modes it runs in, when not every one (the soak is healthy's alone). */
+  readonly modes?: readonly ('fixed' | 'saturation')[];
   /** Longest wait after the load for every acknowledged call to be delivered or dead-lettered. */
   readonly settleS: number;
   readonly destinations: number;
@@ -105,6 +114,20 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'noisy-errors',
     title: '5% of attempts answer 503, 2% 429 with Retry-After: 1, 3% hang past the 5 s timeout, at random',
     plan: planOf(() => ({ unavailable: 0.05, fail429: 0.02, retryAfterS: 1, hang: 0.03 })),
+  }),
+  scenario({
+    // Issue 32: a public write key in hostile hands. Source 0 is a web source with its type's
+    // defaults (1,000 calls/s, 10% of maxmemory for its claims); it is flooded with unique
+    // messageIds at full speed while the nine others send at the fixed rate. They must not notice.
+    name: 'noisy-neighbour',
+    title: 'source 0 (web) flooded with unique messageIds and 512-character userIds at full speed; Redis maxmemory 64 MB',
+    flood: { source: 0, connections: 4 },
+    redisMaxmemoryMb: 64,
+    impaired: [0],
+    // "The others at a fixed rate" has no saturation counterpart.
+    modes: ['fixed'],
+    // Long enough for the flood to reach its budget at its rate limit (about 35 s) and be refused for it.
+    measuredS: 60,
   }),
   scenario({
     name: 'dead-1-of-10',

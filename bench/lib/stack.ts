@@ -12,15 +12,23 @@ export const destinationIdOf = (i: number): string => `dest-${i}`;
 /**
  * Source i (write key `writeKeys[i]`) → destination i → `urls[i]`, each with the shared secret; with
  * one write key and more URLs, that one source → every destination. `filters`: every destination's
- * filter rules (destination-filters.schema.json), none by default.
+ * filter rules (destination-filters.schema.json), none by default; `webSources`: the sources that
+ * are web sources.
  */
-export function stackConfig(writeKeys: readonly string[], urls: readonly string[], secret: string, filters?: readonly unknown[]) {
+export function stackConfig(
+  writeKeys: readonly string[],
+  urls: readonly string[],
+  secret: string,
+  filters?: readonly unknown[],
+  webSources: readonly number[] = [],
+) {
+  // The load's sources are servers without a limit of their own: the bench measures the pipeline. A
+  // web source keeps its type's defaults (rate and share of Redis), as a public write key would.
   const sources = writeKeys.map((writeKey, i) => ({
     id: `src-${i}`,
     name: `Bench ${i}`,
-    type: 'server',
     writeKey,
-    rateLimitPerSecond: 1e8,
+    ...(webSources.includes(i) ? { type: 'web' } : { type: 'server', rateLimitPerSecond: 1e8 }),
   }));
   const destinations = urls.map((url, i) => ({
     id: destinationIdOf(i),
@@ -34,14 +42,8 @@ export function stackConfig(writeKeys: readonly string[], urls: readonly string[
 }
 
 /** stackConfig(…) written to `file`, the config the services load. */
-export function writeStackConfig(
-  file: string,
-  writeKeys: readonly string[],
-  urls: readonly string[],
-  secret: string,
-  filters?: readonly unknown[],
-): void {
-  writeFileSync(file, JSON.stringify(stackConfig(writeKeys, urls, secret, filters)));
+export function writeStackConfig(file: string, ...args: Parameters<typeof stackConfig>): void {
+  writeFileSync(file, JSON.stringify(stackConfig(...args)));
 }
 
 /** The stack, plus `deliveries - 1` more webhook-delivery replicas that share the work through Redis alone. */
