@@ -53,7 +53,7 @@ export function floodBodies(tag: string, calls: number): (counter: number) => st
 }
 
 /** Starts flooding at once; `stop` ends it and answers what it did. */
-export async function startFlood(o: FloodOptions): Promise<{ stop(): Promise<FloodResult> }> {
+export async function startFlood(o: FloodOptions): Promise<{ readonly pid: number | undefined; stop(): Promise<FloodResult> }> {
   let ipc: IpcClient | undefined;
   let ready = false;
   const handle = await startChild({
@@ -68,6 +68,7 @@ export async function startFlood(o: FloodOptions): Promise<{ stop(): Promise<Flo
     },
   });
   return {
+    pid: handle.pid,
     async stop() {
       const result = await (ipc as IpcClient).call<FloodResult>('stop', {}, 60_000);
       await handle.stop();

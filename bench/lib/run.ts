@@ -116,6 +116,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   const rxBefore = await receiver.stats();
   const events: { at_s: number; what: string }[] = [];
   let stack: Awaited<ReturnType<typeof startBenchStack>> | undefined;
+  let flooding: Awaited<ReturnType<typeof startFlood>> | undefined;
   // The once-a-second sampler runs until the run ends, however it ends.
   let running = true;
   try {
@@ -126,11 +127,13 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     }));
     const admin = adminClient(st.url('admin'), adminToken);
     let redisPid: number | undefined = Number(infoField(await redis.info('server').catch(() => ''), 'process_id')) || undefined;
+
     const sampler = new ResourceSampler(() => [
       ...st.processes(),
       { name: 'receiver', pid: receiver.pid },
       { name: 'loadgen', pid: process.pid },
       { name: 'redis', pid: redisPid },
+      ...(flooding ? [{ name: 'flood', pid: flooding.pid }] : []),
     ]);
     const arrivals = new Arrivals(routes, misbehaving ? [misbehaving] : []);
     const pull = () => receiver.pull((a) => arrivals.add(a));
@@ -247,7 +250,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       }
     };
     const fired = scenario.events.map(fire);
-    const flooding = flood
+    flooding = flood
       ? await startFlood({
           url: st.url('ingest'),
           writeKey: writeKeys[flood.source] as string,
@@ -265,6 +268,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     const detail = endDetail ? await endDetail(arrivals.arrivalsBetween(windowStart, windowEnd)) : undefined;
     await driver.stop();
     const flooded = await flooding?.stop();
+    flooding = undefined;
     if (flood && flooded) acked[flood.source] = [...flooded.acked];
     await Promise.all(fired);
     for (const i of scenario.disableAtEnd) {
@@ -401,6 +405,8 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
     };
   } finally {
     running = false;
+    // A run that failed mid-window: the flood must not go on against what is stopped next.
+    await flooding?.stop().catch(() => undefined);
     await stack?.stop();
     if (privateRedis || replicated) {
       redis.disconnect();
