@@ -186,7 +186,36 @@ const cases: [string, RunResult[], boolean | undefined][] = [
   ['throttling and flapping: the 9', [healthySat(), misbehavingRun('flapping', 'fixed', { others: 50 })], undefined],
   ['throttling and flapping: zero', [misbehavingRun('flapping', 'fixed', {}), misbehavingRun('throttling', 'saturation', {})], true],
   ['throttling and flapping: zero', [misbehavingRun('flapping', 'fixed', { lost: true })], false],
+  // Issue 32: the nine beside a flooded source. 99 in 100 of their requests answered 200 is the edge.
+  ['noisy-neighbour: requests', [neighbours({ codes: { '200': 99, '429': 1 } })], true],
+  ['noisy-neighbour: requests', [neighbours({ codes: { '200': 98, '503': 2 } })], false],
+  ['noisy-neighbour: requests', [run('healthy', 'fixed')], undefined],
+  // Their p99 against healthy's (20 ms) in the same run: 1.2x is the edge.
+  ['noisy-neighbour: p99', [run('healthy', 'fixed'), neighbours({ p99: 24 })], true],
+  ['noisy-neighbour: p99', [run('healthy', 'fixed'), neighbours({ p99: 24.1 })], false],
+  ['noisy-neighbour: p99', [neighbours({ p99: 24 })], undefined],
+  ['noisy-neighbour: the flooded', [neighbours({})], true],
+  ['noisy-neighbour: the flooded', [neighbours({ flood: { '200': 10 } })], false],
+  ['noisy-neighbour: the flooded', [neighbours({ codes: { '200': 99, '503': 1 } })], false],
+  ['noisy-neighbour: zero', [neighbours({})], true],
+  ['noisy-neighbour: zero', [neighbours({ lost: true })], false],
 ];
+
+/** A noisy-neighbour run: the nine answered `codes`, their p99 `p99`, the flood answered `flood`. */
+function neighbours(o: { codes?: Record<string, number>; p99?: number; flood?: Record<string, number>; lost?: boolean }): RunResult {
+  return run('noisy-neighbour', 'fixed', {
+    intake_status_codes: o.codes ?? { '200': 100 },
+    healthy_latency_ms: latency(o.p99 ?? 20),
+    flood: {
+      source: 0,
+      requests: 20,
+      answers: o.flood ?? { '200': 5, '429 source_over_budget': 15 },
+      acknowledged_calls: 100,
+      transport_errors: 0,
+    },
+    ...(o.lost ? { verification: lostOne, passed: false } : {}),
+  });
+}
 
 describe('evaluateTargets', () => {
   it.each(cases)('%s: %#', (name, runs, met) => {
