@@ -30,7 +30,8 @@ export interface ProfileLimits {
 /** How many recent messageIds a profile remembers, against a retried job counting a call twice. */
 const IDS_KEPT = 32;
 
-// KEYS: index, seen, then the candidates' profiles. ARGV: cutoff, then the candidates' userIds.
+// KEYS: index, seen, then per candidate its profile and the key it had before long ids were
+// digested (its profile again for a short id). ARGV: cutoff, then the candidates' userIds.
 // Takes out a candidate only if it was still not written since the cutoff (a write meanwhile
 // raised its time), and deletes its hash in case Redis has not dropped it yet. Returns those.
 const EXPIRE = `
@@ -38,7 +39,7 @@ local gone = {}
 for i = 2, #ARGV do
   local at = redis.call('ZSCORE', KEYS[2], ARGV[i])
   if at and tonumber(at) <= tonumber(ARGV[1]) then
-    redis.call('DEL', KEYS[i + 1])
+    redis.call('DEL', KEYS[2 * i - 1], KEYS[2 * i])
     redis.call('ZREM', KEYS[1], ARGV[i])
     redis.call('ZREM', KEYS[2], ARGV[i])
     gone[#gone + 1] = ARGV[i]
@@ -47,12 +48,17 @@ end
 return gone
 `;
 
-// KEYS: profile, index, seen. ARGV: userId, sourceId, digest, kind, at, day, maxTraitBytes,
-// maxEvents, daysKept, idsKept, whether to return the fields ('1' or '0'), ttlMs (0 = never), now,
-// then for identify trait key/JSON value pairs, for track the event name.
+// KEYS: profile, index, seen, the key the profile had before long ids were digested (the profile
+// again for a short id). ARGV: userId, sourceId, digest, kind, at, day, maxTraitBytes, maxEvents,
+// daysKept, idsKept, whether to return the fields ('1' or '0'), ttlMs (0 = never), now, whether to
+// move a profile from its former key ('1' or '0'), then for identify trait key/JSON value pairs,
+// for track the event name.
 // Returns {applied (0 or 1), fields left out by a cap, the profile's fields (HGETALL) or nothing}.
 const APPLY = `
 local p = KEYS[1]
+if ARGV[14] == '1' and redis.call('EXISTS', p) == 0 and redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('RENAME', KEYS[4], p)
+end
 local ids = redis.call('HGET', p, 'ids') or ''
 local function fields() if ARGV[11] == '1' then return redis.call('HGETALL', p) end return {} end
 if string.find(' ' .. ids .. ' ', ' ' .. ARGV[3] .. ' ', 1, true) then return {0, 0, fields()} end
@@ -65,7 +71,7 @@ if ARGV[4] == 'identify' then
   local tb = 'tb:' .. src
   local bytes = tonumber(redis.call('HGET', p, tb) or '0')
   local cap = tonumber(ARGV[7])
-  for i = 14, #ARGV, 2 do
+  for i = 15, #ARGV, 2 do
     local f = 't:' .. src .. ':' .. ARGV[i]
     local old = redis.call('HGET', p, f)
     local delta
@@ -79,7 +85,7 @@ if ARGV[4] == 'identify' then
   end
   redis.call('HSET', p, tb, bytes, 'ta:' .. src, ARGV[5])
 else
-  local f = 'e:' .. src .. ':' .. ARGV[14]
+  local f = 'e:' .. src .. ':' .. ARGV[15]
   local old = redis.call('HGET', p, f)
   if not old then
     local en = 'en:' .. src
@@ -177,12 +183,15 @@ export class ProfileStore {
     const payload =
       call.type === 'identify' ? Object.entries(call.traits ?? {}).flatMap(([k, v]) => [k, JSON.stringify(v ?? null)]) : [call.event ?? ''];
     const { maxTraitBytes, maxEvents, daysKept, ttlMs } = this.limits;
+    const profile = this.keys.profile(call.userId);
+    const former = this.keys.formerProfile(call.userId);
     const [applied, dropped, flat] = (await this.redis.eval(
       APPLY,
-      3,
-      this.keys.profile(call.userId),
+      4,
+      profile,
       this.keys.index,
       this.keys.seen,
+      former ?? profile,
       call.userId,
       sourceId,
       digest,
@@ -196,6 +205,7 @@ export class ProfileStore {
       withFields ? '1' : '0',
       ttlMs,
       this.clock(),
+      former === undefined ? '0' : '1',
       ...payload,
     )) as [number, number, string[]];
     return { applied: applied === 1, dropped, fields: pairs(flat) };
@@ -214,11 +224,12 @@ export class ProfileStore {
     return (await execAll(pipeline)) as Record<string, string>[];
   }
 
-  /** Erases the users' profiles; returns how many had one. */
+  /** Erases the users' profiles (under their former keys too); returns how many had one. */
   async erase(userIds: readonly string[]): Promise<number> {
     if (userIds.length === 0) return 0;
     const tx = this.redis.multi();
-    tx.del(...userIds.map((id) => this.keys.profile(id)));
+    // A profile is under one of its two keys at most: a write moves it from the former one.
+    tx.del(...userIds.flatMap((id) => this.keysOf(id)));
     tx.zrem(this.keys.index, ...userIds);
     tx.zrem(this.keys.seen, ...userIds);
     const [deleted] = await execAll(tx);
@@ -234,12 +245,22 @@ export class ProfileStore {
     const cutoff = this.clock() - this.limits.ttlMs;
     const candidates = await this.redis.zrangebyscore(this.keys.seen, '-inf', cutoff, 'LIMIT', 0, count);
     if (candidates.length === 0) return [];
-    const keys = [this.keys.index, this.keys.seen, ...candidates.map((id) => this.keys.profile(id))];
+    const keys = [
+      this.keys.index,
+      this.keys.seen,
+      ...candidates.flatMap((id) => [this.keys.profile(id), this.keys.formerProfile(id) ?? this.keys.profile(id)]),
+    ];
     return (await this.redis.eval(EXPIRE, keys.length, ...keys, cutoff, ...candidates)) as string[];
   }
 
   count(): Promise<number> {
     return this.redis.zcard(this.keys.index);
+  }
+
+  /** The user's profile key, and the former one of a long id. */
+  private keysOf(userId: string): string[] {
+    const former = this.keys.formerProfile(userId);
+    return former === undefined ? [this.keys.profile(userId)] : [this.keys.profile(userId), former];
   }
 }
 
