@@ -8,7 +8,7 @@ export { DestinationDirectory } from './destination-directory.js';
 export { CallBatches } from './call-batches.js';
 export { AttemptLog, DeadLetterStore, RetryBacklog, isDeadLetterCursor } from './delivery-records.js';
 export { AuditLog, SourceEvents } from './operator-logs.js';
-export { profileKeys } from './profile-keys.js';
+export { profileId, profileKeys } from './profile-keys.js';
 export { RegulationStore } from './regulation-store.js';
 export { purgeUserDeadLetters } from './user-purge.js';
 export { ErasureTombstones } from './erasures.js';

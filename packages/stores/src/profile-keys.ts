@@ -43,6 +43,11 @@ export function profileKeys(prefix: string) {
      * AUDIENCES_PROFILE_TTL_DAYS, so the periodic sync can take them out of the index and audiences.
      */
     seen: `${prefix}:prof:seen`,
+    /**
+     * Sorted set profileId → time of the source's last write to that profile (ms): the profiles a
+     * source holds, whose ZCARD is checked against AUDIENCES_MAX_PROFILES_PER_SOURCE.
+     */
+    sourceProfiles: (sourceId: string) => `${prefix}:prof:src:${sourceId}`,
     /** Set: the audience's members as last delivered. */
     members: (audienceId: string) => `${prefix}:aud:${audienceId}:members`,
     /** Hash userId → transition not yet handed to the delivery queue (see membership-store.ts). */

@@ -84,6 +84,7 @@ describe('regulations', () => {
     await eventually(async () =>
       expect((await admin.call('GET', '/audiences/trial')).body.membership).toMatchObject({ status: 'ready', members: 3 }),
     );
+    expect(await p.admin.zcard(`${p.prefix}:prof:src:src-a`)).toBe(3);
     // Event-debugger entries of u-1 and u-3 on src-b, as ingest writes them.
     const ring = `${p.prefix}:debug:src-b`;
     await p.admin.lpush(
@@ -146,6 +147,7 @@ describe('regulations', () => {
     expect(await p.admin.exists(`${p.prefix}:prof:u:u-1`, `${p.prefix}:prof:u:u-2`)).toBe(0);
     expect(await p.admin.exists(`${p.prefix}:prof:u:u-3`)).toBe(1);
     expect(await p.admin.zrange(`${p.prefix}:prof:index`, 0, -1)).toEqual(['u-3']);
+    expect(await p.admin.zrange(`${p.prefix}:prof:src:src-a`, 0, -1)).toEqual(['u:u-3']);
     expect(await p.admin.smembers(`${p.prefix}:aud:trial:members`)).toEqual(['u-3']);
     const debug = (await p.admin.lrange(ring, 0, -1)).map((e) => JSON.parse(e) as Record<string, unknown>);
     expect(debug).toEqual([
