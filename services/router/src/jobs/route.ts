@@ -3,11 +3,12 @@
  * destination, holding that destination's calls by reference), its profile jobs (for the sources
  * some audience reads) and the batch's "routed" mark out, in ONE MULTI. The mark deletes the
  * batch's route entries, so a route job run again (retried after the router died before finishing
- * it) finds none and adds nothing: what the first run added is all there is. A failure (Redis) throws, and BullMQ retries the job.
- * When some delivery jobs belong to other shards than the batch (EVENTRELAY_SHARDS > 1), one MULTI
- * cannot span them: the mark (which also keeps the plan) and the profile jobs go first, the jobs on
- * their shards next (CallBatches, "two steps"); a run after a crash in between finds the kept plan
- * and adds its jobs again, which changes nothing for those already there.
+ * it) finds none and adds nothing: what the first run added is all there is. A failure (Redis)
+ * throws, and BullMQ retries the job. When some delivery jobs belong to other shards than the
+ * batch (EVENTRELAY_SHARDS > 1), one MULTI cannot span them: the mark (which also keeps the plan)
+ * and the profile jobs go first, the jobs on their shards next (CallBatches, "two steps"); a run
+ * after a crash in between finds the kept plan and adds its jobs again, which changes nothing for
+ * those already there.
  */
 import type { Job, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
