@@ -349,6 +349,7 @@ describe('hostile filters and mappings', () => {
             [entry],
             () => destinations,
             new Map(),
+            new Set(),
             (e, d) => refusalsOf(e, [d], call)?.get(d.id),
           ),
         );

@@ -28,7 +28,7 @@ import { execAll, type Logger } from '@eventrelay/runtime';
 import { cappedLogKeys } from './capped-log.js';
 import { deliveryKeys } from './delivery-records.js';
 import { auditLogKey, sourceEventsKey } from './operator-logs.js';
-import { audienceDataKeys } from './profile-keys.js';
+import { audienceDataKeys, profileKeys } from './profile-keys.js';
 
 export function configKeys(prefix: string) {
   return {
@@ -111,6 +111,10 @@ export class ConfigStore {
 
   async destinations(): Promise<Destination[]> {
     return Object.values(await this.redis.hgetall(this.keys.destinations)).map((j) => JSON.parse(j) as Destination);
+  }
+
+  async audiences(): Promise<Audience[]> {
+    return Object.values(await this.redis.hgetall(this.keys.audiences)).map((j) => JSON.parse(j) as Audience);
   }
 
   /** Everything at one version (one MULTI). */
@@ -196,6 +200,8 @@ export class ConfigStore {
           const events = cappedLogKeys(sourceEventsKey(this.keyspace, change.source.id));
           drop(events.list);
           drop(events.seq);
+          // Its profile count: a source created again under the id starts from none.
+          drop(profileKeys(this.prefix).sourceProfiles(change.source.id));
           break;
         }
         case 'put-destination':

@@ -1,4 +1,7 @@
-/** Destinations, served from memory to the router and webhook-delivery, kept fresh by a ConfigWatch. */
+/**
+ * Destinations, served from memory to the router and webhook-delivery, kept fresh by a ConfigWatch;
+ * with them, the sources some audience reads (the router feeds profiles for those only).
+ */
 import type { Destination } from '@eventrelay/config';
 import type { ConfigStore } from './config-store.js';
 import { ConfigWatch } from './config-watch.js';
@@ -6,6 +9,7 @@ import { ConfigWatch } from './config-watch.js';
 export class DestinationDirectory {
   private byId = new Map<string, Destination>();
   private bySource = new Map<string, Destination[]>();
+  private readSources: ReadonlySet<string> = new Set();
   private readonly watch: ConfigWatch;
   private readonly listeners: (() => void)[] = [];
 
@@ -41,8 +45,17 @@ export class DestinationDirectory {
     return this.bySource.get(sourceId) ?? [];
   }
 
+  /**
+   * The ids of the sources that at least one audience reads (its `sourceIds`), as of the last
+   * reload. A new set on each reload, never changed in place: a caller may keep one for a job.
+   */
+  audienceSources(): ReadonlySet<string> {
+    return this.readSources;
+  }
+
   private async load(store: ConfigStore): Promise<void> {
-    const all = await store.destinations();
+    // Read after the version (ConfigWatch), so both are at least as new as it.
+    const [all, audiences] = await Promise.all([store.destinations(), store.audiences()]);
     const bySource = new Map<string, Destination[]>();
     for (const d of all) {
       if (!d.enabled) continue;
@@ -50,6 +63,7 @@ export class DestinationDirectory {
     }
     this.byId = new Map(all.map((d) => [d.id, d]));
     this.bySource = bySource;
+    this.readSources = new Set(audiences.flatMap((a) => a.sourceIds));
     for (const listener of this.listeners) listener();
   }
 }

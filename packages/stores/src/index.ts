@@ -9,7 +9,7 @@ export { CallBatches } from './call-batches.js';
 export { CLAIM_OVERHEAD_BYTES } from './claim-budget.js';
 export { AttemptLog, DeadLetterStore, RetryBacklog, isDeadLetterCursor } from './delivery-records.js';
 export { AuditLog, SourceEvents } from './operator-logs.js';
-export { profileKeys } from './profile-keys.js';
+export { profileId, profileKeys } from './profile-keys.js';
 export { RegulationStore } from './regulation-store.js';
 export { purgeUserDeadLetters } from './user-purge.js';
 export { ErasureTombstones } from './erasures.js';

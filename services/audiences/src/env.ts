@@ -48,6 +48,13 @@ export const audiencesEnvSpec = {
     describe:
       'days after its last call a profile expires (the user leaves every audience, nothing is sent); every call refreshes it; 0 = never',
   }),
+  AUDIENCES_MAX_PROFILES_PER_SOURCE: integer({
+    default: 100_000,
+    min: 0,
+    max: 1_000_000_000,
+    describe:
+      'profiles one source may hold; past it, calls still update the profiles it holds but start no new one (skipped, counted in eventrelay_audiences_profile_skipped_total); 0 = no cap',
+  }),
 } as const;
 
 export type AudiencesEnv = EnvOf<typeof audiencesEnvSpec>;

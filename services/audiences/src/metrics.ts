@@ -16,6 +16,12 @@ export function createAudiencesMetrics(registry: Registry) {
       help: 'Traits or event names left out of a profile because its per-source cap was reached',
       registers: [registry],
     }),
+    skipped: new Counter({
+      name: 'eventrelay_audiences_profile_skipped_total',
+      help: 'Identify and track calls not applied because they would have started a profile for a source that holds AUDIENCES_MAX_PROFILES_PER_SOURCE already, by source',
+      labelNames: ['source'] as const,
+      registers: [registry],
+    }),
     membershipChanges: startAtZero(
       new Counter({
         name: 'eventrelay_audiences_membership_changes_total',

@@ -76,6 +76,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
       maxEvents: env.PROFILE_MAX_EVENTS,
       daysKept: env.PROFILE_DAYS_KEPT,
       ttlMs: env.AUDIENCES_PROFILE_TTL_DAYS * 86_400_000,
+      maxPerSource: env.AUDIENCES_MAX_PROFILES_PER_SOURCE,
     },
     clock,
   );
@@ -115,6 +116,7 @@ export async function startAudiences(env: AudiencesEnv, deps: AudiencesDeps): Pr
     profiles,
     sync,
     audiencesOf: (sourceId) => config.audiencesOf(sourceId),
+    maxProfilesPerSource: env.AUDIENCES_MAX_PROFILES_PER_SOURCE,
     metrics,
     logger,
     clock,

@@ -52,6 +52,22 @@ describe('audiences: membership delivered as identify calls', () => {
     return { p, admin, receiver };
   }
 
+  /**
+   * An audience that sends nothing, so that the sources' calls feed profiles before the audience
+   * under test exists (the router feeds profiles only for the sources some audience reads).
+   */
+  async function gather(p: TestPipeline, admin: TestAdmin, sourceIds = ['src-test']): Promise<void> {
+    const res = await admin.call('POST', '/audiences', {
+      id: 'gather',
+      name: 'Gathering',
+      sourceIds,
+      destinationIds: [],
+      condition: { trait: { key: 'plan', exists: true } },
+    });
+    expect(res.status).toBe(201);
+    await p.router.refreshConfig();
+  }
+
   async function profiles(p: TestPipeline): Promise<number> {
     return p.admin.zcard(`${p.prefix}:prof:index`);
   }
@@ -72,6 +88,7 @@ describe('audiences: membership delivered as identify calls', () => {
 
   it('a new audience sends one true per current member and none to others; later calls send only changes', async () => {
     const { p, admin, receiver } = await setup('aud-backfill');
+    await gather(p, admin);
     const plans: Record<string, string> = { 'u-1': 'trial', 'u-2': 'pro', 'u-3': 'trial', 'u-4': 'free', 'u-5': 'trial' };
     await p.route(
       Object.entries(plans).map(([userId, plan], i) => identify(`seed-${i}`, userId, { plan, email: `${userId}@example.com` })),
@@ -114,6 +131,7 @@ describe('audiences: membership delivered as identify calls', () => {
       destinations: [],
       audiences: [],
     });
+    await gather(p, admin, ['src-test', 'src-other']);
     await p.route([identify('o-1', 'u-1', { plan: 'trial' })], 'other-1', 'src-other');
     await p.route([identify('t-1', 'u-2', { plan: 'trial' })]);
     await eventually(async () => expect(await profiles(p)).toBe(2));
@@ -130,6 +148,7 @@ describe('audiences: membership delivered as identify calls', () => {
       audiencesClock: () => now,
       audiencesEnv: { AUDIENCES_SYNC_INTERVAL_MS: '200' },
     });
+    await gather(p, admin);
     const at = (ms: number) => new Date(ms).toISOString();
     const order = (messageId: string, userId: string, ms: number) =>
       trackCall(messageId, { userId, event: 'Order Completed', timestamp: at(ms), receivedAt: at(ms) });
@@ -186,6 +205,7 @@ describe('audiences: membership delivered as identify calls', () => {
       audiencesEnv: { AUDIENCES_SYNC_INTERVAL_MS: '200', AUDIENCES_PROFILE_TTL_DAYS: '1' },
     });
     const key = (userId: string) => `${p.prefix}:prof:u:${userId}`;
+    await gather(p, admin);
     await p.route([trackCall('t-1', { userId: 'u-1' }), trackCall('t-2', { userId: 'u-2' })]);
     await eventually(async () => expect(await profiles(p)).toBe(2));
     // Redis itself drops an idle profile: each write sets the hash's TTL to the idle time.
@@ -214,6 +234,7 @@ describe('audiences: membership delivered as identify calls', () => {
   it('an audience whose destination is disabled changes membership but sends nothing; deleting it erases its membership', async () => {
     const { p, admin, receiver } = await setup('aud-disabled');
     await p.setDestinations([webhookDestination('aud-hooks', [receiver.url], { sourceIds: [], enabled: false })]);
+    await gather(p, admin);
     await p.route([identify('s-1', 'u-1', { plan: 'trial' })]);
     await eventually(async () => expect(await profiles(p)).toBe(1));
     const id = await createAudience(admin, { name: 'Trial', condition: { trait: { key: 'plan', equals: 'trial' } } });

@@ -63,13 +63,8 @@ describe('regulations', () => {
 
   it('DELETE over two sources with Webhooks enabled and one without: exactly 2 delete notifications per user, and the user’s data erased', async () => {
     const { p, admin, a, b, c } = await setup('reg-delete');
-    // Profiles and audience membership for u-1 and u-2 (u-3 keeps everything).
-    await p.route(
-      [identify('s-1', 'u-1', { plan: 'trial' }), identify('s-2', 'u-2', { plan: 'trial' }), identify('s-3', 'u-3', { plan: 'trial' })],
-      'seed',
-      'src-a',
-    );
-    await eventually(async () => expect(await p.admin.zcard(`${p.prefix}:prof:index`)).toBe(3));
+    // Profiles and audience membership for u-1 and u-2 (u-3 keeps everything): the audience first,
+    // so that src-a's calls feed profiles.
     const audience = await admin.call('POST', '/audiences', {
       id: 'trial',
       name: 'Trial',
@@ -78,9 +73,18 @@ describe('regulations', () => {
       condition: { trait: { key: 'plan', equals: 'trial' } },
     });
     expect(audience.status).toBe(201);
+    await p.router.refreshConfig();
+    await p.audiences!.refreshConfig();
+    await p.route(
+      [identify('s-1', 'u-1', { plan: 'trial' }), identify('s-2', 'u-2', { plan: 'trial' }), identify('s-3', 'u-3', { plan: 'trial' })],
+      'seed',
+      'src-a',
+    );
+    await eventually(async () => expect(await p.admin.zcard(`${p.prefix}:prof:index`)).toBe(3));
     await eventually(async () =>
       expect((await admin.call('GET', '/audiences/trial')).body.membership).toMatchObject({ status: 'ready', members: 3 }),
     );
+    expect(await p.admin.zcard(`${p.prefix}:prof:src:src-a`)).toBe(3);
     // Event-debugger entries of u-1 and u-3 on src-b, as ingest writes them.
     const ring = `${p.prefix}:debug:src-b`;
     await p.admin.lpush(
@@ -143,6 +147,7 @@ describe('regulations', () => {
     expect(await p.admin.exists(`${p.prefix}:prof:u:u-1`, `${p.prefix}:prof:u:u-2`)).toBe(0);
     expect(await p.admin.exists(`${p.prefix}:prof:u:u-3`)).toBe(1);
     expect(await p.admin.zrange(`${p.prefix}:prof:index`, 0, -1)).toEqual(['u-3']);
+    expect(await p.admin.zrange(`${p.prefix}:prof:src:src-a`, 0, -1)).toEqual(['u:u-3']);
     expect(await p.admin.smembers(`${p.prefix}:aud:trial:members`)).toEqual(['u-3']);
     const debug = (await p.admin.lrange(ring, 0, -1)).map((e) => JSON.parse(e) as Record<string, unknown>);
     expect(debug).toEqual([
@@ -194,6 +199,16 @@ describe('regulations', () => {
 
   it('SUPPRESS stops that user’s later calls while other users’ keep flowing', async () => {
     const { p, admin, a } = await setup('reg-suppress');
+    // An audience reads src-test, so its calls feed profiles: good-user's do, bad-user's must not.
+    const audience = {
+      id: 'all',
+      name: 'All',
+      sourceIds: ['src-test'],
+      destinationIds: [],
+      condition: { trait: { key: 'plan', exists: false } },
+    };
+    expect((await admin.call('POST', '/audiences', audience)).status).toBe(201);
+    await p.router.refreshConfig();
     const id = await regulate(admin, { regulationType: 'SUPPRESS', subjectIds: ['bad-user'] });
     expect((await finished(admin, id)).counts).toEqual({ subjectsDone: 1, deleteNotices: 0, profilesErased: 0, suppressed: 1 });
 
@@ -208,6 +223,7 @@ describe('regulations', () => {
     expect(a.requests.map((r) => r.headers['x-eventrelay-message-id']).sort()).toEqual(['t-good-1', 't-good-2']);
     // No delete notification either, and the suppressed user's calls feed no profile.
     expect(deletes(a)).toHaveLength(0);
+    await eventually(async () => expect(await p.admin.exists(`${p.prefix}:prof:u:good-user`)).toBe(1));
     expect(await p.admin.exists(`${p.prefix}:prof:u:bad-user`)).toBe(0);
   });
 

@@ -7,7 +7,7 @@ export const routerEnvSpec = {
   ROUTER_FEED_PROFILES: oneOf(['true', 'false'], {
     default: 'true',
     describe:
-      'put identify and track calls with a userId on the profile queue for the audiences service; set false when no audiences service runs, or the queue grows without bound',
+      'put identify and track calls with a userId from the sources some audience reads on the profile queue for the audiences service; set false when no audiences service runs, or the queue grows without bound',
   }),
 } as const;
 

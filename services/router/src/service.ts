@@ -28,7 +28,7 @@ export interface RouterDeps {
 }
 
 export type RunningRouter = RunningWorkerProcess & {
-  /** Reloads destinations now instead of within a second; for tests. (Suppressions are read per route job.) */
+  /** Reloads destinations and audience sources now instead of within a second; for tests. (Suppressions are read per route job.) */
   refreshConfig(): Promise<void>;
 };
 

@@ -72,7 +72,7 @@ async function storeBatch(batches: CallBatches, batchId: string, count: number):
 
 function processor(destinations: readonly Destination[], adds: () => ReturnType<Redis['pipeline']> = () => pipeline()) {
   return createRouteProcessor({
-    destinations: { forSource: () => destinations },
+    destinations: { forSource: () => destinations, audienceSources: () => new Set<string>() },
     suppressions: { count: () => Promise.resolve(0), lookup: () => Promise.resolve(new Map()) },
     batches: new CallBatches(redis, keys.sourcePrefix(SOURCE)),
     transaction: () => transaction(),

@@ -834,7 +834,7 @@ export interface DebugEventPage {
   nextCursor: string | null;
 }
 /**
- * A new audience. Its id is generated unless given. Creating it sends one identify (trait true) for every current member to its destinations.
+ * A new audience. Its id is generated unless given. Creating it sends one identify (trait true) for every current member among the profiles kept to its destinations; profiles are kept only from calls of sources some audience reads, so an audience gathers from when it exists.
  */
 export interface AudienceCreate {
   /**

@@ -6,12 +6,13 @@
  * - periodic: every AUDIENCES_SYNC_INTERVAL_MS, the audiences whose condition has a time window
  *   are evaluated again for everybody (membership can change with time alone); changes only are
  *   delivered. Then outbox entries left by a crash are queued again, users whose profile
- *   expired (idle past AUDIENCES_PROFILE_TTL_DAYS) leave the index and every audience, and
- *   deletion tombstones too old to matter are pruned.
+ *   expired (idle past AUDIENCES_PROFILE_TTL_DAYS) leave the index and every audience, profiles
+ *   a source has not written for as long leave its count, and deletion tombstones too old to
+ *   matter are pruned.
  * Profiles are read a page at a time, in userId order, so memory stays bounded at any size.
  */
 import { DelayedError, type Job } from 'bullmq';
-import { audienceFingerprint, type Audience, type AudienceJob } from '@eventrelay/config';
+import { audienceFingerprint, type Audience, type AudienceJob, type ConfigSnapshot } from '@eventrelay/config';
 import type { Logger } from '@eventrelay/runtime';
 import type { ErasureTombstones } from '@eventrelay/stores';
 import { isTimeWindowed } from '../domain/evaluate.js';
@@ -22,10 +23,16 @@ import type { MembershipSync } from '../membership-sync.js';
 import { countMembershipChanges, type AudiencesMetrics } from '../metrics.js';
 
 export interface PassDeps {
-  readonly profiles: Pick<ProfileStore, 'userIdsAfter' | 'read' | 'count' | 'expireIdle'>;
+  readonly profiles: Pick<ProfileStore, 'userIdsAfter' | 'read' | 'count' | 'expireIdle' | 'expireIdleSource'>;
   readonly membership: Pick<MembershipStore, 'passState' | 'savePassState' | 'stranded' | 'erase'>;
   readonly sync: Pick<MembershipSync, 'settle' | 'deliver'>;
-  readonly config: { audience(id: string): Audience | undefined; readonly audiences: Iterable<Audience>; refresh(): Promise<void> };
+  readonly config: {
+    audience(id: string): Audience | undefined;
+    readonly audiences: Iterable<Audience>;
+    /** Every source, read by an audience or not: a source no audience reads now may be read again. */
+    readonly snapshot: Pick<ConfigSnapshot, 'sources'>;
+    refresh(): Promise<void>;
+  };
   /** Deletion tombstones, pruned by the periodic pass once they can no longer matter. */
   readonly tombstones: Pick<ErasureTombstones, 'prune'>;
   readonly pageSize: number;
@@ -128,6 +135,12 @@ async function periodic(deps: PassDeps): Promise<boolean> {
     expired += gone.length;
     if (gone.length < deps.pageSize || deps.stopping()) break;
   }
+  // The same idle time ends a source's count of a profile, so the per-source cap frees room.
+  for (const sourceId of deps.config.snapshot.sources.keys())
+    for (;;) {
+      const went = await deps.profiles.expireIdleSource(sourceId, deps.pageSize);
+      if (went < deps.pageSize || deps.stopping()) break;
+    }
   deps.metrics.profiles.set(await deps.profiles.count());
   // Every tombstone costs webhook-delivery a lookup per job: they go once no queued call can be older.
   const tombstonesPruned = await deps.tombstones.prune(deps.clock());

@@ -52,6 +52,8 @@ export function createRegulationProcessor(deps: RegulationDeps): (job: Job<Regul
     const snapshot = await deps.snapshot();
     const sources = affectedSources(data, snapshot);
     const audienceIds = [...snapshot.audiences.keys()];
+    // The whole profile is erased, so it leaves the count of every source, not only the affected ones.
+    const allSources = [...snapshot.sources.keys()];
     const subjects = data.request.subjectIds;
     // Every destination, enabled or not: a disabled one may still hold dead letters.
     const destinationIds = [...snapshot.destinations.keys()];
@@ -76,7 +78,7 @@ export function createRegulationProcessor(deps: RegulationDeps): (job: Job<Regul
         );
         await deps.deliveries.enqueue(planned);
         notices = planned.length;
-        erased = await deps.profiles.erase(page);
+        erased = await deps.profiles.erase(page, allSources);
         await deps.membership.erase(page, audienceIds);
         for (const sourceId of sources) await deps.events.eraseUsers(sourceId, page);
         for (const destinationId of destinationIds) {

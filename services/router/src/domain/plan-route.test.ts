@@ -30,6 +30,8 @@ const entries = (calls: NormalizedCall[], sourceId = SRC, part = 0): RouteEntry[
 /** The destinations connected to a source: the given ones that list it. */
 const connectedTo = (destinations: Destination[]) => (sourceId: string) => destinations.filter((d) => d.sourceIds.includes(sourceId));
 const none = new Map<string, Suppression>();
+/** The sources some audience reads: SRC's calls feed profiles. */
+const audienced: ReadonlySet<string> = new Set([SRC]);
 const aliceEverywhere = new Map<string, Suppression>([['alice', { allSources: true }]]);
 
 /** "messageId→destination" for every (call, destination) pair of a plan, from the entries' indexes. */
@@ -40,7 +42,7 @@ function pairs(plan: RoutePlan, batch: readonly RouteEntry[]): string[] {
 describe('planRoute', () => {
   it('plans one delivery per destination holding every call of the batch bound for it, by index', () => {
     const batch = entries([call('m-1'), call('m-2'), call('m-3')]);
-    const plan = planRoute(batch, connectedTo([destination('d1'), destination('d2')]), none);
+    const plan = planRoute(batch, connectedTo([destination('d1'), destination('d2')]), none, audienced);
     expect(plan.deliveries).toEqual([
       { destinationId: 'd1', parts: [{ part: 0, sourceId: SRC, indexes: [0, 1, 2] }] },
       { destinationId: 'd2', parts: [{ part: 0, sourceId: SRC, indexes: [0, 1, 2] }] },
@@ -54,7 +56,7 @@ describe('planRoute', () => {
     const batch = [...entries([call('a-1'), call('a-2')], 'src-a'), ...entries([call('b-1')], 'src-b', 2)];
     const shared = destination('shared', { sourceIds: ['src-a', 'src-b'] });
     const onlyB = destination('only-b', { sourceIds: ['src-b'] });
-    const plan = planRoute(batch, connectedTo([shared, onlyB]), none);
+    const plan = planRoute(batch, connectedTo([shared, onlyB]), none, audienced);
     expect(plan.deliveries).toEqual([
       {
         destinationId: 'shared',
@@ -75,7 +77,12 @@ describe('planRoute', () => {
       call('m-3', { integrations: { Webhooks: false } }),
       call('m-4', { integrations: { All: false, Webhooks: true } }),
     ]);
-    const plan = planRoute(batch, connectedTo([destination('d1'), destination('d2'), destination('d3', { enabled: false })]), none);
+    const plan = planRoute(
+      batch,
+      connectedTo([destination('d1'), destination('d2'), destination('d3', { enabled: false })]),
+      none,
+      audienced,
+    );
     // d3 is disabled: not "turned off" by a call. m-2 and m-3 each turn off d1 and d2.
     expect(plan.turnedOff).toBe(4);
     expect(plan.fanout).toEqual([2, 0, 0, 2]);
@@ -86,7 +93,9 @@ describe('planRoute', () => {
 
   it('gives the same plan for the same entries: routing twice names the same calls', () => {
     const batch = entries([call('m-1'), call('m-2')]);
-    expect(planRoute(batch, connectedTo([destination('d1')]), none)).toEqual(planRoute(batch, connectedTo([destination('d1')]), none));
+    expect(planRoute(batch, connectedTo([destination('d1')]), none, audienced)).toEqual(
+      planRoute(batch, connectedTo([destination('d1')]), none, audienced),
+    );
   });
 
   it('skips disabled destinations and honours integrations per call', () => {
@@ -96,14 +105,14 @@ describe('planRoute', () => {
       call('back-on', { integrations: { All: false, Webhooks: true } }),
       call('webhooks-off', { integrations: { Webhooks: false } }),
     ]);
-    const plan = planRoute(batch, connectedTo([destination('d1'), destination('disabled', { enabled: false })]), none);
+    const plan = planRoute(batch, connectedTo([destination('d1'), destination('disabled', { enabled: false })]), none, audienced);
     expect(pairs(plan, batch)).toEqual(['on→d1', 'back-on→d1']);
     expect(plan.unrouted).toBe(2);
     expect(plan.suppressed).toBe(0);
   });
 
   it('counts every call as unrouted when no destination is connected', () => {
-    const plan = planRoute(entries([call('m-1'), call('m-2')]), () => [], none);
+    const plan = planRoute(entries([call('m-1'), call('m-2')]), () => [], none, audienced);
     expect(plan).toMatchObject({ deliveries: [], routedPairs: 0, suppressed: 0, unrouted: 2 });
     // Profiles are kept whether or not a destination takes the call.
     expect(plan.profiles).toEqual([
@@ -112,7 +121,7 @@ describe('planRoute', () => {
   });
 
   it('counts calls that only reach a disabled destination as unrouted', () => {
-    expect(planRoute(entries([call('m-1')]), connectedTo([destination('d', { enabled: false })]), none)).toMatchObject({
+    expect(planRoute(entries([call('m-1')]), connectedTo([destination('d', { enabled: false })]), none, audienced)).toMatchObject({
       deliveries: [],
       suppressed: 0,
       unrouted: 1,
@@ -134,7 +143,7 @@ describe('planRoute', () => {
     it('leaves out the calls a drop rule holds for, or an only rule does not, counting each by how', () => {
       const routed = entries(batch);
       const whole = new Map(batch.map((c, i) => [i, c]));
-      const plan = planRoute(routed, connectedTo([orders, noTests, destination('all')]), none, refusedBy(whole));
+      const plan = planRoute(routed, connectedTo([orders, noTests, destination('all')]), none, audienced, refusedBy(whole));
       expect(pairs(plan, routed).sort()).toEqual(
         ['m-1→all', 'm-1→orders', 'm-2→all', 'm-2→no-tests', 'm-3→all', 'm-3→no-tests', 'm-3→orders'].sort(),
       );
@@ -146,14 +155,14 @@ describe('planRoute', () => {
     it('tests the route entry when the whole call was not read: a field the entry lacks is absent', () => {
       const routed = entries(batch);
       // properties.test is not in a route entry: without the call, the drop rule never holds.
-      const plan = planRoute(routed, connectedTo([noTests]), none, refusedBy());
+      const plan = planRoute(routed, connectedTo([noTests]), none, audienced, refusedBy());
       expect(plan.filtered).toEqual({ drop: 0, only: 0 });
       expect(plan.routedPairs).toBe(3);
     });
 
     it('counts a call that every destination filtered out as unrouted', () => {
       const routed = entries([call('m-1', { event: 'Signed Up' })]);
-      expect(planRoute(routed, connectedTo([orders]), none, refusedBy())).toMatchObject({
+      expect(planRoute(routed, connectedTo([orders]), none, audienced, refusedBy())).toMatchObject({
         deliveries: [],
         unrouted: 1,
         filtered: { drop: 0, only: 1 },
@@ -171,7 +180,7 @@ describe('planRoute', () => {
 
     it('drops every call of a user suppressed for all sources', () => {
       const batch = entries(calls);
-      const plan = planRoute(batch, connectedTo([destination('d1')]), aliceEverywhere);
+      const plan = planRoute(batch, connectedTo([destination('d1')]), aliceEverywhere, audienced);
       expect(pairs(plan, batch)).toEqual(['b-1→d1', 'anon-1→d1']);
       expect(plan.suppressed).toBe(2);
       expect(plan.unrouted).toBe(0);
@@ -179,9 +188,9 @@ describe('planRoute', () => {
 
     it('drops a user’s calls from the listed sources only', () => {
       const suppressions = new Map<string, Suppression>([['alice', { allSources: false, sourceIds: [SRC] }]]);
-      expect(planRoute(entries(calls), connectedTo([destination('d1')]), suppressions).suppressed).toBe(2);
+      expect(planRoute(entries(calls), connectedTo([destination('d1')]), suppressions, audienced).suppressed).toBe(2);
       const other = entries(calls, 'src-2');
-      const plan = planRoute(other, connectedTo([destination('d1', { sourceIds: ['src-2'] })]), suppressions);
+      const plan = planRoute(other, connectedTo([destination('d1', { sourceIds: ['src-2'] })]), suppressions, audienced);
       expect(plan.suppressed).toBe(0);
       expect(pairs(plan, other)).toEqual(['a-1→d1', 'b-1→d1', 'anon-1→d1', 'a-2→d1']);
     });
@@ -191,6 +200,7 @@ describe('planRoute', () => {
         entries([call('a-1', { userId: 'alice' })]),
         connectedTo([destination('d1'), destination('d2')]),
         aliceEverywhere,
+        audienced,
       );
       expect(plan).toEqual({
         deliveries: [],
@@ -209,6 +219,7 @@ describe('planRoute', () => {
         entries([call('a-1', { userId: 'alice', integrations: { All: false } })]),
         connectedTo([destination('d1')]),
         aliceEverywhere,
+        audienced,
       );
       expect(plan).toEqual({
         deliveries: [],
@@ -233,7 +244,7 @@ describe('planRoute', () => {
         call('g-1', { type: 'group', event: undefined, groupId: 'g' }),
         call('a-1', { type: 'track', userId: undefined, anonymousId: 'anon' }),
       ];
-      expect(planRoute(entries(calls), connectedTo([destination('d')]), none).profiles).toEqual([
+      expect(planRoute(entries(calls), connectedTo([destination('d')]), none, audienced).profiles).toEqual([
         {
           sourceId: SRC,
           calls: [
@@ -250,8 +261,31 @@ describe('planRoute', () => {
         entries([call('m-1', { userId: 'alice' }), call('m-2', { userId: 'bob' })]),
         connectedTo([destination('d')]),
         aliceEverywhere,
+        audienced,
       );
       expect(plan.profiles.flatMap((p) => p.calls.map((c) => c.userId))).toEqual(['bob']);
+    });
+
+    it('feeds no profile for a source no audience reads, and routes its calls as before', () => {
+      const batch = entries([call('t-1'), call('i-1', { type: 'identify', event: undefined, traits: { plan: 'trial' } })]);
+      const read = planRoute(batch, connectedTo([destination('d')]), none, audienced);
+      const unread = planRoute(batch, connectedTo([destination('d')]), none, new Set());
+      expect(unread.profiles).toEqual([]);
+      expect(read.profiles).toHaveLength(1);
+      expect({ ...unread, profiles: read.profiles }).toEqual(read);
+    });
+
+    it('of a batch of several sources, feeds only the sources some audience reads', () => {
+      const batch = [
+        ...entries([call('a-1'), call('a-2')], 'src-a'),
+        ...entries([call('b-1')], 'src-b', 2),
+        ...entries([call('c-1')], 'src-c', 3),
+      ];
+      const plan = planRoute(batch, () => [], none, new Set(['src-b', 'src-c', 'src-elsewhere']));
+      expect(plan.profiles.map((p) => [p.sourceId, p.calls.map((c) => c.messageId)])).toEqual([
+        ['src-b', ['b-1']],
+        ['src-c', ['c-1']],
+      ]);
     });
   });
 });

@@ -1,8 +1,8 @@
 /**
  * What one route job (a call batch) becomes: per selected destination, the batch's calls bound
  * for it (by reference, grouped by source: one delivery job each), what the audiences service
- * needs of the identify and track calls (per source), and a count of the calls dropped on the
- * way and why, for the log line and the metrics. Works on the batch's route entries only: the
+ * needs of the identify and track calls (per source, for the sources some audience reads), and a
+ * count of the calls dropped on the way and why, for the log line and the metrics. Works on the batch's route entries only: the
  * calls themselves stay in Redis until webhook-delivery reads them.
  */
 import type { Destination, ProfileCall, RouteEntry } from '@eventrelay/config';
@@ -30,12 +30,19 @@ export interface RoutePlan {
   readonly filtered: { readonly drop: number; readonly only: number };
   /** Destinations per call, in entry order (0 for a suppressed or unrouted call). */
   readonly fanout: number[];
-  /** Identify and track calls with a userId, for profiles, by source; suppressed users' calls are not here. */
+  /**
+   * Identify and track calls with a userId, for profiles, by source: only of the sources some
+   * audience reads; suppressed users' calls are not here.
+   */
   readonly profiles: { readonly sourceId: string; readonly calls: ProfileCall[] }[];
 }
 
 /**
- * `connected(sourceId)`: the destinations connected to a source (enabled or not). `refusedBy(entry,
+ * `connected(sourceId)`: the destinations connected to a source (enabled or not). `audienceSources`:
+ * the sources some audience reads. A profile costs Redis a few hundred bytes to kilobytes for up to
+ * AUDIENCES_PROFILE_TTL_DAYS, and only an audience ever reads it: a source no audience reads feeds
+ * none, so a flood of userIds through its (public, for a browser source) write key keeps nothing
+ * there. An audience created later gathers from then on (docs/audiences.md). `refusedBy(entry,
  * destination)`: how that destination's drop and only rules refused the call, if they did
  * (filtering.ts; decided ahead, a slice at a time); left out when no destination has such rules.
  */
@@ -43,6 +50,7 @@ export function planRoute(
   entries: readonly RouteEntry[],
   connected: (sourceId: string) => readonly Destination[],
   suppressions: ReadonlyMap<string, Suppression>,
+  audienceSources: ReadonlySet<string>,
   refusedBy?: (entry: RouteEntry, destination: Destination) => Refusal | undefined,
 ): RoutePlan {
   type Part = PlannedDelivery['parts'][number];
@@ -75,7 +83,7 @@ export function planRoute(
       fanout.push(0);
       continue;
     }
-    const profileCall = toProfileCall(entry);
+    const profileCall = audienceSources.has(entry.sourceId) ? toProfileCall(entry) : undefined;
     if (profileCall) {
       const list = profiles.get(entry.sourceId);
       if (list) list.push(profileCall);

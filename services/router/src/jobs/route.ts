@@ -1,13 +1,14 @@
 /**
  * The route worker's processor: one route job (a call batch) in; its delivery jobs (one per
- * destination, holding that destination's calls by reference), its profile jobs and the batch's
- * "routed" mark out, in ONE MULTI. The mark deletes the batch's route entries, so a route job run
- * again (retried after the router died before finishing it) finds none and adds nothing: what
- * the first run added is all there is. A failure (Redis) throws, and BullMQ retries the job.
- * When some delivery jobs belong to other shards than the batch (EVENTRELAY_SHARDS > 1), one MULTI
- * cannot span them: the mark (which also keeps the plan) and the profile jobs go first, the jobs on
- * their shards next (CallBatches, "two steps"); a run after a crash in between finds the kept plan
- * and adds its jobs again, which changes nothing for those already there.
+ * destination, holding that destination's calls by reference), its profile jobs (for the sources
+ * some audience reads) and the batch's "routed" mark out, in ONE MULTI. The mark deletes the
+ * batch's route entries, so a route job run again (retried after the router died before finishing
+ * it) finds none and adds nothing: what the first run added is all there is. A failure (Redis)
+ * throws, and BullMQ retries the job. When some delivery jobs belong to other shards than the
+ * batch (EVENTRELAY_SHARDS > 1), one MULTI cannot span them: the mark (which also keeps the plan)
+ * and the profile jobs go first, the jobs on their shards next (CallBatches, "two steps"); a run
+ * after a crash in between finds the kept plan and adds its jobs again, which changes nothing for
+ * those already there.
  */
 import type { Job, Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
@@ -33,7 +34,8 @@ import type { Suppression } from '../domain/suppression.js';
 import type { RouterMetrics } from '../metrics.js';
 
 export interface RouteDeps {
-  readonly destinations: { forSource(sourceId: string): readonly Destination[] };
+  /** The config as last loaded: destinations per source, and the sources some audience reads. */
+  readonly destinations: { forSource(sourceId: string): readonly Destination[]; audienceSources(): ReadonlySet<string> };
   readonly suppressions: {
     count(): Promise<number>;
     lookup(entries: readonly RouteEntry[]): Promise<ReadonlyMap<string, Suppression>>;
@@ -54,6 +56,7 @@ export interface RouteDeps {
 }
 
 const NONE_SUPPRESSED: ReadonlyMap<string, Suppression> = new Map();
+const NO_SOURCES: ReadonlySet<string> = new Set();
 
 export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => Promise<void> {
   const { metrics } = deps;
@@ -84,11 +87,12 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     // One view of the config for the whole job: a reload meanwhile must not pair a rule that
     // tests a property with a route entry read without its call.
     const connected = connectedOnce();
+    const profiled = profiledSources();
     const [suppressions, wholeCall] = await Promise.all([
       suppressed > 0 ? deps.suppressions.lookup(entries) : NONE_SUPPRESSED,
       wholeCallsFor(batchId, entries, connected),
     ]);
-    const plan = planRoute(entries, connected, suppressions, await refusalsFor(entries, connected, wholeCall));
+    const plan = planRoute(entries, connected, suppressions, profiled, await refusalsFor(entries, connected, wholeCall));
     if (plan.deliveries.every((d) => deps.deliverQueueOf(d.destinationId).opts.prefix === deps.batches.prefix)) {
       const tx = deps.transaction();
       deps.batches.queuePlan(
@@ -160,6 +164,11 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     };
   }
 
+  /** The sources whose calls feed profiles: none at all while profiles are off (ROUTER_FEED_PROFILES=false). */
+  function profiledSources(): ReadonlySet<string> {
+    return deps.profileQueue ? deps.destinations.audienceSources() : NO_SOURCES;
+  }
+
   function queueDelivery(tx: ChainableCommander, batchId: string, d: PlannedDelivery): void {
     queueJobAdd(
       tx,
@@ -222,7 +231,7 @@ export function createRouteProcessor(deps: RouteDeps): (job: Job<RouteJob>) => P
     const entries = legacy.calls.map((call, i) => routeEntryOf(call, legacy.sourceId, i, 0));
     // No batch read to pair a count with: the lookup itself (one round trip) reads after the job
     // was taken, which keeps the ordering argument above.
-    const plan = planRoute(entries, connectedOnce(), await deps.suppressions.lookup(entries), (entry, d) =>
+    const plan = planRoute(entries, connectedOnce(), await deps.suppressions.lookup(entries), profiledSources(), (entry, d) =>
       refusalsOf(entry, [d], legacy.calls[entry.index])?.get(d.id),
     );
     // Legacy jobs predate shards: with one shard these adds are one MULTI, as before.

@@ -25,7 +25,7 @@ export function audienceRoutes({ deps, ctx, write, read }: RouteKit): RouteSpec[
       path: '/audiences',
       operationId: 'createAudience',
       summary:
-        'Create an audience; within seconds every current member is sent one identify with the trait true (the backfill), and later only changes',
+        'Create an audience; within seconds every current member among the profiles kept is sent one identify with the trait true (the backfill), and later only changes. Profiles are kept only from calls of sources some audience reads: an audience gathers from when it exists',
       body: 'AudienceCreate',
       answer: {
         status: 201,
