@@ -155,7 +155,7 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
     const transaction = await transactionsOn(routeQueue);
     const deliverQueue = new Queue<DeliverJob>(queueCatalog.deliver.name, { connection: admin, prefix });
     const attemptLog = new AttemptLog(admin, prefix, { maxPerDestination: 1_000_000 });
-    const deadLetters = new DeadLetterStore(admin, prefix, 1_000_000);
+    const deadLetters = new DeadLetterStore(admin, prefix, { maxPerDestination: 1_000_000 });
     let batchSeq = 0;
     return {
       prefix,

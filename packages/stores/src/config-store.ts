@@ -182,10 +182,14 @@ export class ConfigStore {
     const records = deliveryKeys(this.keyspace);
     // A deleted source's or destination's records: in the commit when they share its slot (one
     // shard), else deleted right after it (a shard's slot is elsewhere on a cluster).
-    const after: string[] = [];
+    const after: (() => Promise<unknown>)[] = [];
     const drop = (key: string) => {
       if (key.startsWith(`${this.prefix}:`)) ops.push('DEL', index(key), '-', '-');
-      else after.push(key);
+      else after.push(() => this.redis.del(key));
+    };
+    const dropField = (key: string, field: string) => {
+      if (key.startsWith(`${this.prefix}:`)) ops.push('HDEL', index(key), field, '-');
+      else after.push(() => this.redis.hdel(key, field));
     };
     for (const change of changes) {
       switch (change.kind) {
@@ -218,6 +222,9 @@ export class ConfigStore {
             records.deadByMessage(change.id),
           ])
             drop(key);
+          // The byte total of its letters; left behind, it would be summed afresh at the next
+          // letter of a destination of the same id anyway (no letters: the total is not trusted).
+          dropField(records.deadBytes(change.id), change.id);
           break;
         }
         case 'put-audience':
@@ -245,7 +252,7 @@ export class ConfigStore {
     );
     if (Number(result) < 0) return undefined;
     // Should the process die before these, the records stay behind the deleted source or destination.
-    await Promise.all(after.map((key) => this.redis.del(key)));
+    await Promise.all(after.map((write) => write()));
     return Number(result);
   }
 }

@@ -17,7 +17,7 @@ import {
   asKeyspace,
 } from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
-import { defineScript } from '@eventrelay/runtime';
+import { defineScript, execAll } from '@eventrelay/runtime';
 
 /**
  * The keys of a destination's records, on the shard of the destination (its deliver jobs' slot, so
@@ -34,10 +34,21 @@ export function deliveryKeys(where: string | Keyspace) {
     deadByMessage: (destinationId: string) => `${at(destinationId)}:dead-by-message:${destinationId}`,
     /** Set while the destination's dead letters are at their cap and the oldest are being evicted. */
     deadEvicting: (destinationId: string) => `${at(destinationId)}:dead-evicting:${destinationId}`,
+    /**
+     * Per shard, destinationId → bytes of its dead letters' JSON (see DeadLetterStore); no field
+     * when it has none, or before its first letter written since the byte cap existed.
+     */
+    deadBytes: (destinationId: string) => `${at(destinationId)}:dead-bytes`,
+    /** Every shard's deadBytes hash. */
+    deadBytesAll: keys.prefixes.map((prefix) => `${prefix}:dead-bytes`),
     /** Per shard, destinationId → calls held in deliver jobs for a retry (see RetryBacklog); no field at 0. */
     retryHeld: (destinationId: string) => `${at(destinationId)}:retry-held`,
     /** Every shard's retryHeld hash. */
     retryHeldAll: keys.prefixes.map((prefix) => `${prefix}:retry-held`),
+    /** Per shard, destinationId → bytes of the calls its deliver jobs hold for a retry; no field at 0. */
+    retryHeldBytes: (destinationId: string) => `${at(destinationId)}:retry-held-bytes`,
+    /** Every shard's retryHeldBytes hash. */
+    retryHeldBytesAll: keys.prefixes.map((prefix) => `${prefix}:retry-held-bytes`),
     /** Set while the destination's retry backlog is at its cap and calls beyond it are dead-lettered. */
     retryCapping: (destinationId: string) => `${at(destinationId)}:retry-capping:${destinationId}`,
   } as const;
@@ -162,43 +173,95 @@ interface EraseAttemptBodies {
   eraseAttemptBodies(numKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
-// Adds a dead letter and trims the oldest beyond the cap, in one step so the index, the data and
-// the messageId index never disagree. KEYS: index, data, by-message, evicting marker. ARGV: jobId,
-// score, json, max, messageId, episode seconds. Returns {evicted, 1 when this eviction began an
-// episode}: an episode lasts while evictions keep coming less than `episode seconds` apart.
-const ADD_DEAD_LETTER = `
+// The bytes of a destination's letters (their JSON, as the data hash holds it) are a running total
+// in the dead-bytes hash, changed by every step that writes or removes a letter, so the byte cap
+// costs O(1) per letter. A missing field means "not known": letters written before the total
+// existed. The add step then sums the data hash once (HSTRLEN of each letter, bounded by the count
+// cap); the remove steps leave it missing, so the sum is always of the letters as they are then.
+const DEAD_BYTES_KNOWN = `
+local function deadBytes(index, data, bytes, destinationId)
+  local total = redis.call('HGET', bytes, destinationId)
+  if total and redis.call('ZCARD', index) > 0 then return tonumber(total) end
+  -- Unknown, or no letter left (a total outliving its letters, as a deleted destination's can
+  -- when its records go in a later command than the field): summed from what is there.
+  total = 0
+  for _, id in ipairs(redis.call('HKEYS', data)) do total = total + redis.call('HSTRLEN', data, id) end
+  return total
+end
+`;
+
+// Lowers a known total by what went (a field that reaches 0 is removed: no letters, nothing to sum
+// at the next add); a missing one stays missing.
+export const DEAD_BYTES_LOWER = `
+local function lowerDeadBytes(bytes, destinationId, by)
+  if by == 0 or not redis.call('HGET', bytes, destinationId) then return end
+  if redis.call('HINCRBY', bytes, destinationId, -by) <= 0 then redis.call('HDEL', bytes, destinationId) end
+end
+`;
+
+// Adds a dead letter and evicts the oldest beyond either cap (count, bytes), in one step so the
+// index, the data, the messageId index and the byte total never disagree. The count cap evicts as
+// many as it is over; the byte cap then evicts the oldest one at a time until the total fits, never
+// the last letter left, and at most ARGV[9] of them: at the cap an add evicts a few (a letter is at
+// most about 33 KB), but a cap just lowered (or the first add after an upgrade from count-only
+// caps) would otherwise evict tens of thousands in one script and hold Redis for seconds; bounded,
+// the letters over the cap go with the next adds instead. KEYS: index, data, by-message, evicting
+// marker, bytes. ARGV: jobId, score, json, max, messageId, episode seconds, max bytes (0: none),
+// destinationId, most byte evictions. Returns {evicted, 1 when this eviction began an episode,
+// bytes held after, 1 when the byte cap evicted}: an episode lasts while evictions keep coming
+// less than `episode seconds` apart.
+const ADD_DEAD_LETTER = `${DEAD_BYTES_KNOWN}
+local total = deadBytes(KEYS[1], KEYS[2], KEYS[5], ARGV[8])
+-- Written again (the same call, idempotent): the old letter's bytes go, the new one's come.
+total = total - redis.call('HSTRLEN', KEYS[2], ARGV[1]) + string.len(ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[5], ARGV[1])
+local function evict(n)
+  local evicted = redis.call('ZPOPMIN', KEYS[1], n)
+  for i = 1, #evicted, 2 do
+    local id = evicted[i]
+    local raw = redis.call('HGET', KEYS[2], id) or ''
+    total = total - string.len(raw)
+    local ok, letter = pcall(cjson.decode, raw)
+    local messageId = ok and type(letter) == 'table' and letter.job and letter.job.call and letter.job.call.messageId
+    if messageId and redis.call('HGET', KEYS[3], messageId) == id then redis.call('HDEL', KEYS[3], messageId) end
+    redis.call('HDEL', KEYS[2], id)
+  end
+  return #evicted / 2
+end
+local evicted = 0
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
-if over <= 0 then return {0, 0} end
+if over > 0 then evicted = evict(over) end
+local maxBytes, forBytes, room = tonumber(ARGV[7]), 0, tonumber(ARGV[9])
+while maxBytes > 0 and total > maxBytes and forBytes < room and redis.call('ZCARD', KEYS[1]) > 1 do
+  evicted = evicted + evict(1)
+  forBytes = forBytes + 1
+end
+if forBytes > 0 then forBytes = 1 end
+redis.call('HSET', KEYS[5], ARGV[8], total)
+if evicted == 0 then return {0, 0, total, 0} end
 local began = 0
 if redis.call('SET', KEYS[4], '1', 'NX', 'EX', ARGV[6]) then began = 1 else redis.call('EXPIRE', KEYS[4], ARGV[6]) end
-local evicted = redis.call('ZPOPMIN', KEYS[1], over)
-for i = 1, #evicted, 2 do
-  local id = evicted[i]
-  local ok, letter = pcall(cjson.decode, redis.call('HGET', KEYS[2], id) or '')
-  local messageId = ok and type(letter) == 'table' and letter.job and letter.job.call and letter.job.call.messageId
-  if messageId and redis.call('HGET', KEYS[3], messageId) == id then redis.call('HDEL', KEYS[3], messageId) end
-  redis.call('HDEL', KEYS[2], id)
-end
-return {over, began}
+return {evicted, began, total, forBytes}
 `;
 
 // Removes letters that are still the ones read (same job id and deadAt), so a message that died
-// again in the meantime keeps its new letter. KEYS: index, data, by-message. ARGV: triples of
-// jobId, score, messageId. Returns how many were removed.
-const REMOVE_DEAD_LETTERS = `
-local removed = 0
-for i = 1, #ARGV, 3 do
+// again in the meantime keeps its new letter. KEYS: index, data, by-message, bytes. ARGV:
+// destinationId, then triples of jobId, score, messageId. Returns how many were removed.
+const REMOVE_DEAD_LETTERS = `${DEAD_BYTES_LOWER}
+local removed, bytes = 0, 0
+for i = 2, #ARGV, 3 do
   local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
   if score and tonumber(score) == tonumber(ARGV[i + 1]) then
+    bytes = bytes + redis.call('HSTRLEN', KEYS[2], ARGV[i])
     redis.call('ZREM', KEYS[1], ARGV[i])
     redis.call('HDEL', KEYS[2], ARGV[i])
     if redis.call('HGET', KEYS[3], ARGV[i + 2]) == ARGV[i] then redis.call('HDEL', KEYS[3], ARGV[i + 2]) end
     removed = removed + 1
   end
 end
+lowerDeadBytes(KEYS[4], ARGV[1], bytes)
 return removed
 `;
 
@@ -221,6 +284,13 @@ for i = 1, #page, 2 do letters[#letters + 1] = redis.call('HGET', KEYS[2], page[
 return {page, letters}
 `;
 
+/**
+ * Letters one add evicts for the byte cap, at most (a few milliseconds of Redis time). At the cap
+ * an add evicts one letter, or a few for a large one; only a cap lowered past what is held needs
+ * more, and then the next adds go on.
+ */
+const BYTE_EVICTIONS_PER_ADD = 200;
+
 /** Letters a filtered page looks at, at most (GET /admin/v1/destinations/:id/dead-letters?q=). */
 const DEAD_LETTER_SCAN = 5000;
 
@@ -231,35 +301,50 @@ interface AddDeadLetter<R> {
 
 /** What adding one dead letter did to the destination's older letters. */
 export interface DeadLetterEviction {
-  /** Older letters evicted to stay under the cap. */
+  /** Older letters evicted to stay under the caps (count and bytes). */
   readonly evicted: number;
   /** True when this eviction began an episode: none had been evicted for `episodeS` before it. */
   readonly episodeBegan: boolean;
+  /** The bytes of the destination's letters after the add (their JSON). */
+  readonly bytes: number;
+  /** True when the byte cap evicted some of them (else only the count cap did, or nothing was). */
+  readonly byBytes: boolean;
 }
 
 /** Reads one ADD_DEAD_LETTER answer (from `add`, or from the MULTI a `queueAdd` went on). */
 function deadLetterEviction(answer: unknown): DeadLetterEviction {
-  const [evicted, began] = Array.isArray(answer) ? (answer as unknown[]) : [0, 0];
-  return { evicted: Number(evicted), episodeBegan: Number(began) === 1 };
+  const [evicted, began, bytes, byBytes] = Array.isArray(answer) ? (answer as unknown[]) : [0, 0, 0, 0];
+  return { evicted: Number(evicted), episodeBegan: Number(began) === 1, bytes: Number(bytes ?? 0), byBytes: Number(byBytes) === 1 };
+}
+
+export interface DeadLetterCaps {
+  /** Letters kept per destination; the oldest are evicted beyond it. */
+  readonly maxPerDestination: number;
+  /** Bytes of letters (their JSON) kept per destination; the oldest are evicted beyond it. None when absent. */
+  readonly maxBytesPerDestination?: number;
+  /** Evictions less than this far apart belong to one episode (one audit entry, see DeadLetterEviction); 3600 by default. */
+  readonly episodeS?: number;
 }
 
 /**
  * Dead letters by destination: an index sorted by when the call died, the letters by letter id
  * (one per call and destination, see callDeliveryId), and the letter id by messageId. Writing one
  * is idempotent (keyed by letter id), so a worker that dies after writing and before finishing the
- * job writes the same letter again when the job is picked up.
+ * job writes the same letter again when the job is picked up. Each destination's letters are
+ * capped by count and by bytes (a running total per destination, `deadBytes`, changed in the same
+ * Lua step as the letters by every write and removal: adds, evictions, replays, user purges).
  */
 export class DeadLetterStore {
   private readonly keys: ReturnType<typeof deliveryKeys>;
+  private readonly caps: Required<DeadLetterCaps>;
 
   constructor(
     private readonly redis: RedisClient,
     prefix: string | Keyspace,
-    private readonly maxPerDestination: number,
-    /** Evictions less than this far apart belong to one episode (one audit entry, see DeadLetterEviction). */
-    private readonly episodeS = 3600,
+    caps: DeadLetterCaps,
   ) {
     this.keys = deliveryKeys(prefix);
+    this.caps = { maxBytesPerDestination: 0, episodeS: 3600, ...caps };
     defineScript(redis, 'addDeadLetter', ADD_DEAD_LETTER);
   }
 
@@ -267,9 +352,9 @@ export class DeadLetterStore {
     return [this.keys.deadIndex(destinationId), this.keys.deadData(destinationId), this.keys.deadByMessage(destinationId)];
   }
 
-  /** Adds the letter, evicting the oldest beyond the cap. */
+  /** Adds the letter, evicting the oldest beyond the caps. */
   async add(letter: DeadLetter): Promise<DeadLetterEviction> {
-    return deadLetterEviction(await (this.redis as unknown as AddDeadLetter<Promise<unknown>>).addDeadLetter(4, ...this.addArgs(letter)));
+    return deadLetterEviction(await (this.redis as unknown as AddDeadLetter<Promise<unknown>>).addDeadLetter(5, ...this.addArgs(letter)));
   }
 
   /**
@@ -277,7 +362,7 @@ export class DeadLetterStore {
    * with the job's other changes; read its answer with `evictionOf`.
    */
   queueAdd(tx: ChainableCommander, letter: DeadLetter): void {
-    (tx as unknown as AddDeadLetter<ChainableCommander>).addDeadLetter(4, ...this.addArgs(letter));
+    (tx as unknown as AddDeadLetter<ChainableCommander>).addDeadLetter(5, ...this.addArgs(letter));
   }
 
   /** What a write queued with `queueAdd` did, from its answer in the MULTI's results. */
@@ -290,13 +375,22 @@ export class DeadLetterStore {
     return [
       ...this.keysOf(destinationId),
       this.keys.deadEvicting(destinationId),
+      this.keys.deadBytes(destinationId),
       letter.jobId,
       Date.parse(letter.deadAt),
       JSON.stringify(letter),
-      this.maxPerDestination,
+      this.caps.maxPerDestination,
       letter.job.call.messageId,
-      this.episodeS,
+      this.caps.episodeS,
+      this.caps.maxBytesPerDestination,
+      destinationId,
+      BYTE_EVICTIONS_PER_ADD,
     ];
+  }
+
+  /** The bytes of each destination's letters that has any (one HGETALL per shard). */
+  async allBytes(): Promise<Map<string, number>> {
+    return readAll(this.redis, this.keys.deadBytesAll);
   }
 
   /** Newest first. */
@@ -397,7 +491,16 @@ export class DeadLetterStore {
   async remove(destinationId: string, letters: readonly DeadLetter[]): Promise<number> {
     if (letters.length === 0) return 0;
     const args = letters.flatMap((l) => [l.jobId, String(Date.parse(l.deadAt)), l.job.call.messageId]);
-    return Number(await this.redis.eval(REMOVE_DEAD_LETTERS, 3, ...this.keysOf(destinationId), ...args));
+    return Number(
+      await this.redis.eval(
+        REMOVE_DEAD_LETTERS,
+        4,
+        ...this.keysOf(destinationId),
+        this.keys.deadBytes(destinationId),
+        destinationId,
+        ...args,
+      ),
+    );
   }
 
   private async read(destinationId: string, ids: readonly string[]): Promise<DeadLetter[]> {
@@ -417,23 +520,25 @@ export function isDeadLetterCursor(cursor: string): boolean {
   return /^\d{1,16}_[A-Za-z0-9_-]{1,200}$/.test(cursor);
 }
 
-// Changes one destination's count of calls held for a retry, and notes a cap episode. KEYS: the
-// count hash, the capping marker. ARGV: destinationId, delta, calls dead-lettered by the cap,
-// episode seconds. A field that reaches 0 (or less: a count reset by hand) is removed, so the hash
-// holds only destinations with calls held. Returns {count after, 1 when the cap began an episode}.
+// Changes one destination's count of calls held for a retry and their bytes, and notes a cap
+// episode. KEYS: the count hash, the bytes hash, the capping marker. ARGV: destinationId, delta,
+// bytes delta, calls dead-lettered by a cap, episode seconds. A field that reaches 0 (or less: a
+// count reset by hand) is removed, so the hashes hold only destinations with calls held. Returns
+// {count after, 1 when a cap began an episode, bytes after}.
 const CHANGE_RETRY_HELD = `
-local held
-if tonumber(ARGV[2]) ~= 0 then
-  held = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
-  if held <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
-else
-  held = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local function change(key, delta)
+  if tonumber(delta) == 0 then return tonumber(redis.call('HGET', key, ARGV[1]) or '0') end
+  local after = redis.call('HINCRBY', key, ARGV[1], delta)
+  if after <= 0 then redis.call('HDEL', key, ARGV[1]) end
+  return after
 end
+local held = change(KEYS[1], ARGV[2])
+local bytes = change(KEYS[2], ARGV[3])
 local began = 0
-if tonumber(ARGV[3]) > 0 then
-  if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[4]) then began = 1 else redis.call('EXPIRE', KEYS[2], ARGV[4]) end
+if tonumber(ARGV[4]) > 0 then
+  if redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[5]) then began = 1 else redis.call('EXPIRE', KEYS[3], ARGV[5]) end
 end
-return {held, began}
+return {held, began, bytes}
 `;
 
 /** CHANGE_RETRY_HELD queued on a MULTI. */
@@ -445,16 +550,25 @@ interface ChangeRetryHeld {
 export interface RetryBacklogChange {
   /** The destination's count after the change; below 0 only when it had been lowered by hand (the field is then removed). */
   readonly held: number;
-  /** True when calls were dead-lettered at the cap and none had been for `episodeS` before. */
+  /** The bytes of its calls held after the change; below 0 likewise only after a change by hand. */
+  readonly bytes: number;
+  /** True when calls were dead-lettered at a cap and none had been for `episodeS` before. */
   readonly episodeBegan: boolean;
 }
 
+/** What a destination holds for a retry: calls, and their bytes (each call's JSON as its job holds it). */
+export interface RetryHolding {
+  readonly calls: number;
+  readonly bytes: number;
+}
+
 /**
- * How many calls each destination has held in deliver jobs for a retry (docs/delivery.md, "The
- * retry backlog cap"): one hash, field = destinationId. A job's data says how many of its calls
- * are counted (`counted`), and every commit changes that and the hash by the same difference in
- * one MULTI, so the hash is exactly the sum over the deliver jobs as long as no job holding
- * counted calls is removed behind webhook-delivery's back.
+ * How many calls each destination has held in deliver jobs for a retry, and their bytes
+ * (docs/delivery.md, "The retry backlog cap"): two hashes, field = destinationId. A job's data says
+ * how many of its calls are counted (`counted`) and their bytes (`countedBytes`), and every commit
+ * changes those and the hashes by the same differences in one MULTI, so each hash is exactly the
+ * sum over the deliver jobs as long as no job holding counted calls is removed behind
+ * webhook-delivery's back.
  */
 export class RetryBacklog {
   private readonly keys: ReturnType<typeof deliveryKeys>;
@@ -471,15 +585,18 @@ export class RetryBacklog {
 
   /**
    * Queues on `tx` (a MULTI made from this store's connection) a change of the destination's count
-   * by `delta`, and `capped` calls dead-lettered at the cap; read its answer with `changeOf`.
+   * by `delta` and of its bytes by `bytesDelta`, and `capped` calls dead-lettered at a cap; read
+   * its answer with `changeOf`.
    */
-  queueChange(tx: ChainableCommander, destinationId: string, delta: number, capped = 0): void {
+  queueChange(tx: ChainableCommander, destinationId: string, delta: number, bytesDelta: number, capped = 0): void {
     (tx as unknown as ChangeRetryHeld).changeRetryHeld(
-      2,
+      3,
       this.keys.retryHeld(destinationId),
+      this.keys.retryHeldBytes(destinationId),
       this.keys.retryCapping(destinationId),
       destinationId,
       delta,
+      bytesDelta,
       capped,
       this.episodeS,
     );
@@ -487,18 +604,34 @@ export class RetryBacklog {
 
   /** What a change queued with `queueChange` did, from its answer in the MULTI's results. */
   changeOf(answer: unknown): RetryBacklogChange {
-    const [held, began] = Array.isArray(answer) ? (answer as unknown[]) : [0, 0];
-    return { held: Number(held), episodeBegan: Number(began) === 1 };
+    const [held, began, bytes] = Array.isArray(answer) ? (answer as unknown[]) : [0, 0, 0];
+    return { held: Number(held), bytes: Number(bytes ?? 0), episodeBegan: Number(began) === 1 };
   }
 
-  /** The destination's count now (one HGET). */
-  async held(destinationId: string): Promise<number> {
-    return Number((await this.redis.hget(this.keys.retryHeld(destinationId), destinationId)) ?? 0);
+  /** The destination's count and bytes now (one MULTI of two HGETs). */
+  async held(destinationId: string): Promise<RetryHolding> {
+    const [calls, bytes] = await execAll(
+      this.redis
+        .multi()
+        .hget(this.keys.retryHeld(destinationId), destinationId)
+        .hget(this.keys.retryHeldBytes(destinationId), destinationId),
+    );
+    return { calls: Number(calls ?? 0), bytes: Number(bytes ?? 0) };
   }
 
   /** Every destination with calls held, and how many (one HGETALL per shard). */
-  async all(): Promise<Map<string, number>> {
-    const shards = await Promise.all(this.keys.retryHeldAll.map((key) => this.redis.hgetall(key)));
-    return new Map(shards.flatMap((fields) => Object.entries(fields).map(([destinationId, n]) => [destinationId, Number(n)] as const)));
+  all(): Promise<Map<string, number>> {
+    return readAll(this.redis, this.keys.retryHeldAll);
   }
+
+  /** Every destination with calls held, and their bytes (one HGETALL per shard). */
+  allBytes(): Promise<Map<string, number>> {
+    return readAll(this.redis, this.keys.retryHeldBytesAll);
+  }
+}
+
+/** Field → number over one hash per shard (destination ids are on one shard each). */
+async function readAll(redis: RedisClient, keys: readonly string[]): Promise<Map<string, number>> {
+  const shards = await Promise.all(keys.map((key) => redis.hgetall(key)));
+  return new Map(shards.flatMap((fields) => Object.entries(fields).map(([destinationId, n]) => [destinationId, Number(n)] as const)));
 }

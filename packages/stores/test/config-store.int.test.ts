@@ -75,7 +75,7 @@ describe('ConfigStore', () => {
     await redis.lpush(records.attempts('d'), '{}');
     await redis.set(`${records.attempts('d')}:seq`, 1);
     await redis.lpush(sourceEventsKey(prefix, 'a'), '{}');
-    const letters = new DeadLetterStore(redis, prefix, 10);
+    const letters = new DeadLetterStore(redis, prefix, { maxPerDestination: 10 });
     const call = { type: 'track' as const, messageId: 'm1', userId: 'u', event: 'E', timestamp: 't', receivedAt: 't' };
     await letters.add({
       jobId: 'd-1',
@@ -86,12 +86,14 @@ describe('ConfigStore', () => {
       firstAttemptAt: 't',
       deadAt: new Date().toISOString(),
     });
+    expect(await redis.hexists(records.deadBytes('d'), 'd')).toBe(1);
     const snapshot = await store.snapshot();
     const source0 = snapshot.sources.get('a')!;
     await store.commit(snapshot.version, [
       { kind: 'delete-destination', id: 'd' },
       { kind: 'delete-source', source: source0 },
     ]);
+    // The byte total of its dead letters went too (its field of the dead-bytes hash).
     const left = await redis.keys(`${prefix}:*`);
     expect(left.sort()).toEqual([configKeys(prefix).version].sort());
   });
@@ -109,6 +111,7 @@ describe('ConfigStore', () => {
     await redis.set(`${records.attempts('d')}:seq`, 1);
     await redis.lpush(sourceEventsKey(keys, 'a'), '{}');
     await redis.hset(records.deadData('d'), 'd-1', '{}');
+    await redis.hset(records.deadBytes('d'), 'd', 2);
     const snapshot = await sharded.snapshot();
     await sharded.commit(snapshot.version, [
       { kind: 'delete-destination', id: 'd' },

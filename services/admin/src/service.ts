@@ -81,7 +81,7 @@ export async function startAdmin(env: AdminEnv, deps: AdminDeps): Promise<Runnin
     await applyConfigFile(store, configFile, logger, clock);
     // The logs' caps are kept by their writers (webhook-delivery, ingest); this process only reads
     // them, and removes dead letters on replay.
-    const deadLetters = new DeadLetterStore(redis, keys, Number.MAX_SAFE_INTEGER);
+    const deadLetters = new DeadLetterStore(redis, keys, { maxPerDestination: Number.MAX_SAFE_INTEGER });
     const replays = new ReplayProgressStore(redis, keys);
     const batches = keys.prefixes.map((p) => new CallBatches(redis, p));
     const routes = adminRoutes({

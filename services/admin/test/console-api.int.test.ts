@@ -171,7 +171,7 @@ describe('admin API for the console', () => {
         await startReceiver({ responder: (req) => ({ status: messageIdOf(req) === 'order-refused' ? 404 : 200 }) }),
       );
       const { p, admin } = await setup('console-dead', [webhookDestination('dst-d', [receiver.url])]);
-      const letters = new DeadLetterStore(p.admin, p.prefix, 1000);
+      const letters = new DeadLetterStore(p.admin, p.prefix, { maxPerDestination: 1000 });
       const base = Date.parse('2026-11-21T09:00:00.000Z');
       const letter = (i: number, messageId: string, event: string, lastError: string): DeadLetter => ({
         jobId: `dst-d-letter-${i}`,

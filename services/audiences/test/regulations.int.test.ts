@@ -94,7 +94,7 @@ describe('regulations', () => {
     );
     // Dead letters on hook-c (disabled): u-1's call from src-c and from src-test (not regulated),
     // u-3's from src-c, and a delete notice for u-1, as webhook-delivery writes them.
-    const letters = new DeadLetterStore(p.admin, p.prefix, 100);
+    const letters = new DeadLetterStore(p.admin, p.prefix, { maxPerDestination: 100 });
     const letter = (messageId: string, sourceId: string, call: Record<string, unknown>): DeadLetter => ({
       jobId: `hook-c-${sourceId}-${messageId}`,
       job: { sourceId, destinationId: 'hook-c', call: { messageId, timestamp: 'x', ...call } as DeadLetter['job']['call'] },

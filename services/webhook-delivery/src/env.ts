@@ -29,6 +29,32 @@ function networks(opts: { describe: string }): EnvVar<readonly string[]> {
   });
 }
 
+const MIB = 1024 * 1024;
+/** The smallest byte cap: far above one call (32 KB at most) with its retry state or letter. */
+const MIN_BYTE_CAP = MIB;
+const MAX_BYTE_CAP = 64 * 1024 * MIB;
+
+/**
+ * A per-destination byte cap, in bytes; `off`: 0 also accepted, meaning no cap. A cap below
+ * MIN_BYTE_CAP would refuse nearly every call, so it is refused at start instead.
+ */
+function byteCap(opts: { default: number; off: boolean; describe: string }): EnvVar<number> {
+  const range = `${opts.off ? '0 (no cap) or ' : ''}${MIN_BYTE_CAP} (1 MiB) to ${MAX_BYTE_CAP} (64 GiB)`;
+  return custom({
+    describe: opts.describe,
+    type: `bytes, ${range}`,
+    default: String(opts.default),
+    parse(raw) {
+      if (raw === undefined || raw.trim() === '') return opts.default;
+      const text = raw.trim();
+      if (!/^\d+$/.test(text)) return new EnvProblem(`must be a whole number of bytes, ${range}; got "${raw}"`);
+      const n = Number(text);
+      if ((n === 0 && opts.off) || (n >= MIN_BYTE_CAP && n <= MAX_BYTE_CAP)) return n;
+      return new EnvProblem(`must be ${range} bytes, got ${n}`);
+    },
+  });
+}
+
 export const deliveryEnvSpec = {
   ...commonEnv,
   DELIVERY_METRICS_PORT: port({ default: 9102, describe: 'port of /healthz, /readyz and /metrics' }),
@@ -87,12 +113,24 @@ export const deliveryEnvSpec = {
     max: 100_000_000,
     describe: 'dead letters kept per destination; the oldest are evicted (and counted in a metric) beyond it',
   }),
+  DELIVERY_DEAD_LETTER_MAX_BYTES_PER_DESTINATION: byteCap({
+    default: 64 * MIB,
+    off: false,
+    describe:
+      'bytes of dead letters (their JSON) kept per destination, besides the count; the oldest are evicted beyond it, as at the count cap. 64 MiB: about 65,000 letters of 1 KB, 2,000 of the largest calls (docs/deployment.md, "Sizing Redis: failing destinations")',
+  }),
   DELIVERY_RETRY_MAX_PER_DESTINATION: integer({
     default: 100_000,
     min: 0,
     max: 100_000_000,
     describe:
       'calls held for a retry per destination (in its deliver jobs, counted in Redis); calls that would go beyond it are dead-lettered instead (counted in a metric, alerted, audited once per episode; see docs/delivery.md); 0 = no cap',
+  }),
+  DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION: byteCap({
+    default: 64 * MIB,
+    off: true,
+    describe:
+      'bytes of the calls held for a retry per destination (each call\'s JSON and retry state, totalled in Redis), besides the count; calls that would go beyond it are dead-lettered instead, as at the count cap. 64 MiB: about 96,000 calls of 500 B with their retry state (about the count cap), 2,000 of the largest (docs/deployment.md, "Sizing Redis: failing destinations"); 0 = no cap',
   }),
   WEBHOOK_ALLOWED_NETWORKS: networks({
     describe:

@@ -1,19 +1,53 @@
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@eventrelay/runtime';
 import type { DestinationGate } from './destination-gate.js';
 
+type PerDestination = () => Promise<ReadonlyMap<string, number>>;
+
+/** What the per-destination totals in Redis are read with at each scrape (one HGETALL per shard each). */
+export interface HeldReaders {
+  /** Calls held for a retry. */
+  readonly retryHeld: PerDestination;
+  /** Their bytes. */
+  readonly retryHeldBytes: PerDestination;
+  /** Bytes of the dead letters. */
+  readonly deadLetterBytes: PerDestination;
+}
+
+/**
+ * A gauge by destination read from a Redis hash at each scrape (every replica reports the same
+ * figure). Destinations once reported are shown at 0 once their field is gone (the hashes have no
+ * field at 0), so a drained backlog reads 0 rather than a series that stops.
+ */
+function heldGauge(registry: Registry, name: string, help: string, read: PerDestination): Gauge<'destination'> {
+  const seen = new Set<string>();
+  return new Gauge({
+    name,
+    help,
+    labelNames: ['destination'] as const,
+    registers: [registry],
+    async collect() {
+      let held: ReadonlyMap<string, number>;
+      try {
+        held = await read();
+      } catch {
+        // Redis did not answer: keep the last values (the failure is in eventrelay_redis_errors_total).
+        return;
+      }
+      for (const destination of seen) if (!held.has(destination)) this.set({ destination }, 0);
+      for (const [destination, n] of held) {
+        seen.add(destination);
+        this.set({ destination }, n);
+      }
+    },
+  });
+}
+
 /**
  * `gate`: the requests open now, the adaptive limits and the breakers, by destination (read at
- * each scrape, so sending costs nothing extra). `retryHeld`: the calls held for a retry, by destination, read from Redis at each
- * scrape (one HGETALL; every replica reports the same figure).
+ * each scrape, so sending costs nothing extra). `held`: what each destination holds for a retry
+ * and in dead letters, read from Redis at each scrape.
  */
-export function createDeliveryMetrics(
-  registry: Registry,
-  gate: Pick<DestinationGate, 'openRequests' | 'limits'>,
-  retryHeld: () => Promise<ReadonlyMap<string, number>>,
-) {
-  // Destinations this process has reported held calls for: shown at 0 once they hold none (the
-  // hash has no field at 0), so a drained backlog reads 0 rather than a series that stops.
-  const heldSeen = new Set<string>();
+export function createDeliveryMetrics(registry: Registry, gate: Pick<DestinationGate, 'openRequests' | 'limits'>, held: HeldReaders) {
   return {
     attempts: new Counter({
       name: 'eventrelay_delivery_attempts_total',
@@ -53,36 +87,34 @@ export function createDeliveryMetrics(
     }),
     deadLettersEvicted: new Counter({
       name: 'eventrelay_delivery_dead_letters_evicted_total',
-      help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, by destination',
+      help: 'Oldest dead letters dropped to stay under DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION or DELIVERY_DEAD_LETTER_MAX_BYTES_PER_DESTINATION, by destination',
       labelNames: ['destination'] as const,
       registers: [registry],
     }),
     retryCapped: new Counter({
       name: 'eventrelay_delivery_retry_capped_total',
-      help: 'Calls dead-lettered instead of held for a retry because their destination held DELIVERY_RETRY_MAX_PER_DESTINATION calls for a retry, by destination',
+      help: 'Calls dead-lettered instead of held for a retry because their destination held DELIVERY_RETRY_MAX_PER_DESTINATION calls, or DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION bytes of calls, for a retry, by destination',
       labelNames: ['destination'] as const,
       registers: [registry],
     }),
-    retryHeld: new Gauge({
-      name: 'eventrelay_delivery_retry_held',
-      help: 'Calls held in deliver jobs for a retry, by destination, as counted in Redis (every replica reports the same figure: aggregate with max)',
-      labelNames: ['destination'] as const,
-      registers: [registry],
-      async collect() {
-        let held: ReadonlyMap<string, number>;
-        try {
-          held = await retryHeld();
-        } catch {
-          // Redis did not answer: keep the last values (the failure is in eventrelay_redis_errors_total).
-          return;
-        }
-        for (const destination of heldSeen) if (!held.has(destination)) this.set({ destination }, 0);
-        for (const [destination, n] of held) {
-          heldSeen.add(destination);
-          this.set({ destination }, n);
-        }
-      },
-    }),
+    retryHeld: heldGauge(
+      registry,
+      'eventrelay_delivery_retry_held',
+      'Calls held in deliver jobs for a retry, by destination, as counted in Redis (every replica reports the same figure: aggregate with max)',
+      held.retryHeld,
+    ),
+    retryHeldBytes: heldGauge(
+      registry,
+      'eventrelay_delivery_retry_held_bytes',
+      "Bytes of the calls held in deliver jobs for a retry (each call's JSON and retry state), by destination, as totalled in Redis; capped by DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION (every replica reports the same figure: aggregate with max)",
+      held.retryHeldBytes,
+    ),
+    deadLetterBytes: heldGauge(
+      registry,
+      'eventrelay_delivery_dead_letter_bytes',
+      'Bytes of the dead letters kept (their JSON), by destination, as totalled in Redis; capped by DELIVERY_DEAD_LETTER_MAX_BYTES_PER_DESTINATION (every replica reports the same figure: aggregate with max)',
+      held.deadLetterBytes,
+    ),
     inFlight: new Gauge({
       name: 'eventrelay_delivery_in_flight',
       help: 'Requests open now, by destination',

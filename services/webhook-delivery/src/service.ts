@@ -118,6 +118,11 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
   // connection, like the queue gauges.
   const retryBacklog = new RetryBacklog(connection, keys);
   const retryBacklogView = new RetryBacklog(control, keys);
+  const deadLetterCaps = {
+    maxPerDestination: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
+    maxBytesPerDestination: env.DELIVERY_DEAD_LETTER_MAX_BYTES_PER_DESTINATION,
+  };
+  const deadLetterView = new DeadLetterStore(control, keys, deadLetterCaps);
   const notifier = env.NOTIFY_WEBHOOK_URL
     ? createOperatorWebhook({ url: env.NOTIFY_WEBHOOK_URL, secret: env.NOTIFY_WEBHOOK_SECRET, clock, logger })
     : NO_NOTIFIER;
@@ -138,8 +143,9 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     tombstones: new ErasureTombstones(connection, keys),
     receipts: new DeletionReceipts(connection, env.EVENTRELAY_PREFIX),
     replays: new ReplayProgressStore(connection, keys),
-    deadLetters: new DeadLetterStore(connection, keys, env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION),
+    deadLetters: new DeadLetterStore(connection, keys, deadLetterCaps),
     deadLetterMax: env.DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION,
+    deadLetterMaxBytes: env.DELIVERY_DEAD_LETTER_MAX_BYTES_PER_DESTINATION,
     events,
     episodes: new DestinationEpisodes(connection, keys),
     switches: createDestinationSwitches(store),
@@ -149,6 +155,7 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     timeoutMs: env.DELIVERY_TIMEOUT_MS,
     retryBacklog,
     retryMax: env.DELIVERY_RETRY_MAX_PER_DESTINATION,
+    retryMaxBytes: env.DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION,
     transaction: () => connection.multi(),
     stopping: () => stopping,
     sender,
@@ -157,7 +164,11 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     policy,
     clock,
     random,
-    metrics: createDeliveryMetrics(registry, gate, () => retryBacklogView.all()),
+    metrics: createDeliveryMetrics(registry, gate, {
+      retryHeld: () => retryBacklogView.all(),
+      retryHeldBytes: () => retryBacklogView.allBytes(),
+      deadLetterBytes: () => deadLetterView.allBytes(),
+    }),
     stats,
     logger,
     putBack: (job, at, token, data) => putJobBack(connection, job, at, token, data),

@@ -1,13 +1,16 @@
 /**
- * What webhook-delivery keeps per destination is bounded: past DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION
- * the oldest dead letters are evicted, counted per destination, and the episode is audited once.
- * Past DELIVERY_RETRY_MAX_PER_DESTINATION calls held for a retry, the calls that would be held
- * beyond it are dead-lettered instead, counted and audited the same way; the count in Redis stays
- * the sum over the deliver jobs whatever becomes of them (delivered, replayed, dropped, failed).
+ * What webhook-delivery keeps per destination is bounded, by count and by bytes: past
+ * DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION or DELIVERY_DEAD_LETTER_MAX_BYTES_PER_DESTINATION the
+ * oldest dead letters are evicted, counted per destination, and the episode is audited once.
+ * Past DELIVERY_RETRY_MAX_PER_DESTINATION calls, or DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION bytes
+ * of calls, held for a retry, the calls that would be held beyond it are dead-lettered instead,
+ * counted and audited the same way; the totals in Redis stay the sums over the deliver jobs (and
+ * over the letters) whatever becomes of them (delivered, replayed, dropped, failed).
  */
 import type { Job } from 'bullmq';
 import type { HeldDeliverJob } from '@eventrelay/config';
 import { AuditLog } from '@eventrelay/stores';
+import { heldCallBytes } from '../src/domain/retry-cap';
 import { eventually, startReceiver } from '@eventrelay/testkit';
 import { startTestAdmin } from '../../../test/support/admin';
 import { testScope } from '../../../test/support/scope';
@@ -52,7 +55,89 @@ describe('delivery bounds', () => {
       max: 3,
     });
   });
+
+  it('dead letters past the byte cap evict the oldest too, far below the count cap; the byte total stays exact as letters are replayed', async () => {
+    let refusing = true;
+    const r = scope.track(await startReceiver({ responder: () => ({ status: refusing ? 400 : 200 }) }));
+    const p = scope.track(
+      await startTestPipeline({
+        label: 'bounds-dead-bytes',
+        destinations: [webhookDestination('dest-big', [r.url])],
+        // 1 MiB of letters (the least the variable takes); the count cap stays at its 100,000.
+        deliveryEnv: { DELIVERY_DEAD_LETTER_MAX_BYTES_PER_DESTINATION: String(MIB) },
+      }),
+    );
+    const admin = scope.track(await startTestAdmin({ prefix: p.prefix }));
+    // 40 calls of about 30 KB (the intake takes up to 32 KB a call): about 1.2 MB of letters.
+    const ids = Array.from({ length: 40 }, (_, i) => `m-${String(i).padStart(2, '0')}`);
+    await p.route(ids.slice(0, 20).map((id) => bigCall(id)));
+    await eventually(async () => expect(await p.deadLetters('dest-big')).toHaveLength(20));
+    await p.route(ids.slice(20).map((id) => bigCall(id)));
+    const evicted = async () => (await metricOf(p, 'eventrelay_delivery_dead_letters_evicted_total', 'dest-big'))[0] ?? 0;
+    const kept = await eventually(async () => {
+      const letters = await p.deadLetters('dest-big');
+      expect(letters.length + (await evicted())).toBe(40);
+      return letters;
+    });
+    // Fewer than 40 were kept: as many as fit in 1 MiB (one more would not), the oldest evicted:
+    // every letter of the second job is kept, and only letters of the first went.
+    const bytes = await deadBytes(p, 'dest-big');
+    expect(bytes.kept).toBe(bytes.actual);
+    expect(bytes.actual).toBeLessThanOrEqual(MIB);
+    expect(bytes.actual + bytes.actual / kept.length).toBeGreaterThan(MIB);
+    expect(kept.length).toBeGreaterThan(20);
+    expect(kept.length).toBeLessThan(40);
+    expect(kept.map((l) => l.job.call.messageId)).toEqual(expect.arrayContaining(ids.slice(20)));
+    expect(await metricOf(p, 'eventrelay_delivery_dead_letter_bytes', 'dest-big')).toEqual([bytes.actual]);
+    const audit = (await new AuditLog(p.admin, p.prefix).page({ limit: 10 })).items.find(
+      (e) => e.action === 'destination.dead_letters_evicted',
+    );
+    expect(audit?.details).toEqual({
+      reason: 'dead letter byte cap reached',
+      max: 100_000,
+      maxBytes: MIB,
+      evicted: 40 - kept.length,
+      bytes: bytes.actual,
+    });
+
+    // Replayed and delivered, letters give their bytes back: the total is what is left, to the byte.
+    refusing = false;
+    const replayed = kept.slice(0, 5).map((l) => l.job.call.messageId);
+    expect(await admin.call('POST', '/destinations/dest-big/replay', { messageIds: replayed })).toMatchObject({
+      status: 200,
+      body: { replayed: 5 },
+    });
+    await eventually(async () => expect(await p.deadLetters('dest-big')).toHaveLength(kept.length - 5));
+    const after = await deadBytes(p, 'dest-big');
+    expect(after.kept).toBe(after.actual);
+    expect(after.actual).toBeLessThan(bytes.actual);
+    expect(await metricOf(p, 'eventrelay_delivery_dead_letter_bytes', 'dest-big')).toEqual([after.actual]);
+    // Every one of them: no field, and the gauge reads 0.
+    expect(await admin.call('POST', '/destinations/dest-big/replay', { all: true })).toMatchObject({ status: 200 });
+    await eventually(async () => expect(await p.deadLetters('dest-big')).toHaveLength(0));
+    expect(await deadBytes(p, 'dest-big')).toEqual({ kept: null, actual: 0 });
+    expect(await metricOf(p, 'eventrelay_delivery_dead_letter_bytes', 'dest-big')).toEqual([0]);
+  });
 });
+
+const MIB = 1024 * 1024;
+
+/** A call of about 30 KB. */
+function bigCall(messageId: string) {
+  return trackCall(messageId, { properties: { blob: 'x'.repeat(30_000) } });
+}
+
+const metricOf = async (p: TestPipeline, name: string, destinationId: string, labels: Record<string, string> = {}) =>
+  (await p.deliveryRegistry.getSingleMetric(name)!.get()).values
+    .filter((v) => v.labels.destination === destinationId && Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+    .map((v) => v.value);
+
+/** The byte total of a destination's dead letters as Redis keeps it (`<prefix>:dead-bytes`), and what its letters take. */
+async function deadBytes(p: TestPipeline, destinationId: string): Promise<{ kept: number | null; actual: number }> {
+  const kept = await p.admin.hget(`${p.prefix}:dead-bytes`, destinationId);
+  const letters = Object.values(await p.admin.hgetall(`${p.prefix}:dead-data:${destinationId}`));
+  return { kept: kept === null ? null : Number(kept), actual: letters.reduce((n, l) => n + Buffer.byteLength(l), 0) };
+}
 
 /** The calls a destination's deliver jobs hold and have counted, summed over the jobs (what the count must equal). */
 async function heldInJobs(p: TestPipeline, destinationId: string): Promise<{ calls: number; counted: number }> {
@@ -65,6 +150,19 @@ async function heldInJobs(p: TestPipeline, destinationId: string): Promise<{ cal
     counted += job.data.counted ?? 0;
   }
   return { calls, counted };
+}
+
+/** The bytes of the calls a destination's deliver jobs hold, measured, and as the jobs have them counted. */
+async function heldBytesInJobs(p: TestPipeline, destinationId: string): Promise<{ bytes: number; counted: number }> {
+  const jobs = await p.deliverQueue.getJobs(['delayed', 'wait', 'active', 'prioritized']);
+  let bytes = 0;
+  let counted = 0;
+  for (const job of jobs) {
+    if (job.data.destinationId !== destinationId || !('calls' in job.data)) continue;
+    bytes += job.data.calls.reduce((n, item) => n + heldCallBytes(item), 0);
+    counted += job.data.countedBytes ?? 0;
+  }
+  return { bytes, counted };
 }
 
 /** The count in Redis, sampled every few milliseconds while the test runs: the highest seen. */
@@ -86,10 +184,6 @@ describe('the retry backlog cap (DELIVERY_RETRY_MAX_PER_DESTINATION)', () => {
   /** Quick retries (at most 400 ms apart), one job at a time: the cap is then exact (no concurrent commits to overshoot it). */
   const quickRetries = { DELIVERY_RETRY_BASE_MS: '100', DELIVERY_RETRY_MAX_MS: '400', DELIVERY_CONCURRENCY: '1' };
 
-  const metricOf = async (p: TestPipeline, name: string, destinationId: string, labels: Record<string, string> = {}) =>
-    (await p.deliveryRegistry.getSingleMetric(name)!.get()).values
-      .filter((v) => v.labels.destination === destinationId && Object.entries(labels).every(([k, want]) => v.labels[k] === want))
-      .map((v) => v.value);
   // The keys as docs/delivery.md and the runbook name them.
   const heldKey = (p: TestPipeline) => `${p.prefix}:retry-held`;
 
@@ -143,7 +237,7 @@ describe('the retry backlog cap (DELIVERY_RETRY_MAX_PER_DESTINATION)', () => {
         ['destination.retry_backlog_capped', 'dest-cap', 'webhook-delivery'],
         ['destination.dead_lettering', 'dest-cap', 'webhook-delivery'],
       ]);
-      expect(audit[0]!.details).toEqual({ reason: 'retry backlog cap reached', max: 5, deadLettered: 2 });
+      expect(audit[0]!.details).toEqual({ reason: 'retry backlog cap reached', max: 5, maxBytes: 64 * MIB, deadLettered: 2 });
       expect(await p.admin.ttl(`${p.prefix}:retry-capping:dest-cap`)).toBeGreaterThan(0);
 
       // The receiver recovers: everything held is delivered, and the count's field is gone.
@@ -176,7 +270,79 @@ describe('the retry backlog cap (DELIVERY_RETRY_MAX_PER_DESTINATION)', () => {
     expect(await metricOf(p, 'eventrelay_delivery_retry_capped_total', 'dest-cap')).toEqual([4]);
   });
 
-  it('a deleted destination’s jobs give their count back when they are dropped', async () => {
+  it('holds calls up to the byte cap far below the count cap: the rest are dead-lettered, the bytes in Redis are what the jobs hold, back to none once delivered', async () => {
+    let failing = true;
+    const delivered = new Set<string>();
+    const r = scope.track(
+      await startReceiver({
+        responder: (req) => {
+          if (failing) return { status: 503 };
+          delivered.add(String(req.headers['x-eventrelay-message-id']));
+          return { status: 200 };
+        },
+      }),
+    );
+    // Retries far away: each call is attempted once and held until the test moves the clock.
+    let offsetMs = 0;
+    const p = scope.track(
+      await startTestPipeline({
+        label: 'retry-cap-bytes',
+        random,
+        clock: () => Date.now() + offsetMs,
+        destinations: [webhookDestination('dest-bytes', [r.url])],
+        // 1 MiB of held calls (the least the variable takes); the count cap stays at its 100,000.
+        deliveryEnv: { DELIVERY_RETRY_BASE_MS: '600000', DELIVERY_CONCURRENCY: '1', DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION: String(MIB) },
+      }),
+    );
+    const bytesKey = `${p.prefix}:retry-held-bytes`;
+    // 20 calls of about 30 KB: about 600 KB held.
+    const ids = Array.from({ length: 40 }, (_, i) => `r-${String(i).padStart(2, '0')}`);
+    await p.route(ids.slice(0, 20).map((id) => bigCall(id)));
+    await eventually(async () => expect(await heldInJobs(p, 'dest-bytes')).toEqual({ calls: 20, counted: 20 }));
+    const first = await heldBytesInJobs(p, 'dest-bytes');
+    expect(first.counted).toBe(first.bytes);
+    expect(Number(await p.admin.hget(bytesKey, 'dest-bytes'))).toBe(first.bytes);
+
+    // 20 more: the first of them are held while the bytes fit, the rest of the job dead-lettered.
+    await p.route(ids.slice(20).map((id) => bigCall(id)));
+    const letters = await eventually(async () => {
+      const found = await p.deadLetters('dest-bytes');
+      expect(found.length).toBeGreaterThan(0);
+      expect(found.length + (await heldInJobs(p, 'dest-bytes')).calls).toBe(40);
+      return found;
+    });
+    const held = await heldInJobs(p, 'dest-bytes');
+    expect(held.counted).toBe(held.calls);
+    expect(await p.admin.hget(`${p.prefix}:retry-held`, 'dest-bytes')).toBe(String(held.calls));
+    expect(letters.map((l) => l.job.call.messageId).sort()).toEqual(ids.slice(held.calls));
+    // Attempted once, or (the breaker opened after the first job's 503s) held back unattempted.
+    for (const l of letters) expect(l.lastError).toBe(`retry backlog byte cap reached (DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION=${MIB})`);
+    // The bytes in Redis are exactly what the jobs hold, within the cap, and the next call would not have fit.
+    const bytes = await heldBytesInJobs(p, 'dest-bytes');
+    expect(bytes.counted).toBe(bytes.bytes);
+    expect(Number(await p.admin.hget(bytesKey, 'dest-bytes'))).toBe(bytes.bytes);
+    expect(bytes.bytes).toBeLessThanOrEqual(MIB);
+    expect(bytes.bytes + bytes.bytes / held.calls).toBeGreaterThan(MIB);
+    expect(await metricOf(p, 'eventrelay_delivery_retry_held_bytes', 'dest-bytes')).toEqual([bytes.bytes]);
+    expect(await metricOf(p, 'eventrelay_delivery_retry_capped_total', 'dest-bytes')).toEqual([letters.length]);
+    const audit = (await new AuditLog(p.admin, p.prefix).page({ limit: 10 })).items.filter(
+      (e) => e.action === 'destination.retry_backlog_capped',
+    );
+    expect(audit.map((e) => e.details)).toEqual([
+      { reason: 'retry backlog byte cap reached', max: 100_000, maxBytes: MIB, deadLettered: letters.length },
+    ]);
+
+    // The receiver recovers: everything held is delivered, and the bytes' field is gone.
+    failing = false;
+    offsetMs = 700_000;
+    for (const job of await p.deliverQueue.getJobs(['delayed'])) await job.promote();
+    await eventually(async () => expect(await heldInJobs(p, 'dest-bytes')).toEqual({ calls: 0, counted: 0 }), 15_000);
+    expect(await p.admin.hexists(bytesKey, 'dest-bytes')).toBe(0);
+    expect(await metricOf(p, 'eventrelay_delivery_retry_held_bytes', 'dest-bytes')).toEqual([0]);
+    expect([...delivered].sort()).toEqual(ids.slice(0, held.calls));
+  });
+
+  it('a deleted destination’s jobs give their count and bytes back when they are dropped', async () => {
     const r = scope.track(await startReceiver({ responder: () => ({ status: 503 }) }));
     const kept = webhookDestination('dest-kept', [r.url]);
     const p = scope.track(
@@ -199,11 +365,12 @@ describe('the retry backlog cap (DELIVERY_RETRY_MAX_PER_DESTINATION)', () => {
       expect(await metricOf(p, 'eventrelay_delivery_messages_total', 'dest-deleted', { result: 'dropped' })).toEqual([3]),
     );
     await eventually(async () => expect(await p.admin.hgetall(heldKey(p))).toEqual({ 'dest-kept': '3' }));
+    expect(Object.keys(await p.admin.hgetall(`${p.prefix}:retry-held-bytes`))).toEqual(['dest-kept']);
     expect(await heldInJobs(p, 'dest-deleted')).toEqual({ calls: 0, counted: 0 });
     expect(await heldInJobs(p, 'dest-kept')).toEqual({ calls: 3, counted: 3 });
   });
 
-  it('a job BullMQ fails for good gives its count back; retried by an operator, it is counted again', async () => {
+  it('a job BullMQ fails for good gives its count and bytes back; retried by an operator, it is counted again', async () => {
     let failing = true;
     const r = scope.track(await startReceiver({ responder: () => ({ status: failing ? 503 : 200 }) }));
     // Retries far away: the job waits in the delayed set until the test moves the clock and promotes it.
@@ -229,14 +396,19 @@ describe('the retry backlog cap (DELIVERY_RETRY_MAX_PER_DESTINATION)', () => {
     const held = await delayedJob();
     expect(held.data.counted).toBe(3);
     expect(await p.admin.hget(heldKey(p), 'dest-f')).toBe('3');
+    const heldBytes = held.data.calls.reduce((n, item) => n + heldCallBytes(item), 0);
+    expect(held.data.countedBytes).toBe(heldBytes);
+    expect(await p.admin.hget(`${p.prefix}:retry-held-bytes`, 'dest-f')).toBe(String(heldBytes));
 
     // A defect in the job (a retry state the processor cannot read) makes its next run throw.
     await held.updateData({ ...held.data, calls: held.data.calls.map((c) => ({ ...c, retry: { ...c.retry!, urls: null as never } })) });
     await held.promote();
     await eventually(async () => expect(await held.getState()).toBe('failed'));
     await eventually(async () => expect(await p.admin.hexists(heldKey(p), 'dest-f')).toBe(0));
+    expect(await p.admin.hexists(`${p.prefix}:retry-held-bytes`, 'dest-f')).toBe(0);
     const failed = (await p.deliverQueue.getJob('job-f')) as Job<HeldDeliverJob>;
     expect(failed.data.counted).toBe(0);
+    expect(failed.data.countedBytes).toBe(0);
 
     // The defect fixed, the operator retries it: counted again at its commit, given back once delivered.
     await failed.updateData({ ...failed.data, calls });
@@ -248,6 +420,7 @@ describe('the retry backlog cap (DELIVERY_RETRY_MAX_PER_DESTINATION)', () => {
     await (await delayedJob()).promote();
     await eventually(async () => expect(await heldInJobs(p, 'dest-f')).toEqual({ calls: 0, counted: 0 }));
     expect(await p.admin.hexists(heldKey(p), 'dest-f')).toBe(0);
+    expect(await p.admin.hexists(`${p.prefix}:retry-held-bytes`, 'dest-f')).toBe(0);
     expect(await p.deliverQueue.getJobCounts('failed')).toEqual({ failed: 0 });
   });
 });

@@ -1343,6 +1343,10 @@ export interface HeldDeliverJob {
    */
   counted?: number;
   /**
+   * bytes of this job's calls counted in its destination's retry backlog (`<prefix>:retry-held-bytes`, DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION): the sum of each held call's JSON as the job holds it, written by every commit with the byte total in the same MULTI. Absent on a job no commit wrote yet, and on one last written before the byte cap existed: none of its bytes is counted (its next commit counts them all)
+   */
+  countedBytes?: number;
+  /**
    * epoch ms: the job was parked until its requests' turn at the destination's rate (the adaptive rate of the process, and the maxRequestsPerSecond slots taken in Redis); back in time for it, the job sends without booking again. The commit that follows drops it
    */
   turnAt?: number;

@@ -1,5 +1,5 @@
 import type { DeliveryItem } from '@eventrelay/config';
-import { countedCalls, retryCapReason, retryHoldLimit } from './retry-cap.js';
+import { countedBytes, countedCalls, heldCallBytes, retryByteLimit, retryCapReason, retryHold, retryHoldLimit } from './retry-cap.js';
 
 const item: DeliveryItem = {
   sourceId: 's',
@@ -41,5 +41,68 @@ describe('the retry backlog cap', () => {
 
   it('names the cap and the variable in the dead letters', () => {
     expect(retryCapReason(100_000)).toBe('retry backlog cap reached (DELIVERY_RETRY_MAX_PER_DESTINATION=100000)');
+  });
+});
+
+describe('the retry backlog byte cap', () => {
+  it('counts the bytes a commit wrote into the job, none for a job no commit wrote or one from before the byte cap', () => {
+    expect(countedBytes({ destinationId: 'd', batch: { id: 'b', parts: [{ part: 0, sourceId: 's', indexes: [0] }] } })).toBe(0);
+    expect(countedBytes({ destinationId: 'd', calls: [item] })).toBe(0);
+    expect(countedBytes({ destinationId: 'd', calls: [item], runs: 2, counted: 1 })).toBe(0);
+    expect(countedBytes({ destinationId: 'd', calls: [item], runs: 2, counted: 1, countedBytes: 180 })).toBe(180);
+  });
+
+  it('measures a held call as its JSON in UTF-8 bytes, retry state included', () => {
+    expect(heldCallBytes(item)).toBe(JSON.stringify(item).length);
+    const wide = { ...item, call: { ...item.call, event: 'é€😀' } };
+    expect(heldCallBytes(wide)).toBe(JSON.stringify(item).length - 1 + 2 + 3 + 4);
+    const retried = { ...item, retry: { firstAttemptAt: 1, attempt: 2, urls: { 'https://r.example': { lastError: 'HTTP 503' } } } };
+    expect(heldCallBytes(retried)).toBeGreaterThan(heldCallBytes(item));
+  });
+
+  const byteLimit = (p: Partial<Parameters<typeof retryByteLimit>[0]> & { sizes: number[] }) =>
+    retryByteLimit({ upTo: p.sizes.length, counted: 0, countedBytes: 0, currentBytes: 0, maxBytes: 1000, ...p });
+
+  it('holds calls in the job’s order while the destination’s bytes stay within the cap', () => {
+    expect(byteLimit({ sizes: [300, 300, 300] })).toBe(3);
+    expect(byteLimit({ sizes: [300, 300, 300], currentBytes: 100 })).toBe(3);
+    // Exactly at the cap is within it; one byte more is not.
+    expect(byteLimit({ sizes: [300, 300, 300], currentBytes: 101 })).toBe(2);
+    expect(byteLimit({ sizes: [300, 300, 300], currentBytes: 1000 })).toBe(0);
+    // The first call that does not fit stops the hold: later, smaller calls are not held past it.
+    expect(byteLimit({ sizes: [300, 800, 10], currentBytes: 0 })).toBe(1);
+  });
+
+  it('never holds more than the count cap allowed (upTo)', () => {
+    expect(byteLimit({ sizes: [10, 10, 10, 10], upTo: 2 })).toBe(2);
+  });
+
+  it('replaces the job’s own counted bytes, and keeps its counted calls whatever their size now', () => {
+    // The job had 2 calls counted as 400 bytes, now 500 (their retry state grew), and 2 new of 200.
+    // The destination holds 900, this job's 400 among them: after the commit 500 + 500 + new.
+    expect(byteLimit({ sizes: [250, 250, 200, 200], counted: 2, countedBytes: 400, currentBytes: 900 })).toBe(2);
+    expect(byteLimit({ sizes: [250, 250, 200, 200], counted: 2, countedBytes: 400, currentBytes: 700 })).toBe(3);
+    // Over the cap already (lowered, or concurrent commits overshot): the counted calls still stay.
+    expect(byteLimit({ sizes: [250, 250, 200], counted: 2, countedBytes: 500, currentBytes: 5000 })).toBe(2);
+  });
+
+  it('holds everything when the byte cap is off (0)', () => {
+    expect(byteLimit({ sizes: [1_000_000, 1_000_000], currentBytes: 1e12, maxBytes: 0 })).toBe(2);
+  });
+
+  it('decides both caps at once and names the one that stopped the calls', () => {
+    const job = { sizes: [400, 400, 400], counted: 0, countedBytes: 0 };
+    const room = { max: 10, maxBytes: 1000, current: 0, currentBytes: 0 };
+    expect(retryHold(job, { ...room, maxBytes: 0 })).toBeUndefined();
+    expect(retryHold(job, { ...room, maxBytes: 1200 })).toBeUndefined();
+    expect(retryHold(job, room)).toEqual({
+      hold: 2,
+      by: 'bytes',
+      reason: 'retry backlog byte cap reached (DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION=1000)',
+    });
+    expect(retryHold(job, { ...room, current: 9 })).toEqual({ hold: 1, by: 'count', reason: retryCapReason(10) });
+    // Both would stop at the same call: the count's, as before the byte cap.
+    expect(retryHold(job, { ...room, current: 8 })).toMatchObject({ hold: 2, by: 'count' });
+    expect(retryHold(job, { ...room, max: 0, maxBytes: 0 })).toBeUndefined();
   });
 });

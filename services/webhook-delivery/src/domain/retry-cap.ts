@@ -1,10 +1,12 @@
 /**
- * The per-destination cap on calls held for a retry (DELIVERY_RETRY_MAX_PER_DESTINATION,
- * docs/delivery.md "The retry backlog cap"): a receiver refusing for hours at high volume must not
- * grow the deliver jobs without bound. Pure: the worker reads the destination's count and commits
- * the change with the job.
+ * The per-destination caps on calls held for a retry, by count (DELIVERY_RETRY_MAX_PER_DESTINATION)
+ * and by bytes (DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION), docs/delivery.md "The retry backlog
+ * cap": a receiver refusing for hours at high volume must not grow the deliver jobs without bound,
+ * and a count alone lets calls of up to 32 KB each hold gigabytes. Pure: the worker reads the
+ * destination's count and bytes and commits the change with the job.
  */
-import type { DeliverJob } from '@eventrelay/config';
+import type { DeliverJob, DeliveryItem } from '@eventrelay/config';
+import type { HoldCap } from './settle.js';
 
 /**
  * The calls of a job counted in its destination's retry backlog: what its last commit wrote. A
@@ -13,6 +15,23 @@ import type { DeliverJob } from '@eventrelay/config';
  */
 export function countedCalls(data: DeliverJob): number {
   return 'calls' in data ? (data.counted ?? 0) : 0;
+}
+
+/**
+ * The bytes of a job's calls counted in its destination's retry backlog, as for `countedCalls`; a
+ * job last written before the byte cap existed has none counted, so its next commit counts them all
+ * (the total stays the sum over the jobs).
+ */
+export function countedBytes(data: DeliverJob): number {
+  return 'calls' in data ? (data.countedBytes ?? 0) : 0;
+}
+
+/**
+ * What a call held for a retry costs: its JSON (the call and its retry state) as the job's data
+ * holds it, in UTF-8 bytes. Measured when a commit writes the job, so growing retry state counts.
+ */
+export function heldCallBytes(item: DeliveryItem): number {
+  return Buffer.byteLength(JSON.stringify(item));
 }
 
 /**
@@ -31,7 +50,67 @@ export function retryHoldLimit(p: {
   return p.counted + Math.min(newly, Math.max(0, p.max - p.current));
 }
 
+/**
+ * The byte cap's share of the same rule: of the first `upTo` calls still to go (`sizes`, each
+ * call's bytes in the job's order), how many the job may hold so that the destination's bytes
+ * after its commit stay within `maxBytes`. The job's own counted bytes (`countedBytes`) are in
+ * `currentBytes` and are replaced by what it holds now. The calls it had counted stay held
+ * whatever their size (their retry state may have grown); the calls after them are held in order
+ * until the first that does not fit. `maxBytes` 0: no cap.
+ */
+export function retryByteLimit(p: {
+  readonly sizes: readonly number[];
+  readonly upTo: number;
+  readonly counted: number;
+  readonly countedBytes: number;
+  readonly currentBytes: number;
+  readonly maxBytes: number;
+}): number {
+  const upTo = Math.min(p.upTo, p.sizes.length);
+  if (p.maxBytes === 0 || upTo <= p.counted) return upTo;
+  let bytes = p.currentBytes - p.countedBytes;
+  for (let i = 0; i < p.counted; i++) bytes += p.sizes[i] ?? 0;
+  let hold = p.counted;
+  while (hold < upTo && bytes + (p.sizes[hold] ?? 0) <= p.maxBytes) bytes += p.sizes[hold++] ?? 0;
+  return hold;
+}
+
+/** The caps in force (0 = that cap is off) and what the destination holds now. */
+export interface RetryRoom {
+  readonly max: number;
+  readonly maxBytes: number;
+  readonly current: number;
+  readonly currentBytes: number;
+}
+
+/** A hold limit from the retry backlog caps, and which of them set it. */
+export interface RetryCap extends HoldCap {
+  readonly by: 'count' | 'bytes';
+}
+
+/**
+ * Both caps at once: undefined when the job may hold every call still to go (`sizes`, in the
+ * job's order), else how many it holds and the reason its other calls are dead-lettered with,
+ * naming the cap that stopped them (the count's when both would).
+ */
+export function retryHold(
+  p: { readonly sizes: readonly number[]; readonly counted: number; readonly countedBytes: number },
+  room: RetryRoom,
+): RetryCap | undefined {
+  const byCount = retryHoldLimit({ pending: p.sizes.length, counted: p.counted, current: room.current, max: room.max });
+  const hold = retryByteLimit({ ...p, upTo: byCount, currentBytes: room.currentBytes, maxBytes: room.maxBytes });
+  if (hold === p.sizes.length) return undefined;
+  return hold < byCount
+    ? { hold, by: 'bytes', reason: retryByteCapReason(room.maxBytes) }
+    : { hold, by: 'count', reason: retryCapReason(room.max) };
+}
+
 /** The dead letters' reason, naming the cap and the variable that sets it. */
 export function retryCapReason(max: number): string {
   return `retry backlog cap reached (DELIVERY_RETRY_MAX_PER_DESTINATION=${max})`;
+}
+
+/** The dead letters' reason when the byte cap stopped them. */
+function retryByteCapReason(maxBytes: number): string {
+  return `retry backlog byte cap reached (DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION=${maxBytes})`;
 }

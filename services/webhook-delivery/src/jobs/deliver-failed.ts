@@ -7,7 +7,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { DeliverJob } from '@eventrelay/config';
 import { execAll, queueJobDataWrite, type Logger } from '@eventrelay/runtime';
 import type { RetryBacklog } from '@eventrelay/stores';
-import { countedCalls } from '../domain/retry-cap.js';
+import { countedBytes, countedCalls } from '../domain/retry-cap.js';
 
 export interface FailedJobDeps {
   readonly retryBacklog: Pick<RetryBacklog, 'queueChange'>;
@@ -21,9 +21,9 @@ export interface FailedJobDeps {
 /**
  * The worker's 'failed' handler: one log line per failed run. A job BullMQ failed for good (its
  * attempts used up: a defect, or Redis trouble for longer than its backoff) no longer holds calls
- * for a retry, so it gives its counted calls back: the count and the job's `counted` (read from
- * Redis, not from this process's copy, which can be a commit behind) go down together in one
- * MULTI, so an operator who retries the failed job later keeps the count right too. What still
+ * for a retry, so it gives its counted calls back: the count and bytes and the job's `counted` and
+ * `countedBytes` (read from Redis, not from this process's copy, which can be a commit behind) go
+ * down together in one MULTI, so an operator who retries the failed job later keeps the count right too. What still
  * makes the count drift upward (docs/delivery.md, "The retry backlog cap"): this process dying
  * between BullMQ's final failure and this MULTI, or a job failed by BullMQ's stalled-job check
  * (no worker sees that failure), when such a failed job is then deleted (after 7 days, or by
@@ -53,10 +53,11 @@ export function createFailedJobHandler(deps: FailedJobDeps): (job: Job<DeliverJo
     if (raw === undefined) return 0;
     const stored = JSON.parse(raw) as DeliverJob;
     const counted = countedCalls(stored);
-    if (counted === 0 || !('calls' in stored)) return 0;
+    const bytes = countedBytes(stored);
+    if ((counted === 0 && bytes === 0) || !('calls' in stored)) return 0;
     const tx = deps.transaction();
-    deps.retryBacklog.queueChange(tx, stored.destinationId, -counted);
-    queueJobDataWrite(tx, job, { ...stored, counted: 0 });
+    deps.retryBacklog.queueChange(tx, stored.destinationId, -counted, -bytes);
+    queueJobDataWrite(tx, job, { ...stored, counted: 0, countedBytes: 0 });
     await execAll(tx);
     return counted;
   }

@@ -7,7 +7,8 @@
  *     that was delivered is never sent again by this job);
  *   - for a batch job, the end of its hold on the batch (its calls are now all delivered, dead or
  *     held in the job);
- *   - the change of the destination's count of calls held for a retry (the job's `counted`);
+ *   - the change of the destination's count and bytes of calls held for a retry (the job's
+ *     `counted` and `countedBytes`);
  * then the job is moved to the delayed set until its next call is due, or completed.
  * At-least-once: until the commit lands, the job stays active and locked to this process; if the
  * process dies, the lock lapses and another worker runs it again from where the last commit left
@@ -19,7 +20,7 @@ import type { BatchRef, DeadLetter, DeliverJob, DeliveryItem, Destination, Retry
 import { callDeliveryId, heldFromLegacyDeliverJob } from '@eventrelay/config';
 import { LabelTally, execAll, queueJobRewrite, type Logger } from '@eventrelay/runtime';
 import type { CallBatches, DeadLetterStore, RetryBacklog, StatsCounters } from '@eventrelay/stores';
-import { createCapNotes } from './cap-notes.js';
+import { NOT_CAPPED, createCapNotes, type RetryCapped } from './cap-notes.js';
 import { createDestinationHealth } from './destination-health.js';
 import { activeTargets, lastRound, planRound, policyOf, probeRound, renderBodies, runDelivery, type DeliverDeps } from './deliver-round.js';
 import type { OperatorEvents } from './operator-events.js';
@@ -30,9 +31,9 @@ import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
 import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
-import { countedCalls, retryCapReason, retryHoldLimit } from '../domain/retry-cap.js';
+import { countedBytes, countedCalls, heldCallBytes, retryHold, type RetryCap } from '../domain/retry-cap.js';
 import { retryBy } from '../domain/schedule.js';
-import { settleRound, type CallRun, type HoldCap, type Settled } from '../domain/settle.js';
+import { settleRound, type CallRun, type Settled } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 import { originOf } from '../domain/url-origin.js';
 import { parkedForTurn, turnOf, type TurnDeps } from './turns.js';
@@ -49,8 +50,10 @@ export interface WorkerDeps extends DeliverDeps, TurnDeps {
   /** Each replay's progress: the final outcome of its calls, counted in the commit. */
   readonly replays: ReplayProgress;
   readonly deadLetters: Pick<DeadLetterStore, 'queueAdd' | 'evictionOf'>;
-  /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when the cap is reached. */
+  /** DELIVERY_DEAD_LETTER_MAX_PER_DESTINATION, named in the audit entry when a cap is reached. */
   readonly deadLetterMax: number;
+  /** DELIVERY_DEAD_LETTER_MAX_BYTES_PER_DESTINATION, likewise. */
+  readonly deadLetterMaxBytes: number;
   /** What operators are told (audit log, notification webhook): caps reached, breakers, disabled URLs. */
   readonly events: OperatorEvents;
   /** Makes each operator event happen once per episode across processes. */
@@ -59,10 +62,12 @@ export interface WorkerDeps extends DeliverDeps, TurnDeps {
   readonly switches: DestinationSwitches;
   /** DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: a destination's concurrency unless it sets maxConcurrentRequests. */
   readonly maxInFlight: number;
-  /** Each destination's count of calls held for a retry, changed in the commit. */
+  /** Each destination's count and bytes of calls held for a retry, changed in the commit. */
   readonly retryBacklog: Pick<RetryBacklog, 'queueChange' | 'changeOf' | 'held'>;
   /** DELIVERY_RETRY_MAX_PER_DESTINATION: calls held for a retry per destination; 0 = no cap. */
   readonly retryMax: number;
+  /** DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION: bytes of those calls per destination; 0 = no cap. */
+  readonly retryMaxBytes: number;
   /** A MULTI on the connection the batches and dead letters live on. */
   readonly transaction: () => ChainableCommander;
   readonly metrics: DeliveryMetrics;
@@ -123,18 +128,21 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   }
 
   /**
-   * Holds the calls still to go to DELIVERY_RETRY_MAX_PER_DESTINATION (see "The retry backlog cap"):
-   * `settle` settles the round again with a hold limit when the job would newly hold too many.
+   * Holds the calls still to go to DELIVERY_RETRY_MAX_PER_DESTINATION and
+   * DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION (see "The retry backlog cap"): the hold limit, when
+   * the job would newly hold more than both allow, for the round to be settled again with.
    */
-  async function withinRetryCap(data: DeliverJob, settled: Settled, settle: (cap: HoldCap) => Settled): Promise<Settled> {
+  async function retryCapOf(data: DeliverJob, settled: Settled): Promise<RetryCap | undefined> {
     const counted = countedCalls(data);
-    if (deps.retryMax === 0 || settled.pending.length <= counted) return settled;
-    // Calls newly held for a retry: the one read of the destination's count, never on the all-2xx
-    // path. Jobs of one destination committing at once may each see the same room, so the count
-    // can overshoot the cap by the calls they newly hold together.
+    if ((deps.retryMax === 0 && deps.retryMaxBytes === 0) || settled.pending.length <= counted) return undefined;
+    // Calls newly held for a retry: the one read of the destination's count and bytes, never on
+    // the all-2xx path. Jobs of one destination committing at once may each see the same room, so
+    // the totals can overshoot the caps by the calls they newly hold together.
     const current = await deps.retryBacklog.held(data.destinationId);
-    const hold = retryHoldLimit({ pending: settled.pending.length, counted, current, max: deps.retryMax });
-    return hold < settled.pending.length ? settle({ hold, reason: retryCapReason(deps.retryMax) }) : settled;
+    return retryHold(
+      { sizes: settled.pending.map(heldCallBytes), counted, countedBytes: countedBytes(data) },
+      { max: deps.retryMax, maxBytes: deps.retryMaxBytes, current: current.calls, currentBytes: current.bytes },
+    );
   }
 
   /** A call's dead letter, under its letter id (one per call and destination). */
@@ -153,9 +161,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   /**
    * Writes what the run left in one MULTI (dead letters, the calls still to go, the end of the
    * batch hold, the change of the destination's retry backlog), then moves the job: to delayed
-   * until `at` while calls remain, else it completes. `capped`: letters that are calls the retry
-   * backlog cap kept from being held. `replayed`: what became of the calls, for the progress of
-   * those that a replay put back.
+   * until `at` while calls remain, else it completes. `capped`: letters that are calls a retry
+   * backlog cap kept from being held, and the cap. `replayed`: what became of the calls, for the
+   * progress of those that a replay put back.
    */
   async function commit(
     job: Job<DeliverJob>,
@@ -164,28 +172,32 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     pending: readonly DeliveryItem[],
     at: number | undefined,
     runs: number,
-    capped = 0,
+    capped: RetryCapped = NOT_CAPPED,
     replayed: ReplayOutcomes = {},
   ): Promise<void> {
     const data = job.data;
     const tx = deps.transaction();
     for (const letter of letters) deps.deadLetters.queueAdd(tx, letter);
-    // The job's data says how many of its calls the destination's count holds (`counted`), and
-    // both change by the same difference in this MULTI: the count stays exactly the sum over the
-    // deliver jobs (docs/delivery.md, "The retry backlog cap").
+    // The job's data says how many of its calls the destination's count holds (`counted`) and
+    // their bytes (`countedBytes`), and each changes with its total by the same difference in this
+    // MULTI: the totals stay exactly the sums over the deliver jobs (docs/delivery.md, "The retry
+    // backlog cap"). Bytes are measured afresh at each commit: a held call's retry state grows.
     const counted = countedCalls(data);
+    const countedSize = countedBytes(data);
+    const bytes = pending.reduce((n, item) => n + heldCallBytes(item), 0);
     const change = pending.length - counted;
-    const backlogChanges = change !== 0 || capped > 0;
-    if (backlogChanges) deps.retryBacklog.queueChange(tx, data.destinationId, change, capped);
+    const bytesChange = bytes - countedSize;
+    const backlogChanges = change !== 0 || bytesChange !== 0 || capped.calls > 0;
+    if (backlogChanges) deps.retryBacklog.queueChange(tx, data.destinationId, change, bytesChange, capped.calls);
     const due = at ?? deps.clock();
     let next: DeliverJob | undefined;
     if (pending.length > 0) {
-      next = { destinationId: data.destinationId, calls: [...pending], runs, counted: pending.length };
+      next = { destinationId: data.destinationId, calls: [...pending], runs, counted: pending.length, countedBytes: bytes };
       queueJobRewrite(tx, job, next, due);
-    } else if (counted > 0 && 'calls' in data) {
+    } else if ((counted > 0 || countedSize > 0) && 'calls' in data) {
       // The job completes once this lands. Should the process die before that, the job runs again
       // from its data, which must then no longer count the calls given back here.
-      queueJobRewrite(tx, job, { ...data, counted: 0 }, due);
+      queueJobRewrite(tx, job, { ...data, counted: 0, countedBytes: 0 }, due);
     }
     // The hold on a batch of another shard (EVENTRELAY_SHARDS > 1) ends after the commit, in a
     // command of its own: should the process die in between, the batch stays until its TTL.
@@ -194,7 +206,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (releaseInCommit) batch.store.queueRelease(tx, batch.id, data.destinationId);
     // Last on the MULTI: the answers read below are at the positions of what came before.
     const replays = 'calls' in data && queueReplayOutcomes(deps.replays, tx, data.destinationId, replayed);
-    const commits = letters.length > 0 || pending.length > 0 || counted > 0 || releaseInCommit || replays;
+    const commits = letters.length > 0 || pending.length > 0 || counted > 0 || countedSize > 0 || releaseInCommit || replays;
     const answers = commits ? await execAll(tx) : [];
     if (batch && !releaseInCommit) await batch.store.release(batch.id, data.destinationId);
     if (next) job.data = next;
@@ -254,7 +266,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       const letters = items.map((item) =>
         letterOf(data, item, item.retry ?? { firstAttemptAt: deps.clock(), attempt: 0, urls: {} }, reason),
       );
-      await commit(job, token, letters, [], undefined, runsBefore, 0, outcomes);
+      await commit(job, token, letters, [], undefined, runsBefore, NOT_CAPPED, outcomes);
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
       deps.stats.countDestination(data.destinationId, { dead: items.length });
       logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
@@ -343,7 +355,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       calls = calls.map((c) => (c.decision?.kind === 'retry' ? { ...c, decision: retryBy(c.decision, probeAt!) } : c));
     }
     let settled = settleRound(calls, urls, now, undefined, breakerOpen);
-    settled = await withinRetryCap(data, settled, (hold) => settleRound(calls, urls, now, hold, breakerOpen));
+    const cap = await retryCapOf(data, settled);
+    if (cap) settled = settleRound(calls, urls, now, cap, breakerOpen);
     // After the cap, which settles again: the job that carries the next probe comes back for it.
     if (probeAt !== undefined && settled.pending.length > 0) settled = { ...settled, nextAt: Math.max(settled.nextAt ?? now, probeAt) };
     // What became of each call: for the deletion receipts, and for the replays' progress in the commit.
@@ -405,7 +418,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       else health.remember(data.destinationId, job);
     }
     try {
-      await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, settled.capped, outcomes);
+      await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, { calls: settled.capped, by: cap?.by }, outcomes);
     } catch (err) {
       if (err instanceof DelayedError) await backIfBreakerClosed(job, closesBefore);
       throw err;
@@ -446,15 +459,24 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (items.every((i) => i.retry !== undefined)) return parkFor(items);
     const urls = activeTargets(destination).map((w) => w.url);
     const runs = items.map((item): CallRun => ({ item, decision: undefined, attempts: [] }));
-    const held = await withinRetryCap(data, settleRound(runs, urls, now, undefined, true), (hold) =>
-      settleRound(runs, urls, now, hold, true),
-    );
+    const all = settleRound(runs, urls, now, undefined, true);
+    const cap = await retryCapOf(data, all);
+    const held = cap ? settleRound(runs, urls, now, cap, true) : all;
     const letters = held.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     if (held.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
     metrics.parked.inc();
-    await commit(job, token, letters, held.pending, now + parkFor(held.pending), runsBefore, held.capped, {
-      deadLettered: held.dead.map((d) => d.run.item),
-    });
+    await commit(
+      job,
+      token,
+      letters,
+      held.pending,
+      now + parkFor(held.pending),
+      runsBefore,
+      { calls: held.capped, by: cap?.by },
+      {
+        deadLettered: held.dead.map((d) => d.run.item),
+      },
+    );
     return 'settled';
   }
 }
