@@ -38,6 +38,8 @@ export interface TestIngestOptions {
   env?: Record<string, string>;
   source?: Partial<Source>;
   clock?: () => number;
+  /** How held refusals wait (INGEST_REFUSAL_HOLD_MS); a timer by default. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export async function startTestIngest(options: TestIngestOptions = {}): Promise<TestIngest> {
@@ -67,6 +69,7 @@ export async function startTestIngest(options: TestIngestOptions = {}): Promise<
       logger: pino({ level: 'silent' }),
       registry: createMetricsRegistry('ingest'),
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
     });
   } catch (err) {
     admin.disconnect();

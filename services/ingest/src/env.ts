@@ -24,6 +24,13 @@ export const ingestEnvSpec = {
     describe:
       'calls per second per web or mobile source (their write keys ship in pages and apps, so anyone may send with them), unless the source sets rateLimitPerSecond; refused as INGEST_RATE_LIMIT is',
   }),
+  INGEST_REFUSAL_HOLD_MS: integer({
+    default: 1000,
+    min: 0,
+    max: 10_000,
+    describe:
+      "how long the 429 of a request refused over its source's rate limit (at most until the limit resets) or budget is held before it is answered, so that a client sending as fast as it is answered sends a few requests a second per connection, not thousands; at most 1,000 answers are held at once per process, the rest are answered at once. 0 = answer at once",
+  }),
   INGEST_SERVER_SOURCE_MEMORY_SHARE: shareOfMaxmemory(
     '0.3',
     "share of Redis's maxmemory one server source's dedupe claims may hold (its budget; the source's memoryShare overrides it); past it that source alone is answered 429 source_over_budget until its claims expire. 0 = no budget; none either when Redis has no maxmemory (sizing: docs/deployment.md)",

@@ -30,12 +30,18 @@ import { RedisMemoryGuard } from './adapters/redis-memory-guard.js';
 import { ReplicaGuard } from './adapters/replica-guard.js';
 import { createIngestHandler } from './http/app.js';
 import { redactSecrets } from './domain/redact.js';
+import { RefusalHold } from './http/refusal-hold.js';
+
+/** Refusals held at once per process (INGEST_REFUSAL_HOLD_MS): a few percent of INGEST_MAX_CONNECTIONS's default. */
+const MAX_HELD_REFUSALS = 1000;
 
 export interface IngestDeps {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly clock?: () => number;
   readonly newId?: () => string;
+  /** How held refusals wait (http/refusal-hold.ts); a timer by default. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** In shutdown order: stop accepting and finish in-flight requests, then close queue and Redis. */
@@ -157,6 +163,10 @@ export async function startIngest(env: IngestEnv, deps: IngestDeps): Promise<Run
       ...(debugEvents ? { debugEvents } : {}),
       stats,
       sourceDefaults,
+      refusals: {
+        hold: new RefusalHold(MAX_HELD_REFUSALS, deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))),
+        maxMs: env.INGEST_REFUSAL_HOLD_MS,
+      },
       clock,
       newId,
       logger,

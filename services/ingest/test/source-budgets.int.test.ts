@@ -3,7 +3,7 @@
  * messageIds is refused with 429 source_over_budget once its claims hold its share of Redis, while
  * another source keeps getting 200; and a web source's default rate is the client one.
  */
-import { startPrivateRedis, type PrivateRedis } from '@eventrelay/testkit';
+import { eventually, startPrivateRedis, type PrivateRedis } from '@eventrelay/testkit';
 import type { Source } from '@eventrelay/config';
 import { post, startTestIngest, type TestIngest } from '../../../test/support/ingest';
 
@@ -22,6 +22,8 @@ describe('per-source budgets', () => {
     t = await startTestIngest({
       label: 'budgets',
       clock: () => now,
+      // Refusals answered at once: the flood here is sequential (holding is tested apart).
+      env: { INGEST_REFUSAL_HOLD_MS: '0' },
       redisUrl: redis.url,
       source: { id: 'src-flood', type: 'web', memoryShare: 20_000 / MAXMEMORY, rateLimitPerSecond: 1_000_000 },
     });
@@ -73,6 +75,32 @@ describe('per-source budgets', () => {
     // The quiet source's body is read as ever.
     const quietGarbage = await post(t.url, '/v1/batch', undefined, { writeKey: quiet.writeKey, raw: '{"batch": [ not json' });
     expect(quietGarbage).toMatchObject({ status: 400, json: { code: 'invalid_request' } });
+  });
+
+  it('holds the 429 of a refused request until the limit resets, so a flood sends a few requests a second', async () => {
+    const now = Date.parse('2026-11-29T09:30:00.200Z');
+    const holds: { ms: number; release: () => void }[] = [];
+    const held = await startTestIngest({
+      label: 'held',
+      clock: () => now,
+      source: { rateLimitPerSecond: 1 },
+      sleep: (ms) => new Promise<void>((release) => holds.push({ ms, release })),
+    });
+    try {
+      const track = (id: string) => post(held.url, '/v1/track', { userId: 'u', event: 'E', messageId: id }, { writeKey: held.writeKey });
+      expect((await track('first')).status).toBe(200);
+      const order: string[] = [];
+      const refused = track('second').then((res) => (order.push('answered'), res));
+      await eventually(() => expect(holds).toHaveLength(1), 5000, 10);
+      // Held for the rest of the second: 800 ms of the injected clock.
+      expect(holds[0]!.ms).toBe(800);
+      order.push('released');
+      holds[0]!.release();
+      expect(await refused).toMatchObject({ status: 429, json: { code: 'rate_limited' } });
+      expect(order).toEqual(['released', 'answered']);
+    } finally {
+      await held.close();
+    }
   });
 
   it('holds a web source to INGEST_CLIENT_RATE_LIMIT by default', async () => {

@@ -24,6 +24,7 @@ import type { ReplicaGuard } from '../adapters/replica-guard.js';
 import type { IngestMetrics } from '../metrics.js';
 import { sendError, sendJson } from './respond.js';
 import { applyCors } from './cors.js';
+import { holdMsFor, type RefusalHold } from './refusal-hold.js';
 
 export interface IntakeDeps {
   readonly directory: Pick<SourceDirectory, 'lookup'>;
@@ -42,6 +43,8 @@ export interface IntakeDeps {
   readonly debugEvents?: { record(sourceId: string, event: DebugEvent): void };
   /** The per-minute counts behind the admin stats; batched, so counting costs no Redis command here. */
   readonly stats: Pick<StatsCounters, 'countSource'>;
+  /** Holds the answers of requests refused over their source's limit or budget (http/refusal-hold.ts). */
+  readonly refusals?: { readonly hold: Pick<RefusalHold, 'hold'>; readonly maxMs: number };
 }
 
 /** What the intake reads of a source to price its calls. */
@@ -70,6 +73,7 @@ export function createIntakeHandler(deps: IntakeDeps) {
       const rejected = await accept(route, req, outcome);
       sendJson(res, 200, rejected.length > 0 ? { success: true, rejected } : { success: true });
     } catch (err) {
+      if (deps.refusals) await deps.refusals.hold.hold(holdMsFor(err, deps.clock(), deps.refusals.maxMs));
       const answered = sendError(res, err);
       outcome.status = answered.status;
       outcome.code = answered.code;
