@@ -163,7 +163,7 @@ describe('metric names', () => {
             .filter((s) => s.labels['connection'] === connection)
             .map((s) => s.labels['kind'])
             .sort(),
-        ).toEqual(['command', 'connection']);
+        ).toEqual(['command', 'connection', 'oom']);
     }
     expect(values('router', 'eventrelay_router_calls_total', 'result')).toEqual(['routed', 'suppressed', 'unrouted']);
     expect(values('router', 'eventrelay_router_filtered_total', 'reason')).toEqual([

@@ -32,6 +32,8 @@ import { SHARED_REDIS_URL, deletePrefix, uniquePrefix } from '@eventrelay/testki
 
 export interface PipelineOptions {
   label?: string;
+  /** A Redis of the test's own (startPrivateRedis); the shared one by default. */
+  redisUrl?: string;
   destinations?: Destination[];
   /** Start ingest too (default false: tests then put route jobs on the queue themselves). */
   ingest?: boolean;
@@ -99,7 +101,7 @@ export function webhookDestination(
 const silent = pino({ level: 'silent' });
 
 export async function startTestPipeline(options: PipelineOptions = {}): Promise<TestPipeline> {
-  const redisUrl = SHARED_REDIS_URL;
+  const redisUrl = options.redisUrl ?? SHARED_REDIS_URL;
   const prefix = uniquePrefix(options.label ?? 'pipeline');
   const source: Source = { id: 'src-test', name: 'Test source', type: 'server', writeKey: `wk_${prefix.replace(/\W/g, '')}` };
   const admin = new Redis(redisUrl, { maxRetriesPerRequest: 1 });

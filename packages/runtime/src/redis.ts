@@ -11,6 +11,7 @@ import { ConfigError, DEFAULT_SENTINEL_NAME, type SentinelAddress } from '@event
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import { startAtZero } from './metrics.js';
+import { isRedisFull } from './domain/redis-full.js';
 
 /**
  * Where every connection of a process goes: the common variables (docs/reference/env.md). The
@@ -137,8 +138,9 @@ function redisOptions(role: RedisRole): RedisOptions {
 
 /**
  * `registry`, when given, gets eventrelay_redis_errors_total for this connection: `kind="connection"`
- * for each failed or dropped connection, `kind="command"` for each command answered with an error
- * or cut off.
+ * for each failed or dropped connection, `kind="oom"` for each command Redis refused for lack of
+ * memory (at `maxmemory`: a MULTI counts each command it queued), `kind="command"` for each other
+ * command answered with an error or cut off.
  */
 export function createRedis(target: string | RedisEnv, role: RedisRole, name: string, registry?: Registry): RedisClient {
   const env: RedisEnv = typeof target === 'string' ? { REDIS_URL: target } : target;
@@ -159,6 +161,7 @@ export function createRedis(target: string | RedisEnv, role: RedisRole, name: st
     ? startAtZero(redisErrors(registry), [
         { connection: name, kind: 'connection' },
         { connection: name, kind: 'command' },
+        { connection: name, kind: 'oom' },
       ])
     : undefined;
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash the process.
@@ -172,7 +175,7 @@ export function createRedis(target: string | RedisEnv, role: RedisRole, name: st
       const [command] = args;
       if (!watched.has(command)) {
         watched.add(command);
-        command.promise.catch(() => errors.inc({ connection: name, kind: 'command' }));
+        command.promise.catch((err: unknown) => errors.inc({ connection: name, kind: isRedisFull(err) ? 'oom' : 'command' }));
       }
       return send(...args);
     };
@@ -186,7 +189,7 @@ function redisErrors(registry: Registry): Counter<'connection' | 'kind'> {
     (registry.getSingleMetric(name) as Counter<'connection' | 'kind'> | undefined) ??
     new Counter({
       name,
-      help: 'Redis errors by connection and kind: connection (failed or dropped), command (answered an error or cut off)',
+      help: 'Redis errors by connection and kind: connection (failed or dropped), oom (a write refused at maxmemory), command (any other error answered, or cut off)',
       labelNames: ['connection', 'kind'] as const,
       registers: [registry],
     })
@@ -289,12 +292,46 @@ export async function waitForRedis(connections: readonly RedisClient[], onWaitin
  * failed is thrown (ioredis reports errors per command rather than rejecting).
  */
 export async function execAll(batch: ChainableCommander): Promise<unknown[]> {
-  const results = await batch.exec();
+  const redis = (batch as { redis?: RedisClient }).redis;
+  if (redis && scriptsInDoubt.has(redis)) await reloadScripts(redis);
+  let results: Awaited<ReturnType<ChainableCommander['exec']>>;
+  try {
+    results = await batch.exec();
+  } catch (err) {
+    if (redis && err instanceof Error && err.message.startsWith('EXECABORT')) scriptsInDoubt.add(redis);
+    throw err;
+  }
   if (!results) throw new Error('redis: the transaction was aborted');
   return results.map(([err, value]) => {
     if (err) throw err;
     return value;
   });
+}
+
+/**
+ * Connections whose scripts are being loaded again. ioredis sends a script's first use on a
+ * connection as EVAL and its later uses as EVALSHA, taking the script as loaded once EVAL was
+ * written. In a MULTI that Redis discards (EXECABORT: a command refused while queued, as every
+ * write is when Redis is full) the EVAL never ran, so the script is not loaded, and ioredis does not
+ * notice it inside a MULTI: every later MULTI using it gets NOSCRIPT for that command while the
+ * other commands run (a commit half made). So after an aborted MULTI every script of the connection
+ * is loaded again (SCRIPT LOAD is not refused when Redis is full) before its next MULTI runs.
+ */
+const scriptsInDoubt = new WeakSet<RedisClient>();
+const scriptsLoading = new WeakMap<RedisClient, Promise<void>>();
+
+/** Loads every script of a connection in doubt; throws when Redis does not answer (in doubt still). */
+async function reloadScripts(redis: RedisClient): Promise<void> {
+  let loading = scriptsLoading.get(redis);
+  if (!loading) {
+    const scripts = Object.values((redis as unknown as { scriptsSet?: Record<string, { lua: string }> }).scriptsSet ?? {});
+    const nodes: Redis[] = redis instanceof Cluster ? redis.nodes('master') : [redis];
+    loading = Promise.all(nodes.flatMap((node) => scripts.map((script) => node.script('LOAD', script.lua))))
+      .then(() => void scriptsInDoubt.delete(redis))
+      .finally(() => scriptsLoading.delete(redis));
+    scriptsLoading.set(redis, loading);
+  }
+  await loading;
 }
 
 /**

@@ -70,7 +70,9 @@ export async function runWorkerProcess(parts: WorkerProcessParts): Promise<Runni
       readiness: {
         redis: async () => void (await parts.control.ping()),
         accepting: gate.check,
-        worker: () => (workers.every((w) => w.isRunning()) ? Promise.resolve() : Promise.reject(new Error('worker not running'))),
+        // A worker paused while Redis is full (openWorker) is whole: it resumes by itself.
+        worker: () =>
+          workers.every((w) => w.isRunning() || w.isPaused()) ? Promise.resolve() : Promise.reject(new Error('worker not running')),
       },
     });
   } catch (err) {

@@ -80,6 +80,11 @@ export function createDeliveryMetrics(registry: Registry, gate: Pick<Destination
       buckets: [...LATENCY_BUCKETS, 10, 30, 60, 300, 1800, 3600, 14_400],
       registers: [registry],
     }),
+    roundsResumed: new Counter({
+      name: 'eventrelay_delivery_rounds_resumed_total',
+      help: 'Rounds whose requests were sent before Redis refused their commit (full), committed at a later run of their job instead of being sent again',
+      registers: [registry],
+    }),
     parked: new Counter({
       name: 'eventrelay_delivery_parked_total',
       help: "Jobs put back for later without an attempt: their destination was slow at its cap, its breaker was open, or the job waits for its turn at the destination's rate",

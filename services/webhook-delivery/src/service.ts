@@ -172,6 +172,8 @@ export async function startDelivery(env: DeliveryEnv, deps: DeliveryDeps): Promi
     stats,
     logger,
     putBack: (job, at, token, data) => putJobBack(connection, job, at, token, data),
+    // A round is kept while its job waits for Redis to take its commit: at most the jobs run at once.
+    keptRoundsMax: env.DELIVERY_CONCURRENCY * consumedShards(env).length,
   });
   const onFailed = createFailedJobHandler({
     retryBacklog,

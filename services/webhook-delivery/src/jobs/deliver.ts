@@ -37,6 +37,7 @@ import { settleRound, type CallRun, type Settled } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
 import { originOf } from '../domain/url-origin.js';
 import { parkedForTurn, turnOf, type TurnDeps } from './turns.js';
+import { SentRounds } from './sent-rounds.js';
 
 export interface WorkerDeps extends DeliverDeps, TurnDeps {
   readonly destinations: { get(id: string): Destination | undefined; refresh(): Promise<void>; onLoad?(listener: () => void): void };
@@ -78,6 +79,16 @@ export interface WorkerDeps extends DeliverDeps, TurnDeps {
   readonly putBack: (job: Job, at: number, token: string | undefined, data?: DeliverJob) => Promise<void>;
   /** True once shutdown began: calls not started yet stay in the job, unattempted. */
   readonly stopping?: () => boolean;
+  /** How many rounds sent but not committed (Redis full) the process keeps; about the jobs it runs at once. */
+  readonly keptRoundsMax?: number;
+}
+
+/** A round's requests and what they returned, kept until its commit lands (SentRounds). */
+interface SentRound {
+  readonly run: Awaited<ReturnType<typeof runDelivery>>;
+  /** The round carried the breaker's probe. */
+  readonly probe: boolean;
+  readonly attempts: { attempts: number; failed: number };
 }
 
 /**
@@ -95,6 +106,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   const stopping = deps.stopping ?? (() => false);
   const caps = createCapNotes(deps);
   const health = createDestinationHealth(deps);
+  const rounds = new SentRounds<SentRound>(deps.keptRoundsMax ?? 1_000);
 
   /** The job's destination, reloading the config first when it is unknown or disabled here. */
   async function reloadedDestination(id: string): Promise<Destination | undefined> {
@@ -208,6 +220,8 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const replays = 'calls' in data && queueReplayOutcomes(deps.replays, tx, data.destinationId, replayed);
     const commits = letters.length > 0 || pending.length > 0 || counted > 0 || countedSize > 0 || releaseInCommit || replays;
     const answers = commits ? await execAll(tx) : [];
+    // Landed: a run of the job from now on starts from what this wrote, never from the kept round.
+    if (job.id) rounds.committed(job.id);
     if (batch && !releaseInCommit) await batch.store.release(batch.id, data.destinationId);
     if (next) job.data = next;
     if (letters.length > 0) await caps.noteEvictions(data.destinationId, answers.slice(0, letters.length));
@@ -270,6 +284,15 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
       metrics.messages.inc({ destination: data.destinationId, result: 'dead_lettered' }, items.length);
       deps.stats.countDestination(data.destinationId, { dead: items.length });
       logger.warn({ ...base, calls: items.length, ...erased, outcome: 'dead_lettered', reason }, 'delivery.attempted');
+      return;
+    }
+
+    // Sent before Redis refused its commit (full): committed now, not sent again (a batch job whose
+    // commit did land stopped above, its hold gone).
+    const kept = job.id ? rounds.take(job.id, data) : undefined;
+    if (kept) {
+      metrics.roundsResumed.inc();
+      await finishRound(job, token, destination, items, erased, kept, deps.gate.breaker(data.destinationId).closes);
       return;
     }
 
@@ -338,7 +361,30 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     } finally {
       places.done();
     }
-    const attempts = countAttempts(metrics, data.destinationId, run.calls);
+    const sent: SentRound = { run, probe, attempts: countAttempts(metrics, data.destinationId, run.calls) };
+    // From here on every write may be refused (Redis full): the requests are not sent again.
+    if (job.id) rounds.keep(job.id, data, sent);
+    await finishRound(job, token, destination, items, erased, sent, closesBefore);
+  };
+
+  /**
+   * The end of a round whose requests were sent (now, or before a commit Redis refused): each
+   * call's outcome settled, then committed; counted and logged once the commit landed, so a round
+   * committed late is counted once.
+   */
+  async function finishRound(
+    job: Job<DeliverJob>,
+    token: string | undefined,
+    destination: Destination,
+    items: readonly DeliveryItem[],
+    erased: { erased?: number },
+    sent: SentRound,
+    closesBefore: number,
+  ): Promise<void> {
+    const data = job.data;
+    const base = { destinationId: data.destinationId, jobId: job.id };
+    const runsBefore = 'calls' in data ? (data.runs ?? 0) : 0;
+    const { run, probe, attempts } = sent;
     await health.disableGoneUrls(data.destinationId, run.calls);
 
     const urls = activeTargets(destination).map((w) => w.url);
@@ -364,6 +410,17 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     // Before the commit: a commit that fails runs the job again, which records the same outcomes.
     await recordNoticeOutcomes(deps.receipts, data.destinationId, outcomes);
     const letters = settled.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
+    if (breaker.state !== 'closed') {
+      if (settled.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
+      else health.remember(data.destinationId, job);
+    }
+    let delayed: DelayedError | undefined;
+    try {
+      await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, { calls: settled.capped, by: cap?.by }, outcomes);
+    } catch (err) {
+      if (!(err instanceof DelayedError)) throw err;
+      delayed = err;
+    }
     const destinationLabel = { destination: data.destinationId };
     if (settled.delivered.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'delivered' }, settled.delivered.length);
     if (settled.retrying.length > 0) metrics.messages.inc({ ...destinationLabel, result: 'retry_scheduled' }, settled.retrying.length);
@@ -413,17 +470,11 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     };
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
-    if (breaker.state !== 'closed') {
-      if (settled.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
-      else health.remember(data.destinationId, job);
+    if (delayed) {
+      await backIfBreakerClosed(job, closesBefore);
+      throw delayed;
     }
-    try {
-      await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, { calls: settled.capped, by: cap?.by }, outcomes);
-    } catch (err) {
-      if (err instanceof DelayedError) await backIfBreakerClosed(job, closesBefore);
-      throw err;
-    }
-  };
+  }
 
   /**
    * A job just moved to the delayed set comes back at once when its destination's breaker closed
