@@ -31,8 +31,12 @@ async function sender(): Promise<void> {
   }
 }
 
-const senders = Array.from({ length: o.connections }, () => sender());
+let senders: Promise<void>[] = [];
 serveIpc(async (msg) => {
+  if (msg.type === 'go') {
+    senders = Array.from({ length: o.connections }, () => sender());
+    return undefined;
+  }
   if (msg.type !== 'stop') throw new Error(`unknown call ${msg.type}`);
   stopping = true;
   await Promise.all(senders);

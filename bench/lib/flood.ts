@@ -52,8 +52,13 @@ export function floodBodies(tag: string, calls: number): (counter: number) => st
   };
 }
 
-/** Starts flooding at once; `stop` ends it and answers what it did. */
-export async function startFlood(o: FloodOptions): Promise<{ readonly pid: number | undefined; stop(): Promise<FloodResult> }> {
+/**
+ * Starts the flood's process (its start-up is not in anyone's window); `go` starts flooding, `stop`
+ * ends it and answers what it did.
+ */
+export async function startFlood(
+  o: FloodOptions,
+): Promise<{ readonly pid: number | undefined; go(): Promise<void>; stop(): Promise<FloodResult> }> {
   let ipc: IpcClient | undefined;
   let ready = false;
   const handle = await startChild({
@@ -69,6 +74,7 @@ export async function startFlood(o: FloodOptions): Promise<{ readonly pid: numbe
   });
   return {
     pid: handle.pid,
+    go: () => (ipc as IpcClient).call('go'),
     async stop() {
       const result = await (ipc as IpcClient).call<FloodResult>('stop', {}, 60_000);
       await handle.stop();

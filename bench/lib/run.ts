@@ -189,6 +189,16 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       }
     })();
 
+    // The flood's process starts now, so that its start-up is not in the window; it floods from the window's start.
+    flooding = flood
+      ? await startFlood({
+          url: st.url('ingest'),
+          writeKey: writeKeys[flood.source] as string,
+          tag: `${tag}-${flood.source}`,
+          calls,
+          connections: flood.connections,
+        })
+      : undefined;
     if (mode === 'saturation') driver.startWindow(s.windowCalls, connections);
     else driver.startRate(offered);
     await sleep(s.warmupS * 1000);
@@ -250,16 +260,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
       }
     };
     const fired = scenario.events.map(fire);
-    flooding = flood
-      ? await startFlood({
-          url: st.url('ingest'),
-          writeKey: writeKeys[flood.source] as string,
-          tag: `${tag}-${flood.source}`,
-          calls,
-          connections: flood.connections,
-        })
-      : undefined;
-    if (flooding) note(`source ${flood?.source} flooded`);
+    if (flooding) {
+      await flooding.go();
+      note(`source ${flood?.source} flooded`);
+    }
     await sleep(Math.max(0, windowStart + measuredS * 1000 - now()));
     const windowEnd = now();
     const acceptedInWindow = driver.acceptedCalls - acceptedAtStart;
