@@ -100,10 +100,8 @@ export class IntakeWriter {
   private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   /** Flushes written and not yet answered; in durable mode at most one. */
   private inFlight = 0;
-  /** Sources over their limit, and the second until whose end they stay so. */
-  private readonly limited = new Map<string, number>();
-  /** Sources over their budget, and the second until whose end they are answered so without asking Redis. */
-  private readonly overBudget = new Map<string, { second: number; freesAt: number }>();
+  /** Sources refused over their limit or budget, and the second until whose end they are answered so without asking Redis. */
+  private readonly refused = new Map<string, { second: number; refusal: Refusal }>();
   private readonly newBatchId: () => string;
 
   constructor(private readonly opts: IntakeWriterOptions) {
@@ -115,17 +113,10 @@ export class IntakeWriter {
    * requests was found over its limit or its budget; undefined when it may be stored.
    */
   refusal(sourceId: string): Refusal | undefined {
-    const second = Math.floor(this.opts.clock() / 1000);
-    const limitedIn = this.limited.get(sourceId);
-    if (limitedIn !== undefined) {
-      if (limitedIn === second) return { kind: 'rate_limited', resetAtEpochSeconds: second + 1 };
-      this.limited.delete(sourceId);
-    }
-    const spent = this.overBudget.get(sourceId);
-    if (spent !== undefined) {
-      if (spent.second === second) return { kind: 'over_budget', freesAtEpochSeconds: spent.freesAt };
-      this.overBudget.delete(sourceId);
-    }
+    const known = this.refused.get(sourceId);
+    if (known === undefined) return undefined;
+    if (known.second === Math.floor(this.opts.clock() / 1000)) return known.refusal;
+    this.refused.delete(sourceId);
     return undefined;
   }
 
@@ -229,14 +220,13 @@ export class IntakeWriter {
       }
       batch.forEach((p, i) => {
         const verdict = verdicts[i];
-        if (verdict === undefined || verdict.kind === 'rate_limited') {
-          this.limited.set(p.sub.sourceId, second);
-          p.resolve({ kind: 'rate_limited', resetAtEpochSeconds: second + 1 });
-          return;
-        }
-        if (verdict.kind === 'over_budget') {
-          this.overBudget.set(p.sub.sourceId, { second, freesAt: verdict.freesAtS });
-          p.resolve({ kind: 'over_budget', freesAtEpochSeconds: verdict.freesAtS });
+        if (verdict === undefined || verdict.kind !== 'stored') {
+          const refusal: Refusal =
+            verdict?.kind === 'over_budget'
+              ? { kind: 'over_budget', freesAtEpochSeconds: verdict.freesAtS }
+              : { kind: 'rate_limited', resetAtEpochSeconds: second + 1 };
+          this.refused.set(p.sub.sourceId, { second, refusal });
+          p.resolve(refusal);
           return;
         }
         const duplicateIndexes: number[] = [];

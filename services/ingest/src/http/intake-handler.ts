@@ -96,16 +96,19 @@ export function createIntakeHandler(deps: IntakeDeps) {
 
   async function accept(route: IntakeRoute, req: IncomingMessage, outcome: Outcome) {
     const receivedAt = deps.clock();
-    await refuseEarly(req, outcome);
+    const named = await refuseEarly(req, outcome);
     const text = await readBodyText(req, route.kind === 'single' ? MAX_CALL_BYTES : MAX_BATCH_BYTES);
     const shape = inspectJsonText(text);
     const body = parseJsonObject(text, shape);
     const writeKey = extractWriteKey(req.headers.authorization, body);
     if (!writeKey)
       throw new AuthError('missing_write_key', 'no write key: send it as the HTTP Basic user name or as "writeKey" in the body');
-    const source = await deps.directory.lookup(writeKey).catch((cause: unknown) => {
-      throw new UnavailableError('service_unavailable', 'the source directory is unavailable; retry later', 1, { cause });
-    });
+    // The header's key wins over the body's (extractWriteKey): a source it named is this one.
+    const source =
+      named ??
+      (await deps.directory.lookup(writeKey).catch((cause: unknown) => {
+        throw new UnavailableError('service_unavailable', 'the source directory is unavailable; retry later', 1, { cause });
+      }));
     if (!source) throw new AuthError('unknown_write_key', 'the write key names no source');
     outcome.sourceId = source.id;
     try {
@@ -122,13 +125,14 @@ export function createIntakeHandler(deps: IntakeDeps) {
    * A flood must not cost the intake its CPU: a source named by the Authorization header that was
    * refused in this second is refused again before its body is read and parsed (Node discards the
    * unread body once the answer is sent). A key in the body is only known once it is parsed.
+   * Returns the source the header names, if it names one, so that it is looked up once.
    */
-  async function refuseEarly(req: IncomingMessage, outcome: Outcome): Promise<void> {
+  async function refuseEarly(req: IncomingMessage, outcome: Outcome): Promise<Source | undefined> {
     const writeKey = basicUser(req.headers.authorization);
-    if (!writeKey) return;
+    if (!writeKey) return undefined;
     const source = await deps.directory.lookup(writeKey).catch(() => undefined);
     const refused = source && deps.writer.refusal(source.id);
-    if (!source || !refused) return;
+    if (!source || !refused) return source;
     outcome.sourceId = source.id;
     throw refusalError(source, refused);
   }
