@@ -7,6 +7,7 @@
  *   job's lock is kept alive meanwhile (BullMQ's own renewal is a write, refused too; PEXPIRE is
  *   not), so no other process takes the job and does its work again.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job, Worker } from 'bullmq';
 import { FULL_BACKOFF_POLICY, NOT_FULL, backOffFull, isRedisFull, type FullBackoff } from './domain/redis-full.js';
 import { defineScript, type RedisClient } from './redis.js';
@@ -109,8 +110,4 @@ export function redisFullOf(redis: RedisClient): RedisFull {
     instances.set(redis, full);
   }
   return full;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
