@@ -113,10 +113,6 @@ export class ConfigStore {
     return Object.values(await this.redis.hgetall(this.keys.destinations)).map((j) => JSON.parse(j) as Destination);
   }
 
-  async audiences(): Promise<Audience[]> {
-    return Object.values(await this.redis.hgetall(this.keys.audiences)).map((j) => JSON.parse(j) as Audience);
-  }
-
   /** Everything at one version (one MULTI). */
   async snapshot(): Promise<ConfigSnapshot> {
     const [version, sources, destinations, audiences] = await execAll(

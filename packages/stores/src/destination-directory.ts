@@ -54,8 +54,11 @@ export class DestinationDirectory {
   }
 
   private async load(store: ConfigStore): Promise<void> {
-    // Read after the version (ConfigWatch), so both are at least as new as it.
-    const [all, audiences] = await Promise.all([store.destinations(), store.audiences()]);
+    // Read after the version (ConfigWatch), so it is at least as new as it; one MULTI, so the
+    // destinations and the audiences are of one version.
+    const snapshot = await store.snapshot();
+    const all = [...snapshot.destinations.values()];
+    const audiences = [...snapshot.audiences.values()];
     const bySource = new Map<string, Destination[]>();
     for (const d of all) {
       if (!d.enabled) continue;
