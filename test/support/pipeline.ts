@@ -188,7 +188,7 @@ export async function startTestPipeline(options: PipelineOptions = {}): Promise<
         const id = batchId ?? `b-${++batchSeq}-${Date.now().toString(36)}`;
         const tx = transaction();
         batches.queueIntake(tx, id, [{ sourceId, ratePerSecond: 1_000_000_000, calls, callsJson: JSON.stringify(calls) }], {
-          second: Math.floor(Date.now() / 1000),
+          nowMs: Date.now(),
           dedupeTtlS: 3600,
         });
         queueJobAdd(tx, routeQueue, { batchId: id }, id);

@@ -121,12 +121,16 @@ export class UnavailableError extends EventrelayError {
     code: 'rate_limited' | 'source_over_budget' | 'service_unavailable' | 'overloaded' | 'not_replicated',
     message: string,
     readonly retryAfterSeconds: number,
-    options?: { cause?: unknown; resetAtEpochSeconds?: number },
+    options?: { cause?: unknown; resetAtEpochSeconds?: number; retryAtMs?: number },
   ) {
     super(code, message, options);
     this.resetAtEpochSeconds = options?.resetAtEpochSeconds;
+    this.retryAtMs = options?.retryAtMs;
   }
+  /** The X-RateLimit-Reset header: when (epoch seconds) the same request fits again. */
   readonly resetAtEpochSeconds: number | undefined;
+  /** The same, to the millisecond (Retry-After is whole seconds): how long ingest holds the answer. */
+  readonly retryAtMs: number | undefined;
 }
 
 /** Bad start-up input (env or config file): the process must not start. */

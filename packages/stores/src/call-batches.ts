@@ -34,34 +34,38 @@ import { bucketFreedAtS, CLAIM_OVERHEAD_BYTES, claimBuckets } from './claim-budg
 
 // Runs right after the HSET of the flush's calls (one field per source, written as plain bytes:
 // passing them through Lua would cost Redis a second copy of every call). KEYS: batch, then one
-// rate key per source, then one budget key per source, then (when the dedupe TTL is not 0) one
+// pace key per source, then one budget key per source, then (when the dedupe TTL is not 0) one
 // dedupe key per call, in call order. ARGV: dedupe TTL (s), number of sources, the batch's
 // backstop TTL (BATCH_TTL_S), the claim buckets (claim-budget.ts: the current one, the first that
-// may be alive, the budget hash's TTL) and the bytes a claim costs beyond its key; then per source
-// its limit, its budget (bytes, 0 = none) and its number of requests, and per request its number of
-// calls and its route entries (JSON objects joined by commas).
-// The limit counts calls, not requests: a request is stored when its calls fit in what is left of
-// its source's per-second budget, or when nothing was counted yet in that second (so a batch larger
-// than the whole budget still gets through, one per second); the calls of stored requests are
-// counted (one GET and one INCRBY per source), a refused request counts nothing.
+// may be alive, the budget hash's TTL), the bytes a claim costs beyond its key, the time (epoch ms)
+// and how far ahead of its pace a source may run (ms); then per source its limit (calls/s, 0 = none), its
+// budget (bytes, 0 = none) and its number of requests, and per request its number of calls and its
+// route entries (JSON objects joined by commas).
+// The limit paces calls, not requests (docs/intake.md, "Rate limit"): each call a source stores moves its pace key
+// (the time its calls so far are paid for) on by 1/limit s, and a request is refused while it
+// would take that time more than the allowance ahead of now, except when the source is not ahead at
+// all (so a batch larger than the whole allowance still gets through, and then waits its time out);
+// a refused request moves nothing.
 // The budget counts the bytes of the source's live claims (a hash: "t" the total, "o" the oldest
 // bucket counted, "b<n>" each bucket's bytes): buckets past their claims' expiry are freed first; a
 // request whose new claims would take the total past the budget is refused whole (repeats are
 // looked up only near the edge), and a stored one adds the bytes of the claims it made.
 // A refused request gets no route entries (its calls go with the batch); a call whose messageId is
 // already claimed is a duplicate, listed in "x". With nothing to route the batch is deleted at once.
-// Returns per request, in order, -1 (over the limit), {-2, the oldest bucket holding bytes} (over
-// the budget) or one 0 (to route) / 1 (duplicate) per call. The claims (SET NX) and the route entries are one step, so a call is claimed
-// exactly when it is stored for routing: concurrent flushes, on this process or another, can never
-// both route it.
+// Returns per request, in order, {-1, when it would fit (epoch ms)} (over the limit), {-2, the
+// oldest bucket holding bytes} (over the budget) or one 0 (to route) / 1 (duplicate) per call. The
+// claims (SET NX) and the route entries are one step, so a call is claimed exactly when it is stored
+// for routing: concurrent flushes, on this process or another, can never both route it.
 const INTAKE = `
 local ttl = tonumber(ARGV[1])
 local groups = tonumber(ARGV[2])
 local bucket = ARGV[4]
 local liveFrom = tonumber(ARGV[5])
 local overhead = tonumber(ARGV[7])
+local now = tonumber(ARGV[8])
+local allowance = tonumber(ARGV[9])
 local dedupeKey = 1 + 2 * groups
-local arg = 8
+local arg = 10
 local index = 0
 local out = {}
 local entries = {}
@@ -71,7 +75,8 @@ for g = 1, groups do
   local budget = tonumber(ARGV[arg + 1])
   local requests = tonumber(ARGV[arg + 2])
   arg = arg + 3
-  local used = tonumber(redis.call('GET', KEYS[1 + g]) or '0')
+  local paid = math.max(now, tonumber(redis.call('GET', KEYS[1 + g]) or '0'))
+  local paced = false
   local budgetKey = KEYS[1 + groups + g]
   local held = 0
   if budget > 0 and ttl > 0 then
@@ -87,7 +92,6 @@ for g = 1, groups do
     end
     held = tonumber(redis.call('HGET', budgetKey, 't') or '0')
   end
-  local counted = 0
   local added = 0
   for r = 1, requests do
     local count = tonumber(ARGV[arg])
@@ -105,8 +109,10 @@ for g = 1, groups do
       end
       over = held + cost > budget
     end
-    if used > 0 and used + count > limit then
-      out[#out + 1] = -1
+    local due = paid
+    if limit > 0 then due = paid + count * 1000 / limit end
+    if due > paid and paid > now and due - now > allowance then
+      out[#out + 1] = {-1, math.ceil(due - allowance)}
       if ttl > 0 then dedupeKey = dedupeKey + count end
     elseif over then
       -- The oldest bucket holding bytes: when it is freed, the source has room again.
@@ -139,14 +145,15 @@ for g = 1, groups do
         for k = 1, #dups do excluded[#excluded + 1] = dups[k] end
       end
       out[#out + 1] = verdicts
-      used = used + count
-      counted = counted + count
+      paid = due
+      paced = true
       held = held + cost
     end
     index = index + count
     arg = arg + 2
   end
-  if counted > 0 and redis.call('INCRBY', KEYS[1 + g], counted) == counted then redis.call('EXPIRE', KEYS[1 + g], 2) end
+  -- %.3f: Lua's own number to string keeps 14 digits, too few for epoch ms with a fraction.
+  if paced and limit > 0 then redis.call('SET', KEYS[1 + g], string.format('%.3f', paid), 'PX', math.ceil(paid - now) + 1) end
   if added > 0 then
     redis.call('HINCRBY', budgetKey, 'b' .. bucket, added)
     redis.call('HINCRBY', budgetKey, 't', added)
@@ -222,6 +229,7 @@ interface QueuedBatchCommands {
 /** One request of a flush. `callsJson`: JSON.stringify(calls), made when the request came in. */
 export interface FlushRequest {
   readonly sourceId: string;
+  /** Calls per second, taken at an even pace (RATE_ALLOWANCE_MS); 0: not limited. */
   readonly ratePerSecond: number;
   /** Bytes the source's claims may hold (claim-budget.ts); 0 or absent: no budget. Read from its first request in the flush. */
   readonly budgetBytes?: number;
@@ -231,7 +239,8 @@ export interface FlushRequest {
 
 /** Per request of a flush: over its limit or its budget, or for each call whether it was a duplicate. */
 export type IntakeVerdict =
-  | { readonly kind: 'rate_limited' }
+  /** `retryAtMs`: when (epoch ms) the same request would fit in its source's pace. */
+  | { readonly kind: 'rate_limited'; readonly retryAtMs: number }
   /** `freesAtS`: when (epoch seconds) the oldest of the source's counted claims expire, and it has room again. */
   | { readonly kind: 'over_budget'; readonly freesAtS: number }
   | { readonly kind: 'stored'; readonly duplicate: readonly boolean[] };
@@ -280,6 +289,13 @@ function joinArrays(texts: readonly string[]): string {
  */
 export const BATCH_TTL_S = 30 * 24 * 60 * 60;
 
+/**
+ * How far ahead of its pace a source may run: one second of its limit may arrive at once (a burst
+ * after a quiet spell, or a large batch), and beyond that its calls are taken at its limit's even
+ * pace, never a second's worth at each second's start.
+ */
+export const RATE_ALLOWANCE_MS = 1000;
+
 export class CallBatches {
   constructor(
     private readonly redis: RedisClient,
@@ -309,26 +325,22 @@ export class CallBatches {
   /**
    * Queues on `tx` (a MULTI made from this connection) the two commands that store a flush's
    * calls, then rate-limit and dedupe them (see INTAKE); returns how to read the verdicts, per
-   * request in the order given, from the second one's answer. `second`: the rate window; `nowMs`:
-   * the claim budget's time (its second by default); `dedupeTtlS` 0 turns dedupe off, and with it
-   * the budgets (they count claims).
+   * request in the order given, from the second one's answer. `nowMs`: the time of the rate limit's
+   * pace and of the claim budget; `dedupeTtlS` 0 turns dedupe off, and with it the budgets (they
+   * count claims).
    */
   queueIntake(
     tx: ChainableCommander,
     batchId: string,
     requests: readonly FlushRequest[],
-    options: { second: number; dedupeTtlS: number; nowMs?: number },
+    options: { nowMs: number; dedupeTtlS: number },
   ): (answer: unknown) => IntakeVerdict[] {
     const key = this.key(batchId);
     const groups = groupBySource(requests);
     // The object form: BullMQ's MULTIs (route jobs are added on them) take HSET's fields only so.
     tx.hset(key, Object.fromEntries(groups.map((g) => [`c${g.part}`, joinArrays(g.callsJson)])));
-    const keys = [
-      key,
-      ...groups.map((g) => `${this.prefix}:rate:${g.sourceId}:${options.second}`),
-      ...groups.map((g) => this.budgetKey(g.sourceId)),
-    ];
-    const buckets = claimBuckets(options.nowMs ?? options.second * 1000, Math.max(1, options.dedupeTtlS));
+    const keys = [key, ...groups.map((g) => `${this.prefix}:pace:${g.sourceId}`), ...groups.map((g) => this.budgetKey(g.sourceId))];
+    const buckets = claimBuckets(options.nowMs, Math.max(1, options.dedupeTtlS));
     const args: (string | number)[] = [
       options.dedupeTtlS,
       groups.length,
@@ -337,6 +349,8 @@ export class CallBatches {
       buckets.liveFrom,
       options.dedupeTtlS + buckets.bucketS,
       CLAIM_OVERHEAD_BYTES,
+      options.nowMs,
+      RATE_ALLOWANCE_MS,
     ];
     for (const g of groups) {
       args.push(g.ratePerSecond, g.budgetBytes, g.requests.length);
@@ -347,7 +361,7 @@ export class CallBatches {
     }
     (tx as unknown as QueuedBatchCommands).intakeBatch(keys.length, ...keys, ...args);
     return (answer) => {
-      const raw = answer as (number | number[])[];
+      const raw = answer as number[][];
       if (!Array.isArray(raw) || raw.length !== requests.length)
         throw new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
       const verdicts: IntakeVerdict[] = new Array<IntakeVerdict>(requests.length);
@@ -355,7 +369,8 @@ export class CallBatches {
       for (const g of groups) {
         for (const i of g.requests) {
           const v = raw[k++];
-          if (!Array.isArray(v)) verdicts[i] = { kind: 'rate_limited' };
+          if (!Array.isArray(v)) throw new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
+          if (v[0] === -1) verdicts[i] = { kind: 'rate_limited', retryAtMs: v[1] ?? options.nowMs + RATE_ALLOWANCE_MS };
           else if (v[0] === -2) verdicts[i] = { kind: 'over_budget', freesAtS: bucketFreedAtS(v[1] ?? buckets.bucket, options.dedupeTtlS) };
           else verdicts[i] = { kind: 'stored', duplicate: v.map((d) => d === 1) };
         }

@@ -9,7 +9,7 @@ export const ingestEnvSpec = {
     min: 1,
     max: 1_000_000_000,
     describe:
-      'calls per second per server source (a batch counts each of its calls), unless the source sets rateLimitPerSecond; a request whose calls do not fit in what is left of the second is refused whole with 429. Web and mobile sources: INGEST_CLIENT_RATE_LIMIT',
+      'calls per second per server source (a batch counts each of its calls), unless the source sets rateLimitPerSecond; taken at an even pace with one second of it allowed at once, and a request whose calls do not fit is refused whole with 429. Web and mobile sources: INGEST_CLIENT_RATE_LIMIT',
   }),
   INGEST_MAX_QUEUE_DEPTH: integer({
     default: 100_000,
@@ -29,7 +29,7 @@ export const ingestEnvSpec = {
     min: 0,
     max: 10_000,
     describe:
-      "how long the 429 of a request refused over its source's rate limit (at most until the limit resets) or budget is held before it is answered, so that a client sending as fast as it is answered sends a few requests a second per connection, not thousands; at most 1,000 answers are held at once per process, the rest are answered at once. 0 = answer at once",
+      "how long the 429 of a request refused over its source's rate limit (at most until the same request fits) or budget is held before it is answered, so that a client sending as fast as it is answered sends a few requests a second per connection, not thousands; at most 1,000 answers are held at once per process, the rest are answered at once. 0 = answer at once",
   }),
   INGEST_SERVER_SOURCE_MEMORY_SHARE: shareOfMaxmemory(
     '0.3',

@@ -1,4 +1,4 @@
-/** The coalescing writer against real Redis: one batch and route job per flush, dedupe, rate windows, all-or-nothing. */
+/** The coalescing writer against real Redis: one batch and route job per flush, dedupe, the rate limit's pace, all-or-nothing. */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { queueCatalog, type NormalizedCall, type RouteJob } from '@eventrelay/config';
@@ -132,46 +132,66 @@ describe('IntakeWriter', () => {
     expect(r).toEqual({ kind: 'accepted', enqueued: 1, duplicates: 0, duplicateIndexes: [] });
   });
 
-  it('counts calls per source per second, stores and claims nothing of a request over the limit, and opens a new window each second', async () => {
+  it('paces calls per source: one second of its limit at once, then its limit evenly; a request over it stores and claims nothing', async () => {
     const submit = (i: number) => writer.submit({ sourceId: 's3', ratePerSecond: 2, calls: [call(`rl-${now}-${i}`)] });
+    const paceKey = `${prefix}:pace:s3`;
     const first = await Promise.all([submit(1), submit(2), submit(3)]);
     expect(first.map((r) => r.kind)).toEqual(['accepted', 'accepted', 'rate_limited']);
-    expect(first[2]).toEqual({ kind: 'rate_limited', resetAtEpochSeconds: Math.floor(now / 1000) + 1 });
+    // Two calls at 2/s are paid for until a second from now: a third fits 500 ms from now.
+    expect(first[2]).toEqual({ kind: 'rate_limited', retryAtMs: now + 500 });
+    expect(await redis.get(paceKey)).toBe((now + 1000).toFixed(3));
     expect((await jobs()).flatMap(([, parts]) => parts.flatMap(([, ids]) => ids))).toEqual([`rl-${now}-1`, `rl-${now}-2`]);
     expect(await redis.exists(`${prefix}:dedupe:s3:rl-${now}-3`)).toBe(0);
-    // Known to be over for the rest of the second: answered without asking Redis again.
-    const rateKey = `${prefix}:rate:s3:${Math.floor(now / 1000)}`;
-    const counted = await redis.get(rateKey);
-    expect(await submit(4)).toEqual({ kind: 'rate_limited', resetAtEpochSeconds: Math.floor(now / 1000) + 1 });
-    expect(await redis.get(rateKey)).toBe(counted);
-    now += 1000;
+    // Known to be over until then: answered without asking Redis again.
+    now += 499;
+    expect(await submit(4)).toEqual({ kind: 'rate_limited', retryAtMs: now + 1 });
+    expect(await redis.get(paceKey)).toBe((now + 501).toFixed(3));
+    // Then one call per 500 ms, not a second's worth at once.
+    now += 1;
     expect((await submit(5)).kind).toBe('accepted');
+    expect((await submit(6)).kind).toBe('rate_limited');
+    now += 500;
+    expect((await submit(7)).kind).toBe('accepted');
   });
 
-  it('counts the calls of a batch: a request that does not fit is refused whole and counts nothing; a smaller one may still fit', async () => {
+  it('counts the calls of a batch: a request that does not fit is refused whole and moves nothing; a smaller one may still fit', async () => {
     const ids = (tag: string, n: number) => Array.from({ length: n }, (_, i) => call(`${tag}-${now}-${i}`));
     const fresh = await make();
-    const rateKey = `${prefix}:rate:s5:${Math.floor(now / 1000)}`;
     const [a, b, c] = await Promise.all([
       fresh.submit({ sourceId: 's5', ratePerSecond: 5, calls: ids('a', 3) }),
       fresh.submit({ sourceId: 's5', ratePerSecond: 5, calls: ids('b', 3) }),
       fresh.submit({ sourceId: 's5', ratePerSecond: 5, calls: ids('c', 2) }),
     ]);
-    // Same flush: 3 fit, 3 more would make 6 > 5 (refused whole), 2 more make 5.
+    // Same flush, 200 ms a call: 3 fit (600 ms), 3 more would make 1,200 ms > 1 s (refused whole), 2 more make 1 s.
     expect([a?.kind, b?.kind, c?.kind]).toEqual(['accepted', 'rate_limited', 'accepted']);
-    expect(await redis.get(rateKey)).toBe('5');
+    expect(b).toEqual({ kind: 'rate_limited', retryAtMs: now + 200 });
+    expect(await redis.get(`${prefix}:pace:s5`)).toBe((now + 1000).toFixed(3));
     const stored = (await jobs()).flatMap(([, parts]) => parts.flatMap(([, i]) => i));
     expect(stored.sort()).toEqual([...ids('a', 3), ...ids('c', 2)].map((x) => x.messageId).sort());
     expect(await redis.exists(...ids('b', 3).map((x) => `${prefix}:dedupe:s5:${x.messageId}`))).toBe(0);
   });
 
-  it('stores a batch larger than the whole budget when it is the first request of its second', async () => {
+  it('stores a batch larger than the whole allowance when the source is not ahead of its pace, then waits its time out', async () => {
     now += 1000;
     const fresh = await make();
     const big = Array.from({ length: 7 }, (_, i) => call(`big-${now}-${i}`));
     expect((await fresh.submit({ sourceId: 's6', ratePerSecond: 5, calls: big })).kind).toBe('accepted');
-    expect(await redis.get(`${prefix}:rate:s6:${Math.floor(now / 1000)}`)).toBe('7');
-    expect((await fresh.submit({ sourceId: 's6', ratePerSecond: 5, calls: [call(`after-${now}`)] })).kind).toBe('rate_limited');
+    expect(await redis.get(`${prefix}:pace:s6`)).toBe((now + 1400).toFixed(3));
+    expect(await fresh.submit({ sourceId: 's6', ratePerSecond: 5, calls: [call(`after-${now}`)] })).toEqual({
+      kind: 'rate_limited',
+      retryAtMs: now + 600,
+    });
+    now += 600;
+    expect((await fresh.submit({ sourceId: 's6', ratePerSecond: 5, calls: [call(`later-${now}`)] })).kind).toBe('accepted');
+  });
+
+  it("does not limit a request of limit 0 (an operator's call), nor let it move the source's pace", async () => {
+    const fresh = await make();
+    const paced = Array.from({ length: 5 }, (_, i) => call(`full-${now}-${i}`));
+    expect((await fresh.submit({ sourceId: 's7', ratePerSecond: 5, calls: paced })).kind).toBe('accepted');
+    const pace = await redis.get(`${prefix}:pace:s7`);
+    expect((await fresh.submit({ sourceId: 's7', ratePerSecond: 0, calls: [call(`op-${now}`)] })).kind).toBe('accepted');
+    expect(await redis.get(`${prefix}:pace:s7`)).toBe(pace);
   });
 
   it('waits flushMs for more requests, and flushes at once when a flush holds MAX_CALLS_PER_FLUSH calls', async () => {

@@ -467,7 +467,9 @@ describe('intake limits on load', () => {
       });
       expect(over.headers.get('retry-after')).toBe('1');
       expect(over.headers.get('x-ratelimit-reset')).toBe(String(Math.floor(now / 1000) + 1));
-      // A single call is answered 429 too for the rest of the second (known over the limit).
+      // 6 calls at 10/s are paid for until 600 ms from now, 6 more would run 1.2 s ahead: the batch
+      // fits 200 ms from now (X-RateLimit-Reset, rounded up), and a single call is answered 429 too
+      // until then (known over the limit).
       expect((await post(t.url, '/v1/track', { userId: 'u', event: 'E', messageId: 'single' }, { writeKey: t.writeKey })).status).toBe(429);
       now += 1000;
       expect((await post(t.url, '/v1/batch', batch('next', 10), { writeKey: t.writeKey })).status).toBe(200);

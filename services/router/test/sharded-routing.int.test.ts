@@ -63,7 +63,7 @@ async function storeBatch(batches: CallBatches, batchId: string, count: number):
   const calls = Array.from({ length: count }, (_, i) => trackCall(`m-${i}`));
   const tx = transaction();
   batches.queueIntake(tx, batchId, [{ sourceId: SOURCE, ratePerSecond: 1000, calls, callsJson: JSON.stringify(calls) }], {
-    second: Math.floor(Date.now() / 1000),
+    nowMs: Date.now(),
     dedupeTtlS: 0,
   });
   queueJobAdd(tx, routeQueue, { batchId }, batchId);

@@ -25,12 +25,10 @@ export class IntakeQueue {
     const tx = this.transaction();
     // An operator's single call: not counted against the source's own rate limit, and its fresh
     // messageId needs no dedupe claim.
-    const verdicts = batches.queueIntake(
-      tx,
-      batchId,
-      [{ sourceId, ratePerSecond: Number.MAX_SAFE_INTEGER, calls: [call], callsJson: JSON.stringify([call]) }],
-      { second: Math.floor(this.clock() / 1000), dedupeTtlS: 0 },
-    );
+    const verdicts = batches.queueIntake(tx, batchId, [{ sourceId, ratePerSecond: 0, calls: [call], callsJson: JSON.stringify([call]) }], {
+      nowMs: this.clock(),
+      dedupeTtlS: 0,
+    });
     queueJobAdd(tx, queue, { batchId }, batchId);
     const answers = await execAll(tx);
     const [verdict] = verdicts(answers[1]);

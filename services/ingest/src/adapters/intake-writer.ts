@@ -3,8 +3,8 @@
  * short window (INGEST_FLUSH_MS, or sooner when the flush holds MAX_CALLS_PER_FLUSH calls or
  * MAX_BYTES_PER_FLUSH of them) into one call batch and one route job, written in ONE MULTI:
  *   1. the calls, one field per source, as the JSON text serialized here;
- *   2. the intake step (one script): count each request's calls against its source's per-second
- *      limit and its claims' bytes against its budget (a request is stored whole or refused whole),
+ *   2. the intake step (one script): pace each request's calls against its source's limit (calls
+ *      per second, taken evenly) and count its claims' bytes against its budget (a request is stored whole or refused whole),
  *      claim each call's messageId for the dedupe window (SET NX) and write the route entries of
  *      what is to be routed (the calls of requests within their limit, duplicates listed apart),
  *      or delete the batch when nothing is;
@@ -15,9 +15,9 @@
  * another replica, can store the same messageId twice. When the step fails or times out, every
  * request of the flush is answered 503: its calls may or may not have been written, and the
  * client's retry is deduped when they were.
- * A source found over its limit or its claim budget (one of its requests refused) is answered 429
- * for the rest of that second without asking Redis, so a flood costs Redis one command per second
- * per source.
+ * A source found over its limit (one of its requests refused) is answered 429 without asking Redis
+ * until that request would have fitted, and one over its claim budget for the rest of that second,
+ * so a flood costs Redis about one command per refused wait per source.
  * Durable mode (`durable`): a WAIT follows the MULTI on the same connection, and the flush's
  * requests are answered only once that many replicas hold its writes; fewer within the timeout is
  * 503 not_replicated for every request of the flush (the calls are on the primary and may still be
@@ -43,9 +43,10 @@ export interface Submission {
   readonly calls: readonly NormalizedCall[];
 }
 
-/** A request refused whole: over its source's per-second limit, or over its budget. */
+/** A request refused whole: over its source's limit, or over its budget. */
 export type Refusal =
-  | { kind: 'rate_limited'; resetAtEpochSeconds: number }
+  /** `retryAtMs`: when (epoch ms) the same request would fit in its source's pace. */
+  | { kind: 'rate_limited'; retryAtMs: number }
   /** `freesAtEpochSeconds`: the earliest some of the source's budget is free again. */
   | { kind: 'over_budget'; freesAtEpochSeconds: number };
 
@@ -100,8 +101,8 @@ export class IntakeWriter {
   private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   /** Flushes written and not yet answered; in durable mode at most one. */
   private inFlight = 0;
-  /** Sources refused over their limit or budget, and the second until whose end they are answered so without asking Redis. */
-  private readonly refused = new Map<string, { second: number; refusal: Refusal }>();
+  /** Sources refused over their limit or budget, and until when (epoch ms) they are answered so without asking Redis. */
+  private readonly refused = new Map<string, { untilMs: number; refusal: Refusal }>();
   private readonly newBatchId: () => string;
 
   constructor(private readonly opts: IntakeWriterOptions) {
@@ -109,13 +110,13 @@ export class IntakeWriter {
   }
 
   /**
-   * The answer a source gets for the rest of this second without asking Redis, once one of its
-   * requests was found over its limit or its budget; undefined when it may be stored.
+   * The answer a source gets without asking Redis, for a while after one of its requests was found
+   * over its limit or its budget; undefined when it may be stored.
    */
   refusal(sourceId: string): Refusal | undefined {
     const known = this.refused.get(sourceId);
     if (known === undefined) return undefined;
-    if (known.second === Math.floor(this.opts.clock() / 1000)) return known.refusal;
+    if (this.opts.clock() < known.untilMs) return known.refusal;
     this.refused.delete(sourceId);
     return undefined;
   }
@@ -185,7 +186,6 @@ export class IntakeWriter {
 
   private async flush(batch: Pending[]): Promise<void> {
     const nowMs = this.opts.clock();
-    const second = Math.floor(nowMs / 1000);
     const batchId = this.newBatchId();
     try {
       const tx = this.opts.transaction();
@@ -199,7 +199,7 @@ export class IntakeWriter {
           calls: p.sub.calls,
           callsJson: p.json,
         })),
-        { second, nowMs, dedupeTtlS: this.opts.dedupeWindowSeconds },
+        { nowMs, dedupeTtlS: this.opts.dedupeWindowSeconds },
       );
       queueJobAdd(tx, this.opts.queue, { batchId }, batchId);
       const written = execAll(tx);
@@ -224,8 +224,12 @@ export class IntakeWriter {
           const refusal: Refusal =
             verdict?.kind === 'over_budget'
               ? { kind: 'over_budget', freesAtEpochSeconds: verdict.freesAtS }
-              : { kind: 'rate_limited', resetAtEpochSeconds: second + 1 };
-          this.refused.set(p.sub.sourceId, { second, refusal });
+              : { kind: 'rate_limited', retryAtMs: verdict?.retryAtMs ?? nowMs };
+          // Over the budget, room comes back by the hour: asking again within the second is waste.
+          // Over the limit, a smaller request may fit before this one would: at most a second.
+          const untilMs =
+            refusal.kind === 'over_budget' ? (Math.floor(nowMs / 1000) + 1) * 1000 : Math.min(refusal.retryAtMs, nowMs + 1000);
+          this.refused.set(p.sub.sourceId, { untilMs, refusal });
           p.resolve(refusal);
           return;
         }

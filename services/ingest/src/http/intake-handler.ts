@@ -148,11 +148,12 @@ export function createIntakeHandler(deps: IntakeDeps) {
         Math.max(1, refused.freesAtEpochSeconds - nowS),
       );
     }
+    const resetAtEpochSeconds = Math.ceil(refused.retryAtMs / 1000);
     return new UnavailableError(
       'rate_limited',
-      `source ${source.id} is over its limit of calls per second; a request is stored whole or not at all`,
-      Math.max(1, refused.resetAtEpochSeconds - nowS),
-      { resetAtEpochSeconds: refused.resetAtEpochSeconds },
+      `source ${source.id} is over its limit of calls per second (taken at an even pace); a request is stored whole or not at all`,
+      Math.max(1, resetAtEpochSeconds - nowS),
+      { resetAtEpochSeconds, retryAtMs: refused.retryAtMs },
     );
   }
 

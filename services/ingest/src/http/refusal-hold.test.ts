@@ -3,12 +3,15 @@ import { holdMsFor, RefusalHold } from './refusal-hold';
 
 describe('holding refusals', () => {
   const NOW = Date.parse('2026-11-29T09:30:00.200Z');
-  const limited = new UnavailableError('rate_limited', 'over', 1, { resetAtEpochSeconds: Math.floor(NOW / 1000) + 1 });
+  // The same request fits its source's pace again 20 ms from now (Retry-After still says 1 s).
+  const limited = new UnavailableError('rate_limited', 'over', 1, { resetAtEpochSeconds: Math.ceil(NOW / 1000), retryAtMs: NOW + 20 });
+  const far = new UnavailableError('rate_limited', 'over', 2, { resetAtEpochSeconds: Math.ceil(NOW / 1000) + 1, retryAtMs: NOW + 1500 });
 
-  it('holds a rate-limited answer until the limit resets, at most the hold; an over-budget one for the hold', () => {
-    expect(holdMsFor(limited, NOW, 1000)).toBe(800);
-    expect(holdMsFor(limited, NOW, 500)).toBe(500);
-    expect(holdMsFor(limited, NOW + 900, 1000)).toBe(0);
+  it('holds a rate-limited answer until the request would fit, at most the hold; an over-budget one for the hold', () => {
+    expect(holdMsFor(limited, NOW, 1000)).toBe(20);
+    expect(holdMsFor(far, NOW, 1000)).toBe(1000);
+    expect(holdMsFor(far, NOW, 500)).toBe(500);
+    expect(holdMsFor(limited, NOW + 30, 1000)).toBe(0);
     expect(holdMsFor(new UnavailableError('source_over_budget', 'full', 3600), NOW, 1000)).toBe(1000);
   });
 

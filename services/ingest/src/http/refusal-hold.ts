@@ -7,11 +7,10 @@
  */
 import { UnavailableError } from '@eventrelay/config';
 
-/** How long to hold `err`'s answer: until its source's limit resets, at most `holdMs`; 0 for any other error. */
+/** How long to hold `err`'s answer: until the same request would fit its source's limit, at most `holdMs`; 0 for any other error. */
 export function holdMsFor(err: unknown, nowMs: number, holdMs: number): number {
   if (!(err instanceof UnavailableError) || holdMs <= 0) return 0;
-  if (err.code === 'rate_limited' && err.resetAtEpochSeconds !== undefined)
-    return Math.max(0, Math.min(holdMs, err.resetAtEpochSeconds * 1000 - nowMs));
+  if (err.code === 'rate_limited' && err.retryAtMs !== undefined) return Math.max(0, Math.min(holdMs, err.retryAtMs - nowMs));
   return err.code === 'source_over_budget' ? holdMs : 0;
 }
 
