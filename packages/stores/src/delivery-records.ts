@@ -17,7 +17,7 @@ import {
   asKeyspace,
 } from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
-import { defineScript, execAll } from '@eventrelay/runtime';
+import { defineScript } from '@eventrelay/runtime';
 
 /**
  * The keys of a destination's records, on the shard of the destination (its deliver jobs' slot, so
@@ -608,14 +608,17 @@ export class RetryBacklog {
     return { held: Number(held), bytes: Number(bytes ?? 0), episodeBegan: Number(began) === 1 };
   }
 
-  /** The destination's count and bytes now (one MULTI of two HGETs). */
+  /**
+   * The destination's count and bytes now: two HGETs sent together. No MULTI: the caps' check is
+   * approximate anyway (a commit of another job may land between this read and the commit it is
+   * for), and on a connection BullMQ shares, ioredis builds each MULTI or pipeline by copying every
+   * script defined on it, which costs more than the second command.
+   */
   async held(destinationId: string): Promise<RetryHolding> {
-    const [calls, bytes] = await execAll(
-      this.redis
-        .multi()
-        .hget(this.keys.retryHeld(destinationId), destinationId)
-        .hget(this.keys.retryHeldBytes(destinationId), destinationId),
-    );
+    const [calls, bytes] = await Promise.all([
+      this.redis.hget(this.keys.retryHeld(destinationId), destinationId),
+      this.redis.hget(this.keys.retryHeldBytes(destinationId), destinationId),
+    ]);
     return { calls: Number(calls ?? 0), bytes: Number(bytes ?? 0) };
   }
 
