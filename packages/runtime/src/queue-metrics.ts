@@ -32,11 +32,17 @@ export interface QueueSnapshot {
 /**
  * Moves an active job back to delayed until `at`, noting the due time first (see above), and with
  * `data` its data too (what it carries back, in the same command). The job is locked to the
- * caller, so nothing else writes its hash meanwhile.
+ * caller, so nothing else writes its hash meanwhile. `connection` is the one the job's worker
+ * moves jobs with: the note alone is sent without waiting for its answer, in the same round trip
+ * as the move, Redis running it first (one connection answers in order). Data is waited for: a
+ * job moved without what it carries back would come back without it.
  */
 export async function putJobBack(connection: RedisClient, job: Job, at: number, token: string | undefined, data?: unknown): Promise<void> {
-  if (data === undefined) await connection.hset(jobKey(job), DUE_AT_FIELD, String(at));
-  else await connection.hset(jobKey(job), { data: JSON.stringify(data), [DUE_AT_FIELD]: String(at) });
+  if (data === undefined) {
+    await Promise.all([connection.hset(jobKey(job), DUE_AT_FIELD, String(at)), job.moveToDelayed(at, token)]);
+    return;
+  }
+  await connection.hset(jobKey(job), { data: JSON.stringify(data), [DUE_AT_FIELD]: String(at) });
   await job.moveToDelayed(at, token);
 }
 

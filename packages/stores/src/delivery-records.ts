@@ -17,7 +17,7 @@ import {
   asKeyspace,
 } from '@eventrelay/config';
 import { BatchedCappedLog, readCapped, type CappedPage } from './capped-log.js';
-import { defineScript, execAll } from '@eventrelay/runtime';
+import { defineScript } from '@eventrelay/runtime';
 
 /**
  * The keys of a destination's records, on the shard of the destination (its deliver jobs' slot, so
@@ -179,9 +179,9 @@ interface EraseAttemptBodies {
 // existed. The add step then sums the data hash once (HSTRLEN of each letter, bounded by the count
 // cap); the remove steps leave it missing, so the sum is always of the letters as they are then.
 const DEAD_BYTES_KNOWN = `
-local function deadBytes(index, data, bytes, destinationId)
+local function deadBytes(letters, data, bytes, destinationId)
   local total = redis.call('HGET', bytes, destinationId)
-  if total and redis.call('ZCARD', index) > 0 then return tonumber(total) end
+  if total and letters > 0 then return tonumber(total) end
   -- Unknown, or no letter left (a total outliving its letters, as a deleted destination's can
   -- when its records go in a later command than the field): summed from what is there.
   total = 0
@@ -211,11 +211,14 @@ end
 // bytes held after, 1 when the byte cap evicted}: an episode lasts while evictions keep coming
 // less than `episode seconds` apart.
 const ADD_DEAD_LETTER = `${DEAD_BYTES_KNOWN}
-local total = deadBytes(KEYS[1], KEYS[2], KEYS[5], ARGV[8])
+-- The letters in the index, read once and kept up to date below (ZADD says whether the letter is
+-- new, each eviction how many went).
+local letters = redis.call('ZCARD', KEYS[1])
+local total = deadBytes(letters, KEYS[2], KEYS[5], ARGV[8])
 -- Written again (the same call, idempotent): the old letter's bytes go, the new one's come.
 total = total - redis.call('HSTRLEN', KEYS[2], ARGV[1]) + string.len(ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+letters = letters + redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[5], ARGV[1])
 local function evict(n)
   local evicted = redis.call('ZPOPMIN', KEYS[1], n)
@@ -228,13 +231,14 @@ local function evict(n)
     if messageId and redis.call('HGET', KEYS[3], messageId) == id then redis.call('HDEL', KEYS[3], messageId) end
     redis.call('HDEL', KEYS[2], id)
   end
+  letters = letters - #evicted / 2
   return #evicted / 2
 end
 local evicted = 0
-local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
+local over = letters - tonumber(ARGV[4])
 if over > 0 then evicted = evict(over) end
 local maxBytes, forBytes, room = tonumber(ARGV[7]), 0, tonumber(ARGV[9])
-while maxBytes > 0 and total > maxBytes and forBytes < room and redis.call('ZCARD', KEYS[1]) > 1 do
+while maxBytes > 0 and total > maxBytes and forBytes < room and letters > 1 do
   evicted = evicted + evict(1)
   forBytes = forBytes + 1
 end
@@ -608,14 +612,17 @@ export class RetryBacklog {
     return { held: Number(held), bytes: Number(bytes ?? 0), episodeBegan: Number(began) === 1 };
   }
 
-  /** The destination's count and bytes now (one MULTI of two HGETs). */
+  /**
+   * The destination's count and bytes now: two HGETs sent together. No MULTI: the caps' check is
+   * approximate anyway (a commit of another job may land between this read and the commit it is
+   * for), and on a connection BullMQ shares, ioredis builds each MULTI or pipeline by copying every
+   * script defined on it, which costs more than the second command.
+   */
   async held(destinationId: string): Promise<RetryHolding> {
-    const [calls, bytes] = await execAll(
-      this.redis
-        .multi()
-        .hget(this.keys.retryHeld(destinationId), destinationId)
-        .hget(this.keys.retryHeldBytes(destinationId), destinationId),
-    );
+    const [calls, bytes] = await Promise.all([
+      this.redis.hget(this.keys.retryHeld(destinationId), destinationId),
+      this.redis.hget(this.keys.retryHeldBytes(destinationId), destinationId),
+    ]);
     return { calls: Number(calls ?? 0), bytes: Number(bytes ?? 0) };
   }
 

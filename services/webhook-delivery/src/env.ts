@@ -130,7 +130,7 @@ export const deliveryEnvSpec = {
     default: 64 * MIB,
     off: true,
     describe:
-      'bytes of the calls held for a retry per destination (each call\'s JSON and retry state, totalled in Redis), besides the count; calls that would go beyond it are dead-lettered instead, as at the count cap. 64 MiB: about 96,000 calls of 500 B with their retry state (about the count cap), 2,000 of the largest (docs/deployment.md, "Sizing Redis: failing destinations"); 0 = no cap',
+      'bytes of the calls held for a retry per destination (each call\'s JSON, its retry state counted as 200 B, totalled in Redis), besides the count; calls that would go beyond it are dead-lettered instead, as at the count cap. 64 MiB: about 96,000 calls of 500 B with their retry state (about the count cap), 2,000 of the largest (docs/deployment.md, "Sizing Redis: failing destinations"); 0 = no cap',
   }),
   WEBHOOK_ALLOWED_NETWORKS: networks({
     describe:

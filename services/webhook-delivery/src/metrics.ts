@@ -111,7 +111,7 @@ export function createDeliveryMetrics(registry: Registry, gate: Pick<Destination
     retryHeldBytes: heldGauge(
       registry,
       'eventrelay_delivery_retry_held_bytes',
-      "Bytes of the calls held in deliver jobs for a retry (each call's JSON and retry state), by destination, as totalled in Redis; capped by DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION (every replica reports the same figure: aggregate with max)",
+      "Bytes of the calls held in deliver jobs for a retry (each call's JSON, its retry state counted as 200 B), by destination, as totalled in Redis; capped by DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION (every replica reports the same figure: aggregate with max)",
       held.retryHeldBytes,
     ),
     deadLetterBytes: heldGauge(

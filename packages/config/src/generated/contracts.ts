@@ -1343,7 +1343,7 @@ export interface HeldDeliverJob {
    */
   counted?: number;
   /**
-   * bytes of this job's calls counted in its destination's retry backlog (`<prefix>:retry-held-bytes`, DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION): the sum of each held call's JSON as the job holds it, written by every commit with the byte total in the same MULTI. Absent on a job no commit wrote yet, and on one last written before the byte cap existed: none of its bytes is counted (its next commit counts them all)
+   * bytes of this job's calls counted in its destination's retry backlog (`<prefix>:retry-held-bytes`, DELIVERY_RETRY_MAX_BYTES_PER_DESTINATION): the sum over its held calls of each one's JSON without its retry state, plus 200 bytes for that state (so a call counts the same at every round), written by every commit with the byte total in the same MULTI. Absent on a job no commit wrote yet, and on one last written before the byte cap existed: none of its bytes is counted (its next commit counts them all)
    */
   countedBytes?: number;
   /**

@@ -1,5 +1,15 @@
 import type { DeliveryItem } from '@eventrelay/config';
-import { countedBytes, countedCalls, heldCallBytes, retryByteLimit, retryCapReason, retryHold, retryHoldLimit } from './retry-cap.js';
+import {
+  RETRY_STATE_BYTES,
+  countedBytes,
+  countedCalls,
+  heldBytes,
+  heldCallBytes,
+  retryByteLimit,
+  retryCapReason,
+  retryHold,
+  retryHoldLimit,
+} from './retry-cap.js';
 
 const item: DeliveryItem = {
   sourceId: 's',
@@ -52,12 +62,59 @@ describe('the retry backlog byte cap', () => {
     expect(countedBytes({ destinationId: 'd', calls: [item], runs: 2, counted: 1, countedBytes: 180 })).toBe(180);
   });
 
-  it('measures a held call as its JSON in UTF-8 bytes, retry state included', () => {
-    expect(heldCallBytes(item)).toBe(JSON.stringify(item).length);
+  it('measures a held call as its JSON without its retry state, in UTF-8 bytes, plus a fixed allowance for that state', () => {
+    expect(RETRY_STATE_BYTES).toBe(200);
+    expect(heldCallBytes(item)).toBe(JSON.stringify(item).length + 200);
     const wide = { ...item, call: { ...item.call, event: 'é€😀' } };
-    expect(heldCallBytes(wide)).toBe(JSON.stringify(item).length - 1 + 2 + 3 + 4);
-    const retried = { ...item, retry: { firstAttemptAt: 1, attempt: 2, urls: { 'https://r.example': { lastError: 'HTTP 503' } } } };
-    expect(heldCallBytes(retried)).toBeGreaterThan(heldCallBytes(item));
+    expect(heldCallBytes(wide)).toBe(JSON.stringify(item).length - 1 + 2 + 3 + 4 + 200);
+    const replayed = { ...item, replayId: 'r1' };
+    expect(heldCallBytes(replayed)).toBe(JSON.stringify(replayed).length + 200);
+  });
+
+  it('counts a held call the same at every round, however its retry state changes', () => {
+    const first = { ...item, retry: { firstAttemptAt: 1, attempt: 0, urls: {} } };
+    const later = {
+      ...item,
+      retry: {
+        firstAttemptAt: 1,
+        attempt: 12,
+        urls: { 'https://r.example': { lastError: 'timeout: deadline passed', notBefore: 1_700_000_000_000 } },
+      },
+    };
+    expect(heldCallBytes(first)).toBe(heldCallBytes(item));
+    expect(heldCallBytes(later)).toBe(heldCallBytes(item));
+  });
+
+  const retried = (messageId: string): DeliveryItem => ({
+    ...item,
+    call: { ...item.call, messageId },
+    retry: { firstAttemptAt: 1, attempt: 3, urls: { 'https://r.example': { lastError: 'HTTP 503', notBefore: 5 } } },
+  });
+
+  it('keeps the counted bytes of a job still holding the calls it had counted, without measuring them', () => {
+    const calls = [retried('a'), retried('b')];
+    const measure = jest.fn(heldCallBytes);
+    // Counted by an older measure (the retry state's JSON): the figure stands while the calls do.
+    expect(heldBytes({ destinationId: 'd', calls, runs: 4, counted: 2, countedBytes: 777 }, calls, measure)).toBe(777);
+    expect(measure).not.toHaveBeenCalled();
+  });
+
+  it('measures the calls still to go when they are not the ones counted: some went, none were counted, or no bytes were', () => {
+    const [a, b] = [retried('a'), retried('b')];
+    const each = heldCallBytes(a);
+    // b was delivered: a alone is measured.
+    expect(heldBytes({ destinationId: 'd', calls: [a, b], runs: 4, counted: 2, countedBytes: 777 }, [a])).toBe(each);
+    // A replay's job, counted by no commit yet.
+    expect(heldBytes({ destinationId: 'd', calls: [a, b] }, [a, b])).toBe(2 * each);
+    // Counted before the byte cap existed.
+    expect(heldBytes({ destinationId: 'd', calls: [a, b], runs: 4, counted: 2 }, [a, b])).toBe(2 * each);
+    // A commit that completed the job wrote counted 0: run again, it counts what it holds afresh.
+    expect(heldBytes({ destinationId: 'd', calls: [a, b], runs: 4, counted: 0, countedBytes: 0 }, [a, b])).toBe(2 * each);
+    // A batch job's first round.
+    expect(heldBytes({ destinationId: 'd', batch: { id: 'b', parts: [{ part: 0, sourceId: 's', indexes: [0, 1] }] } }, [a, b])).toBe(
+      2 * each,
+    );
+    expect(heldBytes({ destinationId: 'd', calls: [a, b], runs: 4, counted: 2, countedBytes: 777 }, [])).toBe(0);
   });
 
   const byteLimit = (p: Partial<Parameters<typeof retryByteLimit>[0]> & { sizes: number[] }) =>
@@ -78,7 +135,7 @@ describe('the retry backlog byte cap', () => {
   });
 
   it('replaces the job’s own counted bytes, and keeps its counted calls whatever their size now', () => {
-    // The job had 2 calls counted as 400 bytes, now 500 (their retry state grew), and 2 new of 200.
+    // The job had 2 calls counted as 400 bytes (by an older measure), measured 500 now, and 2 new of 200.
     // The destination holds 900, this job's 400 among them: after the commit 500 + 500 + new.
     expect(byteLimit({ sizes: [250, 250, 200, 200], counted: 2, countedBytes: 400, currentBytes: 900 })).toBe(2);
     expect(byteLimit({ sizes: [250, 250, 200, 200], counted: 2, countedBytes: 400, currentBytes: 700 })).toBe(3);

@@ -27,11 +27,35 @@ export function countedBytes(data: DeliverJob): number {
 }
 
 /**
- * What a call held for a retry costs: its JSON (the call and its retry state) as the job's data
- * holds it, in UTF-8 bytes. Measured when a commit writes the job, so growing retry state counts.
+ * What a call's retry state counts for in its held bytes: about one URL's state (its last error,
+ * when it is due again) with the call's first attempt and rounds. A fixed allowance rather than the
+ * state's own JSON, which changes from round to round: so a held call counts the same at every
+ * commit, and a job still holding the calls it had counted changes nothing in Redis.
+ */
+export const RETRY_STATE_BYTES = 200;
+
+/**
+ * What a call held for a retry counts for: its JSON without its retry state (the call, its source,
+ * a replay's id; none of which change while it is held), in UTF-8 bytes, plus RETRY_STATE_BYTES.
  */
 export function heldCallBytes(item: DeliveryItem): number {
-  return Buffer.byteLength(JSON.stringify(item));
+  const held = item.retry === undefined ? item : { ...item, retry: undefined };
+  return Buffer.byteLength(JSON.stringify(held)) + RETRY_STATE_BYTES;
+}
+
+/**
+ * The bytes a job holding `pending` after its commit counts. A job never gains calls, so one that
+ * still holds as many as it had counted, and that is all it had, holds those same calls: its
+ * counted bytes stand, unmeasured. Otherwise (calls delivered, dead or newly held; a job no commit
+ * wrote yet, or last written before the byte cap) each call still to go is measured (`measure`:
+ * heldCallBytes, or the caller's copy of it that measures each call once).
+ */
+export function heldBytes(data: DeliverJob, pending: readonly DeliveryItem[], measure = heldCallBytes): number {
+  if ('calls' in data && data.countedBytes !== undefined && pending.length === countedCalls(data) && pending.length === data.calls.length)
+    return data.countedBytes;
+  let bytes = 0;
+  for (const item of pending) bytes += measure(item);
+  return bytes;
 }
 
 /**
@@ -55,8 +79,8 @@ export function retryHoldLimit(p: {
  * call's bytes in the job's order), how many the job may hold so that the destination's bytes
  * after its commit stay within `maxBytes`. The job's own counted bytes (`countedBytes`) are in
  * `currentBytes` and are replaced by what it holds now. The calls it had counted stay held
- * whatever their size (their retry state may have grown); the calls after them are held in order
- * until the first that does not fit. `maxBytes` 0: no cap.
+ * whatever their size (they may have been counted by an older measure); the calls after them are
+ * held in order until the first that does not fit. `maxBytes` 0: no cap.
  */
 export function retryByteLimit(p: {
   readonly sizes: readonly number[];

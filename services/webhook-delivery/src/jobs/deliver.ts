@@ -31,7 +31,7 @@ import { recordNoticeOutcomes, type Receipts } from './receipts.js';
 import { queueReplayOutcomes, type ReplayOutcomes, type ReplayProgress } from './replays.js';
 import type { DestinationGate } from '../destination-gate.js';
 import { statusClass } from '../domain/outcome.js';
-import { countedBytes, countedCalls, heldCallBytes, retryHold, type RetryCap } from '../domain/retry-cap.js';
+import { countedBytes, countedCalls, heldBytes, heldCallBytes, retryHold, type RetryCap } from '../domain/retry-cap.js';
 import { retryBy } from '../domain/schedule.js';
 import { settleRound, type CallRun, type Settled } from '../domain/settle.js';
 import type { DeliveryMetrics } from '../metrics.js';
@@ -107,6 +107,14 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
   const caps = createCapNotes(deps);
   const health = createDestinationHealth(deps);
   const rounds = new SentRounds<SentRound>(deps.keptRoundsMax ?? 1_000);
+  // A held call's bytes do not change while it is held (heldCallBytes): each is measured once per
+  // run, for the caps' check and the commit alike, keyed by the call as the run loaded it.
+  const measured = new WeakMap<DeliveryItem['call'], number>();
+  const bytesOf = (item: DeliveryItem): number => {
+    let bytes = measured.get(item.call);
+    if (bytes === undefined) measured.set(item.call, (bytes = heldCallBytes(item)));
+    return bytes;
+  };
 
   /** The job's destination, reloading the config first when it is unknown or disabled here. */
   async function reloadedDestination(id: string): Promise<Destination | undefined> {
@@ -152,7 +160,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     // the totals can overshoot the caps by the calls they newly hold together.
     const current = await deps.retryBacklog.held(data.destinationId);
     return retryHold(
-      { sizes: settled.pending.map(heldCallBytes), counted, countedBytes: countedBytes(data) },
+      { sizes: settled.pending.map(bytesOf), counted, countedBytes: countedBytes(data) },
       { max: deps.retryMax, maxBytes: deps.retryMaxBytes, current: current.calls, currentBytes: current.bytes },
     );
   }
@@ -193,10 +201,11 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     // The job's data says how many of its calls the destination's count holds (`counted`) and
     // their bytes (`countedBytes`), and each changes with its total by the same difference in this
     // MULTI: the totals stay exactly the sums over the deliver jobs (docs/delivery.md, "The retry
-    // backlog cap"). Bytes are measured afresh at each commit: a held call's retry state grows.
+    // backlog cap"). A job still holding the calls it had counted counts the same bytes (their
+    // measure leaves out the retry state, which changes every round), so neither total changes.
     const counted = countedCalls(data);
     const countedSize = countedBytes(data);
-    const bytes = pending.reduce((n, item) => n + heldCallBytes(item), 0);
+    const bytes = heldBytes(data, pending, bytesOf);
     const change = pending.length - counted;
     const bytesChange = bytes - countedSize;
     const backlogChanges = change !== 0 || bytesChange !== 0 || capped.calls > 0;
