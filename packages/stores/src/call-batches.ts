@@ -294,7 +294,7 @@ export const BATCH_TTL_S = 30 * 24 * 60 * 60;
  * after a quiet spell, or a large batch), and beyond that its calls are taken at its limit's even
  * pace, never a second's worth at each second's start.
  */
-export const RATE_ALLOWANCE_MS = 1000;
+const RATE_ALLOWANCE_MS = 1000;
 
 export class CallBatches {
   constructor(
