@@ -610,7 +610,7 @@ describe('DestinationGate', () => {
       const carrier = gate.enter('d1', 0, 5);
       expect(carrier).toEqual({ kind: 'park', delayMs: 1000 + 20 + 100, breaker: true });
       const other = gate.enter('d1', 0, 5) as { delayMs: number };
-      expect(other.delayMs).toBe(5000);
+      expect(other.delayMs).toBe(2000);
       advance(1000);
       expect(gate.enter('d1', 0, 5)).toEqual({ kind: 'probe' });
       const places = gate.places('d1', 0, 1, 'probe');

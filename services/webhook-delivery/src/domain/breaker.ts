@@ -19,7 +19,9 @@ const WINDOW_MS = 10_000;
 export const MIN_ATTEMPTS = 20;
 const FAILURE_RATIO = 0.5;
 export const FIRST_PROBE_MS = 1000;
-export const MAX_PROBE_MS = 5000;
+// A receiver back is noticed within this (the time to recover after an outage starts with it); a
+// probe every 2 s is no load on one still down.
+export const MAX_PROBE_MS = 2000;
 const BUCKET_MS = 1000;
 const BUCKETS = WINDOW_MS / BUCKET_MS;
 
