@@ -124,10 +124,12 @@ export class UnavailableError extends EventrelayError {
     options?: { cause?: unknown; resetAtEpochSeconds?: number; retryAtMs?: number },
   ) {
     super(code, message, options);
-    this.resetAtEpochSeconds = options?.resetAtEpochSeconds;
     this.retryAtMs = options?.retryAtMs;
+    // The header's whole second, rounded up so that a client waiting until then is never early.
+    this.resetAtEpochSeconds =
+      options?.resetAtEpochSeconds ?? (this.retryAtMs === undefined ? undefined : Math.ceil(this.retryAtMs / 1000));
   }
-  /** The X-RateLimit-Reset header: when (epoch seconds) the same request fits again. */
+  /** The X-RateLimit-Reset header: when (epoch seconds) the same request fits again; from retryAtMs unless given. */
   readonly resetAtEpochSeconds: number | undefined;
   /** The same, to the millisecond (Retry-After is whole seconds): how long ingest holds the answer. */
   readonly retryAtMs: number | undefined;

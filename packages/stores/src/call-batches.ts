@@ -38,14 +38,14 @@ import { bucketFreedAtS, CLAIM_OVERHEAD_BYTES, claimBuckets } from './claim-budg
 // dedupe key per call, in call order. ARGV: dedupe TTL (s), number of sources, the batch's
 // backstop TTL (BATCH_TTL_S), the claim buckets (claim-budget.ts: the current one, the first that
 // may be alive, the budget hash's TTL), the bytes a claim costs beyond its key, the time (epoch ms)
-// and how far ahead of its pace a source may run (ms); then per source its limit (calls/s, 0 = none), its
-// budget (bytes, 0 = none) and its number of requests, and per request its number of calls and its
-// route entries (JSON objects joined by commas).
-// The limit paces calls, not requests (docs/intake.md, "Rate limit"): each call a source stores moves its pace key
-// (the time its calls so far are paid for) on by 1/limit s, and a request is refused while it
-// would take that time more than the allowance ahead of now, except when the source is not ahead at
-// all (so a batch larger than the whole allowance still gets through, and then waits its time out);
-// a refused request moves nothing.
+// and how far ahead of its pace a source may run (ms); then per source its limit (calls/s, 0 =
+// none), its budget (bytes, 0 = none) and its number of requests, and per request its number of
+// calls and its route entries (JSON objects joined by commas).
+// The limit paces calls, not requests (docs/intake.md, "Rate limit"): each call a source stores
+// moves its pace key (the time its calls so far are paid for) on by 1/limit s, and a request is
+// refused while it would take that time more than the allowance ahead of now, except when the
+// source is not ahead at all (so a batch larger than the whole allowance still gets through, and
+// then waits its time out); a refused request moves nothing.
 // The budget counts the bytes of the source's live claims (a hash: "t" the total, "o" the oldest
 // bucket counted, "b<n>" each bucket's bytes): buckets past their claims' expiry are freed first; a
 // request whose new claims would take the total past the budget is refused whole (repeats are
@@ -361,15 +361,15 @@ export class CallBatches {
     }
     (tx as unknown as QueuedBatchCommands).intakeBatch(keys.length, ...keys, ...args);
     return (answer) => {
+      const malformed = () => new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
       const raw = answer as number[][];
-      if (!Array.isArray(raw) || raw.length !== requests.length)
-        throw new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
+      if (!Array.isArray(raw) || raw.length !== requests.length) throw malformed();
       const verdicts: IntakeVerdict[] = new Array<IntakeVerdict>(requests.length);
       let k = 0;
       for (const g of groups) {
         for (const i of g.requests) {
           const v = raw[k++];
-          if (!Array.isArray(v)) throw new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
+          if (!Array.isArray(v)) throw malformed();
           if (v[0] === -1) verdicts[i] = { kind: 'rate_limited', retryAtMs: v[1] ?? options.nowMs + RATE_ALLOWANCE_MS };
           else if (v[0] === -2) verdicts[i] = { kind: 'over_budget', freesAtS: bucketFreedAtS(v[1] ?? buckets.bucket, options.dedupeTtlS) };
           else verdicts[i] = { kind: 'stored', duplicate: v.map((d) => d === 1) };

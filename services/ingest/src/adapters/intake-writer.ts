@@ -4,7 +4,8 @@
  * MAX_BYTES_PER_FLUSH of them) into one call batch and one route job, written in ONE MULTI:
  *   1. the calls, one field per source, as the JSON text serialized here;
  *   2. the intake step (one script): pace each request's calls against its source's limit (calls
- *      per second, taken evenly) and count its claims' bytes against its budget (a request is stored whole or refused whole),
+ *      per second, taken evenly) and count its claims' bytes against its budget (a request is
+ *      stored whole or refused whole),
  *      claim each call's messageId for the dedupe window (SET NX) and write the route entries of
  *      what is to be routed (the calls of requests within their limit, duplicates listed apart),
  *      or delete the batch when nothing is;

@@ -122,8 +122,8 @@ export function createIntakeHandler(deps: IntakeDeps) {
   }
 
   /**
-   * A flood must not cost the intake its CPU: a source named by the Authorization header that was
-   * refused in this second is refused again before its body is read and parsed (Node discards the
+   * A flood must not cost the intake its CPU: a source named by the Authorization header that the
+   * writer still knows to be refused (IntakeWriter.refusal) is refused again before its body is read and parsed (Node discards the
    * unread body once the answer is sent). A key in the body is only known once it is parsed.
    * Returns the source the header names, if it names one, so that it is looked up once.
    */
@@ -148,12 +148,11 @@ export function createIntakeHandler(deps: IntakeDeps) {
         Math.max(1, refused.freesAtEpochSeconds - nowS),
       );
     }
-    const resetAtEpochSeconds = Math.ceil(refused.retryAtMs / 1000);
     return new UnavailableError(
       'rate_limited',
       `source ${source.id} is over its limit of calls per second (taken at an even pace); a request is stored whole or not at all`,
-      Math.max(1, resetAtEpochSeconds - nowS),
-      { resetAtEpochSeconds, retryAtMs: refused.retryAtMs },
+      Math.max(1, Math.ceil(refused.retryAtMs / 1000) - nowS),
+      { retryAtMs: refused.retryAtMs },
     );
   }
 
