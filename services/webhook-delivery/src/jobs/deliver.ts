@@ -338,7 +338,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
         // Disabled meanwhile: back at once, to be dead-lettered.
         if (await health.autoDisable(destination, deps.gate.breaker(data.destinationId))) delayMs = 0;
         else {
-          const waited = await waitForBreaker(job, token, destination, items, runsBefore, delayMs);
+          const waited = await waitForBreaker(job, token, destination, items, runsBefore, delayMs, closesBefore);
           // Settled: the commit that started the calls' windows left none to hold (the cap).
           if (waited === 'settled') return;
           delayMs = waited;
@@ -501,6 +501,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
    * they get their last attempt. A call that never had an attempt starts its window now: the job
    * then holds it (a commit, within the retry backlog cap) and is moved there. Returns how long to
    * park a job that needed no commit; `settled` when the commit left it nothing to hold.
+   * `closesBefore`: the breaker's closes when the job started (see backIfBreakerClosed).
    */
   async function waitForBreaker(
     job: Job<DeliverJob>,
@@ -509,6 +510,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     items: readonly DeliveryItem[],
     runsBefore: number,
     delayMs: number,
+    closesBefore: number,
   ): Promise<number | 'settled'> {
     const data = job.data;
     health.remember(data.destinationId, job);
@@ -525,18 +527,25 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const letters = held.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     if (held.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
     metrics.parked.inc();
-    await commit(
-      job,
-      token,
-      letters,
-      held.pending,
-      now + parkFor(held.pending),
-      runsBefore,
-      { calls: held.capped, by: cap?.by },
-      {
-        deadLettered: held.dead.map((d) => d.run.item),
-      },
-    );
+    try {
+      await commit(
+        job,
+        token,
+        letters,
+        held.pending,
+        now + parkFor(held.pending),
+        runsBefore,
+        { calls: held.capped, by: cap?.by },
+        {
+          deadLettered: held.dead.map((d) => d.run.item),
+        },
+      );
+    } catch (err) {
+      // Moved to the delayed set after a close that woke the others (its promote found it still
+      // active): without this it waited out the whole park, up to 90 s, behind a closed breaker.
+      if (err instanceof DelayedError) await backIfBreakerClosed(job, closesBefore);
+      throw err;
+    }
     return 'settled';
   }
 }
