@@ -41,17 +41,19 @@ function standInJob(prefix: string, data: DeliverJob) {
     data,
     timestamp: T0,
     attemptsStarted: 1,
-    async moveToDelayed(at: number) {
+    moveToDelayed(at: number) {
       state = 'delayed';
       moves.push(`delayed ${at - T0} ms`);
+      return Promise.resolve();
     },
-    async promote() {
+    promote() {
       if (state !== 'delayed') {
         moves.push(`promote refused (${state})`);
-        throw new Error(`Job job-1 is not in the delayed state. promote`);
+        return Promise.reject(new Error(`Job job-1 is not in the delayed state. promote`));
       }
       state = 'waiting';
       moves.push('promoted');
+      return Promise.resolve();
     },
   };
   return { job: job as unknown as Job<DeliverJob>, moves, state: () => state };
@@ -76,7 +78,7 @@ describe('a breaker closing while a job is parked for it', () => {
     const gate = new DestinationGate({ maxInFlight: 64, slowMs: 1000, maxParkMs: 5000, clock, random: () => 0.5 });
     // The receiver went down: enough failures open the destination's breaker.
     for (let i = 0; i < MIN_ATTEMPTS; i++) {
-      gate.send('d');
+      void gate.send('d');
       gate.sent('d', 5, { signal: 'failed' });
     }
     expect(gate.breaker('d').state).toBe('open');
@@ -85,20 +87,20 @@ describe('a breaker closing while a job is parked for it', () => {
     const transaction = () => {
       const tx = redis.multi();
       const exec = tx.exec.bind(tx);
-      tx.exec = (async () => {
+      tx.exec = async () => {
         // The receiver is back: an answer closes the breaker while this park's MULTI is on its way.
         if (closeInCommit) {
           closeInCommit = false;
-          gate.send('d');
+          void gate.send('d');
           gate.sent('d', 5, { signal: 'ok' });
         }
         return exec();
-      }) as typeof tx.exec;
+      };
       return tx;
     };
     const logger = pino({ level: 'silent' });
     const processor = createDeliverProcessor({
-      destinations: { get: (id) => (id === 'd' ? DESTINATION : undefined), refresh: async () => undefined },
+      destinations: { get: (id) => (id === 'd' ? DESTINATION : undefined), refresh: () => Promise.resolve(undefined) },
       gate,
       batchesOf: () => {
         throw new Error('this job holds its calls');
@@ -109,14 +111,12 @@ describe('a breaker closing while a job is parked for it', () => {
       deadLetters: new DeadLetterStore(redis, keys, { maxPerDestination: 1000, maxBytesPerDestination: 1 << 20 }),
       deadLetterMax: 1000,
       deadLetterMaxBytes: 1 << 20,
-      events: { record: async () => undefined },
+      events: { record: () => Promise.resolve(undefined) },
       episodes: new DestinationEpisodes(redis, keys),
-      switches: { disableUrl: async () => false, disableDestination: async () => false },
+      switches: { disableUrl: () => Promise.resolve(false), disableDestination: () => Promise.resolve(false) },
       maxInFlight: 64,
       rateSlots: {
-        reserve: async () => {
-          throw new Error('no maxRequestsPerSecond here');
-        },
+        reserve: () => Promise.reject(new Error('no maxRequestsPerSecond here')),
       },
       maxSlotWaitMs: 1000,
       timeoutMs: 5000,
@@ -125,24 +125,20 @@ describe('a breaker closing while a job is parked for it', () => {
       retryMaxBytes: 1 << 20,
       transaction,
       sender: {
-        send: async () => {
-          throw new Error('nothing is sent while the breaker is open');
-        },
+        send: () => Promise.reject(new Error('nothing is sent while the breaker is open')),
       },
       record: () => undefined,
       policy: { windowMs: 4 * 3600_000, baseDelayMs: 1000, maxDelayMs: 3600_000 },
       clock,
       random: () => 0.5,
       metrics: createDeliveryMetrics(createMetricsRegistry('webhook-delivery'), gate, {
-        retryHeld: async () => new Map(),
-        retryHeldBytes: async () => new Map(),
-        deadLetterBytes: async () => new Map(),
+        retryHeld: () => Promise.resolve(new Map<string, number>()),
+        retryHeldBytes: () => Promise.resolve(new Map<string, number>()),
+        deadLetterBytes: () => Promise.resolve(new Map<string, number>()),
       }),
       stats: { countDestination: () => undefined },
       logger,
-      putBack: async () => {
-        throw new Error('a call never attempted is parked through a commit');
-      },
+      putBack: () => Promise.reject(new Error('a call never attempted is parked through a commit')),
     });
 
     // A call never attempted: parking it starts its retry window, in a commit.
