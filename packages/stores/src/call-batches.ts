@@ -361,15 +361,14 @@ export class CallBatches {
     }
     (tx as unknown as QueuedBatchCommands).intakeBatch(keys.length, ...keys, ...args);
     return (answer) => {
-      const malformed = () => new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
       const raw = answer as number[][];
-      if (!Array.isArray(raw) || raw.length !== requests.length) throw malformed();
+      if (!Array.isArray(raw) || raw.length !== requests.length) throw malformedIntakeAnswer(answer);
       const verdicts: IntakeVerdict[] = new Array<IntakeVerdict>(requests.length);
       let k = 0;
       for (const g of groups) {
         for (const i of g.requests) {
           const v = raw[k++];
-          if (!Array.isArray(v)) throw malformed();
+          if (!Array.isArray(v)) throw malformedIntakeAnswer(answer);
           if (v[0] === -1) verdicts[i] = { kind: 'rate_limited', retryAtMs: v[1] ?? options.nowMs + RATE_ALLOWANCE_MS };
           else if (v[0] === -2) verdicts[i] = { kind: 'over_budget', freesAtS: bucketFreedAtS(v[1] ?? buckets.bucket, options.dedupeTtlS) };
           else verdicts[i] = { kind: 'stored', duplicate: v.map((d) => d === 1) };
@@ -480,4 +479,9 @@ function routable(text: string | null | undefined, excluded: string | null | und
   if (!excluded) return entries;
   const skip = new Set(excluded.split(',').map(Number));
   return entries.filter((e) => !skip.has(e.index));
+}
+
+/** The intake step answered something else than one verdict per request. */
+function malformedIntakeAnswer(answer: unknown): Error {
+  return new Error(`redis: the intake step answered ${JSON.stringify(answer)?.slice(0, 200)}`);
 }

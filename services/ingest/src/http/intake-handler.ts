@@ -123,8 +123,9 @@ export function createIntakeHandler(deps: IntakeDeps) {
 
   /**
    * A flood must not cost the intake its CPU: a source named by the Authorization header that the
-   * writer still knows to be refused (IntakeWriter.refusal) is refused again before its body is read and parsed (Node discards the
-   * unread body once the answer is sent). A key in the body is only known once it is parsed.
+   * writer still knows to be refused (IntakeWriter.refusal) is refused again before its body is
+   * read and parsed (Node discards the unread body once the answer is sent). A key in the body is
+   * only known once it is parsed.
    * Returns the source the header names, if it names one, so that it is looked up once.
    */
   async function refuseEarly(req: IncomingMessage, outcome: Outcome): Promise<Source | undefined> {

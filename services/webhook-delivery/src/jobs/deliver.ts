@@ -183,7 +183,9 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
    * batch hold, the change of the destination's retry backlog), then moves the job: to delayed
    * until `at` while calls remain, else it completes. `capped`: letters that are calls a retry
    * backlog cap kept from being held, and the cap. `replayed`: what became of the calls, for the
-   * progress of those that a replay put back.
+   * progress of those that a replay put back. `closesBefore`: the breaker's closes when the job
+   * started, for a job moved to delayed to come back at once after a close it missed
+   * (backIfBreakerClosed).
    */
   async function commit(
     job: Job<DeliverJob>,
@@ -194,6 +196,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     runs: number,
     capped: RetryCapped = NOT_CAPPED,
     replayed: ReplayOutcomes = {},
+    closesBefore?: number,
   ): Promise<void> {
     const data = job.data;
     const tx = deps.transaction();
@@ -239,6 +242,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     if (backlogChanges) await caps.noteRetryBacklog(data.destinationId, answers[letters.length], capped);
     if (pending.length > 0) {
       await job.moveToDelayed(due, token);
+      if (closesBefore !== undefined) await backIfBreakerClosed(job, closesBefore);
       throw new DelayedError();
     }
   }
@@ -425,7 +429,17 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     }
     let delayed: DelayedError | undefined;
     try {
-      await commit(job, token, letters, settled.pending, settled.nextAt, runsBefore + 1, { calls: settled.capped, by: cap?.by }, outcomes);
+      await commit(
+        job,
+        token,
+        letters,
+        settled.pending,
+        settled.nextAt,
+        runsBefore + 1,
+        { calls: settled.capped, by: cap?.by },
+        outcomes,
+        closesBefore,
+      );
     } catch (err) {
       if (!(err instanceof DelayedError)) throw err;
       delayed = err;
@@ -479,10 +493,7 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     };
     if (letters.length > 0) logger.warn(line, 'delivery.attempted');
     else if (logger.isLevelEnabled('info')) logger.info(line, 'delivery.attempted');
-    if (delayed) {
-      await backIfBreakerClosed(job, closesBefore);
-      throw delayed;
-    }
+    if (delayed) throw delayed;
   }
 
   /**
@@ -527,25 +538,17 @@ export function createDeliverProcessor(deps: WorkerDeps): (job: Job<DeliverJob>,
     const letters = held.dead.map((d) => letterOf(data, d.run.item, d.state, d.reason));
     if (held.pending.length === 0) deps.gate.releaseCarrier(data.destinationId);
     metrics.parked.inc();
-    try {
-      await commit(
-        job,
-        token,
-        letters,
-        held.pending,
-        now + parkFor(held.pending),
-        runsBefore,
-        { calls: held.capped, by: cap?.by },
-        {
-          deadLettered: held.dead.map((d) => d.run.item),
-        },
-      );
-    } catch (err) {
-      // Moved to the delayed set after a close that woke the others (its promote found it still
-      // active): without this it waited out the whole park, up to 90 s, behind a closed breaker.
-      if (err instanceof DelayedError) await backIfBreakerClosed(job, closesBefore);
-      throw err;
-    }
+    await commit(
+      job,
+      token,
+      letters,
+      held.pending,
+      now + parkFor(held.pending),
+      runsBefore,
+      { calls: held.capped, by: cap?.by },
+      { deadLettered: held.dead.map((d) => d.run.item) },
+      closesBefore,
+    );
     return 'settled';
   }
 }
