@@ -69,6 +69,42 @@ describe('Breaker', () => {
     expect(breaker.admit(T0 + 2001)).toEqual({ kind: 'probe' });
   });
 
+  it('opens on a run of failures after a healthy spell, without waiting for them to outweigh its 2xx', () => {
+    const breaker = new Breaker();
+    // Ten seconds at 100 answers/s, all 2xx: the window holds 1,000 of them.
+    for (let i = 0; i < 1000; i++) breaker.observe('ok', T0 + i * 10);
+    const down = T0 + 10_000;
+    for (let i = 0; i < MIN_ATTEMPTS - 1; i++) expect(breaker.observe('failed', down + i * 10)).toBeUndefined();
+    expect(breaker.observe('overloaded', down + MIN_ATTEMPTS * 10)).toBe('opened');
+  });
+
+  it('any other answer ends a run of failures: a 2xx, a 429 or another 4xx', () => {
+    for (const between of ['ok', 'throttled', 'other'] as const) {
+      const breaker = new Breaker();
+      for (let i = 0; i < 1000; i++) breaker.observe('ok', T0 + i * 10);
+      const down = T0 + 10_000;
+      for (let i = 0; i < MIN_ATTEMPTS - 1; i++) breaker.observe('failed', down + i);
+      breaker.observe(between, down + MIN_ATTEMPTS);
+      for (let i = 0; i < MIN_ATTEMPTS - 1; i++) breaker.observe('failed', down + MIN_ATTEMPTS + 1 + i);
+      expect(breaker.state).toBe('closed');
+    }
+  });
+
+  it('10% random failures at 100 answers/s for ten minutes never open it', () => {
+    // A fixed pseudo-random sequence (LCG): the same draw on every run.
+    let seed = 42;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const breaker = new Breaker();
+    for (let i = 0; i < 60_000; i++) breaker.observe(random() < 0.1 ? 'failed' : 'ok', T0 + i * 10);
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('a run slower than the window (a quiet destination) opens nothing', () => {
+    const breaker = new Breaker();
+    for (let i = 0; i < 3 * MIN_ATTEMPTS; i++) breaker.observe('failed', T0 + i * 1000);
+    expect(breaker.state).toBe('closed');
+  });
+
   it('forgets failures older than the window', () => {
     const breaker = new Breaker();
     for (let i = 0; i < MIN_ATTEMPTS - 1; i++) breaker.observe('failed', T0 + i);

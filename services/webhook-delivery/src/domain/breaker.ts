@@ -1,7 +1,8 @@
 /**
  * The circuit breaker of one destination in one process (docs/delivery.md, "The circuit breaker").
  *
- *            ≥ MIN_ATTEMPTS answers in the last WINDOW_MS, at least FAILURE_RATIO failures
+ *            ≥ MIN_ATTEMPTS answers in the last WINDOW_MS, at least FAILURE_RATIO failures,
+ *            or the last MIN_ATTEMPTS answers all failures, within WINDOW_MS
  *   closed ───────────────────────────────────────────────────────────────────────────────▶ open
  *     ▲                                                                                    │  ▲
  *     │ any 2xx (the probe's, or a request sent before it opened)   probe due: one request │  │ the probe failed:
@@ -36,6 +37,15 @@ export class Breaker {
   private probeDelay = FIRST_PROBE_MS;
   private readonly answers = new SlidingCount(BUCKET_MS, BUCKETS);
   private readonly failures = new SlidingCount(BUCKET_MS, BUCKETS);
+  /**
+   * Failures in a row, and when the first came. After a healthy spell the window still holds its
+   * 2xx, so the ratio alone opens on a receiver gone down only after half the window (5 s), every
+   * request meanwhile sent and failed; MIN_ATTEMPTS in a row open it at once. At 10% random
+   * failures such a run is a 1-in-10^20 event. It counts within WINDOW_MS of its first failure:
+   * a destination too quiet for the window's minimum is not opened by a slow run either.
+   */
+  private streak = 0;
+  private streakFromMs = 0;
   private closings = 0;
 
   get state(): BreakerState {
@@ -78,6 +88,7 @@ export class Breaker {
     if (signal === 'ok') {
       if (this.stateNow === 'closed') {
         this.answers.add(now);
+        this.streak = 0;
         return undefined;
       }
       this.close();
@@ -95,8 +106,12 @@ export class Breaker {
     }
     this.answers.add(now);
     if (failure) this.failures.add(now);
-    const total = this.answers.total(now);
-    if (failure && total >= MIN_ATTEMPTS && this.failures.total(now) >= FAILURE_RATIO * total) {
+    if (!failure) this.streak = 0;
+    else if (this.streak === 0 || now - this.streakFromMs > WINDOW_MS) {
+      this.streak = 1;
+      this.streakFromMs = now;
+    } else this.streak++;
+    if (failure && (this.failingOverWindow(now) || this.streak >= MIN_ATTEMPTS)) {
       this.stateNow = 'open';
       this.openedAtMs = now;
       this.probeDelay = FIRST_PROBE_MS;
@@ -104,6 +119,12 @@ export class Breaker {
       return 'opened';
     }
     return undefined;
+  }
+
+  /** At least MIN_ATTEMPTS answers in the window, FAILURE_RATIO of them failures. */
+  private failingOverWindow(now: number): boolean {
+    const total = this.answers.total(now);
+    return total >= MIN_ATTEMPTS && this.failures.total(now) >= FAILURE_RATIO * total;
   }
 
   /** The probe was not sent after all (the process is stopping): another job may carry it. */
@@ -116,5 +137,6 @@ export class Breaker {
     this.closings++;
     this.answers.clear();
     this.failures.clear();
+    this.streak = 0;
   }
 }

@@ -52,7 +52,7 @@ export function createDestinationHealth(deps: HealthDeps) {
           await deps.events.record(
             'destination.breaker_opened',
             destinationId,
-            { reason: 'at least half of the attempts of the last 10 s failed (5xx, 408, timeouts, connection errors)' },
+            { reason: 'at least half of the attempts of the last 10 s failed, or 20 in a row did (5xx, 408, timeouts, connection errors)' },
             'delivery.breaker_opened_notified',
           );
         return;
