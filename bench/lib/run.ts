@@ -122,7 +122,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   try {
     const st = (stack = await startBenchStack({
       ...{ redisUrl, prefix, configFile, adminToken, logLevel: s.logLevel },
-      env: { ...redisEnv, ...opts.env },
+      env: { ...redisEnv, ...scenario.env, ...opts.env },
       deliveries: opts.deliveries ?? 1,
     }));
     const admin = adminClient(st.url('admin'), adminToken);
