@@ -104,10 +104,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, s: RunSettings
   const sentinel = replicated?.sentinel;
   const redisUrl = replicated?.primary.url ?? privateRedis?.url ?? s.redisUrl;
   const redis = connectRedis(redisUrl, sentinel && { host: '127.0.0.1', port: sentinel.port, name: replicated.name });
-  const redisEnv = {
-    ...(sentinel ? { REDIS_SENTINELS: sentinel.address, REDIS_SENTINEL_NAME: replicated.name } : {}),
-    ...(scenario.durable ? { INGEST_DURABLE_REPLICAS: '1' } : {}),
-  };
+  const redisEnv: Record<string, string> = sentinel ? { REDIS_SENTINELS: sentinel.address, REDIS_SENTINEL_NAME: replicated.name } : {};
   const writeKeys = Array.from({ length: sources }, (_, i) => `bench-${tag}-key-${i}`);
   const urls = routes.map((r, i) => `${scenario.tls.includes(i) ? receiver.httpsUrl : receiver.urls[i]}/${r}`);
   writeStackConfig(configFile, writeKeys, urls, s.secret, opts.filters, flood ? [flood.source] : []);

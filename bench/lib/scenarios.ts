@@ -43,8 +43,6 @@ export interface Scenario {
   readonly privateAofRedis?: boolean;
   /** A primary, its replica and a Sentinel of the bench's own (AOF on, everysec); every process finds the primary through the Sentinel. */
   readonly replicated?: boolean;
-  /** Durable mode: INGEST_DURABLE_REPLICAS=1 (a 200 waits for the replica). */
-  readonly durable?: boolean;
   /** Settings of the system under test that differ from the defaults, as an operator would set them for this load. */
   readonly env?: Readonly<Record<string, string>>;
   /** Acknowledged calls may be lost by design (asynchronous replication): counted and reported, not a failure. */
@@ -86,6 +84,9 @@ const scenario = (s: Partial<Scenario> & Pick<Scenario, 'name' | 'title'>): Scen
   ...{ events: [], impaired: [], disableAtEnd: [], deadByDesign: [], tls: [], settleS: 120, destinations: DESTINATIONS },
   ...s,
 });
+
+/** Durable mode: a 200 waits until the replica holds the calls. */
+const DURABLE_MODE = { INGEST_DURABLE_REPLICAS: '1' } as const;
 
 /** The throttled destination's rate limit (issue 21): beyond it, 429 with Retry-After: 1. */
 const THROTTLE_PER_S = 200;
@@ -210,7 +211,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'durable',
     title: 'as replicated, in durable mode (every 200 waits until the replica holds the calls)',
     replicated: true,
-    durable: true,
+    env: DURABLE_MODE,
     settleS: 60,
   }),
   scenario({
@@ -230,7 +231,7 @@ export const SCENARIOS: readonly Scenario[] = [
     title: 'as redis-failover, in durable mode: nothing answered 200 may be lost',
     events: [{ atS: 8, kind: 'failover-redis', restartAfterS: 5 }],
     replicated: true,
-    durable: true,
+    env: DURABLE_MODE,
     measuredS: 40,
   }),
   scenario({
