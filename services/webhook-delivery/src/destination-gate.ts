@@ -83,8 +83,11 @@ const MAX_TURN_PARK_MS = 5000;
 /** A job within a busy line's horizon waits at most this many times `slowMs` before it is parked. */
 const LINE_WAIT_SLOW_MS = 2;
 
-/** The longest a job waits for a breaker that may stay open (it is woken when it closes). */
-const MAX_BREAKER_PARK_MS = 60_000;
+/**
+ * How long a job waits for an open breaker when it does not carry the probe: it is woken when the
+ * breaker closes, so this only bounds the wait should this process not see the close (it stopped).
+ */
+const BREAKER_PARK_MS = 60_000;
 
 /** One of a destination's places per request of an admitted job (see DestinationGate.places). */
 export interface RequestPlaces {
@@ -387,16 +390,18 @@ export class DestinationGate {
 
   /**
    * How long a job waits while the breaker is open: the first one parked after a probe is
-   * scheduled comes back for that probe (it carries it); the others wait longer, up to
-   * MAX_BREAKER_PARK_MS, as the breaker stays open (they are woken when it closes).
+   * scheduled comes back for that probe (it carries it); the others wait about BREAKER_PARK_MS,
+   * and are woken when it closes. Their wait once grew from 2 s with the time the breaker had been
+   * open, so a job came back and was parked again three or four times in a 20 s outage, each time
+   * costing about a delivery: at saturation that took about a tenth of the throughput of the other
+   * destinations (flapping, issue 31).
    */
   private breakerPark(lane: Lane, probeAt: number, now: number): number {
     if (lane.breaker.state === 'open' && lane.carrierUntil <= now) {
       lane.carrierUntil = probeAt + 2 * MAX_PROBE_MS;
       return Math.round(Math.max(0, probeAt - now) + 20 + this.options.random() * 200);
     }
-    const openFor = now - lane.breaker.openedAt;
-    return Math.round(Math.min(MAX_BREAKER_PARK_MS, Math.max(MAX_PROBE_MS, openFor)) * (0.5 + this.options.random()));
+    return Math.round(BREAKER_PARK_MS * (0.5 + this.options.random()));
   }
 
   /**
