@@ -391,10 +391,8 @@ export class DestinationGate {
   /**
    * How long a job waits while the breaker is open: the first one parked after a probe is
    * scheduled comes back for that probe (it carries it); the others wait about BREAKER_PARK_MS,
-   * and are woken when it closes. Their wait once grew from 2 s with the time the breaker had been
-   * open, so a job came back and was parked again three or four times in a 20 s outage, each time
-   * costing about a delivery: at saturation that took about a tenth of the throughput of the other
-   * destinations (flapping, issue 31).
+   * however new the outage, and are woken when it closes: back sooner, a job would only be parked
+   * again, each round costing about a delivery (docs/delivery.md, "One probe at a time").
    */
   private breakerPark(lane: Lane, probeAt: number, now: number): number {
     if (lane.breaker.state === 'open' && lane.carrierUntil <= now) {
